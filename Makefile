@@ -1,0 +1,85 @@
+# callsight - build, test and demo.
+#
+#   make          build/callsight (host tool) and build/trace_stream (device client)
+#   make demo     run the main job end to end on this machine
+#   make test     every test through prove, then again under ASan+UBSan
+#   make clean
+#
+# Missing Debian packages are installed by scripts/deps.sh, which runs only
+# when `scripts/deps.sh check` finds something missing.
+
+BUILD   ?= build
+CC      ?= cc
+SAN     ?=
+OPT     ?= -O2
+STRICT  := -std=c11 -Wall -Wextra -pedantic -Werror
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+CFLAGS_ALL := $(STRICT) $(OPT) -g $(SANFLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+HOST_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o)
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+EXAMPLES  := workload workload-nopie forker tidreuse
+EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
+
+.PHONY: all deps demo test check clean asan-test
+all: deps $(BUILD)/callsight $(BUILD)/trace_stream
+
+deps:
+	@scripts/deps.sh check >/dev/null 2>&1 || scripts/deps.sh install
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -c $< -o $@
+
+$(BUILD)/callsight: $(BUILD)/obj/main.o $(HOST_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lzstd -lpthread -lm
+
+$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
+
+# The runtime is compiled without -finstrument-functions, always.
+$(BUILD)/runtime/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iruntime -c $< -o $@
+
+# Workloads: instrumented, linked with the runtime.  -g so names resolve.
+INSTR := -finstrument-functions -g -O2 -Wall -Wextra -Iruntime $(SANFLAGS)
+$(BUILD)/examples/workload: examples/workload.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(INSTR) -fPIE -pie -o $@ $^ -pthread
+$(BUILD)/examples/workload-nopie: examples/workload.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(INSTR) -fno-pie -no-pie -o $@ $^ -pthread
+$(BUILD)/examples/%: examples/%.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(INSTR) -o $@ $^ -pthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(HOST_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) -lzstd -lpthread -lm
+
+# Everything the tests drive.
+check-build: all $(EX_BIN) $(UNIT_BIN)
+
+# One pass of the suite against $(BUILD).
+check: check-build
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) prove -f tests/*.t $(UNIT_BIN)
+
+asan-test:
+	$(MAKE) check BUILD=$(BUILD)/asan SAN=1 OPT=-O1
+
+test: deps
+	$(MAKE) check
+	$(MAKE) asan-test
+
+demo: all $(BUILD)/examples/workload
+	@scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) traces

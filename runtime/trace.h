@@ -1,0 +1,163 @@
+/*
+ * trace.h - callsight's event record and trace-file layout.
+ *
+ * This header is shared by every part of callsight: the runtime compiled into
+ * the traced program (trace.c) writes these records, trace_stream forwards
+ * them, and the host tool (callsight serve / analyze) reads them.  The layouts
+ * are fixed for interoperability with trace files already in the field, so
+ * every size and offset is asserted below; change nothing here without
+ * bumping TRACE_FILE_VERSION.
+ *
+ * Everything on disk and on the wire is little-endian.  Readers must honour
+ * TRACE_FLAG_BIGENDIAN (files written by other agents in big-endian order).
+ *
+ * Event record, 32 bytes:
+ *
+ *   0        8        16       24   28 29   32
+ *   +--------+--------+--------+----+--+---+
+ *   |   ts   |  func  |  site  |tid |k |pad|
+ *   +--------+--------+--------+----+--+---+
+ *
+ * Trace file: an 80-byte trace_file_header_t, then events to the end.
+ *
+ * Needs only <stdint.h>; C11.
+ */
+#ifndef CALLSIGHT_TRACE_H
+#define CALLSIGHT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- event record ------------------------------------------------------ */
+
+enum trace_kind {
+    TRACE_KIND_ENTER = 0,  /* function entered */
+    TRACE_KIND_EXIT = 1,   /* function returned */
+    TRACE_KIND_MARKER = 2, /* in-band note; func holds a trace_mark code */
+    TRACE_KIND_HWC = 3     /* reserved: hardware counters */
+};
+
+typedef struct trace_event {
+    uint64_t ts;        /* ns, or raw clock ticks when TRACE_FLAG_TICKS */
+    uint64_t func;      /* runtime address of the function (marker: code) */
+    uint64_t call_site; /* return address in the caller (marker: payload) */
+    uint32_t tid;       /* kernel thread id */
+    uint8_t kind;       /* enum trace_kind */
+    uint8_t pad[3];     /* zero */
+} trace_event_t;
+
+#define TRACE_EVENT_SIZE 32u
+
+_Static_assert(sizeof(trace_event_t) == TRACE_EVENT_SIZE, "event is 32 bytes");
+_Static_assert(offsetof(trace_event_t, ts) == 0, "ts at 0");
+_Static_assert(offsetof(trace_event_t, func) == 8, "func at 8");
+_Static_assert(offsetof(trace_event_t, call_site) == 16, "call_site at 16");
+_Static_assert(offsetof(trace_event_t, tid) == 24, "tid at 24");
+_Static_assert(offsetof(trace_event_t, kind) == 28, "kind at 28");
+_Static_assert(offsetof(trace_event_t, pad) == 29, "pad at 29");
+
+/*
+ * Marker codes (event.func when kind == TRACE_KIND_MARKER).  ts is the time
+ * of the note unless the code says otherwise; call_site is the payload.  A
+ * reader skips codes it does not know and never treats a marker as an exit.
+ * Codes 1-11 are shared with the reference implementation; 16 and up are
+ * callsight's own.
+ */
+enum trace_mark {
+    TRACE_MARK_BUDGET = 1,      /* capture stopped, byte budget reached; payload: budget bytes */
+    TRACE_MARK_DISK_FLOOR = 2,  /* capture stopped, free disk below floor; payload: floor bytes */
+    TRACE_MARK_WRITE_ERROR = 3, /* capture stopped, a write failed; payload: errno */
+    TRACE_MARK_EVENT_LIMIT = 4, /* capture stopped, event limit reached; payload: the limit */
+    TRACE_MARK_WRAP = 5,        /* flight recorder discarded older data; payload: events lost */
+    TRACE_MARK_CLOCK_ANCHOR = 6, /* at exit: ts = raw ticks, payload = CLOCK_MONOTONIC ns then */
+    /* 7-11 reserved (hardware counters in the reference implementation) */
+
+    /*
+     * This thread lost events: the ring was full or its lock could not be
+     * had.  Payload: how many enter/exit events the thread lost since its
+     * previous successful flush.  Always followed at once by
+     * TRACE_MARK_THREAD_RESYNC.  Written at the head of the thread's next
+     * successful flush, so it sits exactly where the hole is.
+     */
+    TRACE_MARK_THREAD_LOST = 16,
+    /*
+     * The thread's call depth around the hole, so the analyzer can repair
+     * its shadow stack.  Payload: low 32 bits = the lowest depth reached
+     * inside the lost events (frames below it are intact), high 32 bits =
+     * the depth after them (frames above the low mark were entered inside
+     * the hole; their exits are losses, not unmatched exits).  Both are
+     * int32 in two's complement, relative to the thread's first event.
+     */
+    TRACE_MARK_THREAD_RESYNC = 17,
+    /*
+     * Written by serve: the device reported its cumulative dropped-event
+     * count (a notice chunk).  Payload: that count.  The last one in a
+     * stream is the stream's total.
+     */
+    TRACE_MARK_DEVICE_DROPPED = 18,
+    /*
+     * Written by serve: the connection ended abnormally or a stream resumed
+     * after a gap.  Payload: events known lost in the gap (0 = unknown).
+     */
+    TRACE_MARK_STREAM_GAP = 19,
+    /*
+     * The thread ended (flushed by its exit).  A later thread that reuses the
+     * tid starts from an empty stack.  Payload: 0.
+     */
+    TRACE_MARK_THREAD_EXIT = 20
+};
+
+/* ---- trace file -------------------------------------------------------- */
+
+#define TRACE_FILE_MAGIC "MLTRACE" /* 7 chars + NUL fill the 8-byte field */
+#define TRACE_FILE_VERSION 2u
+#define TRACE_FILE_HEADER_SIZE 80u
+
+/* Header flags; also used in the shm ring header and the stream handshake. */
+#define TRACE_FLAG_TICKS 0x1u     /* ts are raw ticks: convert with tick_hz */
+#define TRACE_FLAG_WRAPPED 0x2u   /* earlier segments were discarded */
+#define TRACE_FLAG_BIGENDIAN 0x4u /* file is big-endian (never written by us) */
+
+typedef struct trace_file_header {
+    char magic[8];        /* "MLTRACE\0" */
+    uint32_t version;     /* TRACE_FILE_VERSION */
+    uint32_t event_size;  /* TRACE_EVENT_SIZE */
+    uint32_t header_size; /* readers skip this many bytes, never assume 80 */
+    uint32_t flags;       /* TRACE_FLAG_* */
+    uint64_t load_bias;   /* subtract from addresses before symbolizing */
+    uint64_t tick_hz;     /* ticks per second; 0 = ts are already ns */
+    uint64_t t0_ticks;    /* clock at start, in ticks ... */
+    uint64_t t0_ns;       /* ... and CLOCK_MONOTONIC ns at the same instant */
+    uint64_t hook_ns;     /* measured cost of one hook; 0 = not measured */
+    uint32_t pid;         /* process id (stream file: the connection id) */
+    uint32_t seq;         /* segment number, from 0 */
+    uint64_t reserved;    /* zero */
+} trace_file_header_t;
+
+_Static_assert(sizeof(trace_file_header_t) == TRACE_FILE_HEADER_SIZE, "file header is 80 bytes");
+_Static_assert(offsetof(trace_file_header_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_file_header_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_file_header_t, event_size) == 12, "event_size at 12");
+_Static_assert(offsetof(trace_file_header_t, header_size) == 16, "header_size at 16");
+_Static_assert(offsetof(trace_file_header_t, flags) == 20, "flags at 20");
+_Static_assert(offsetof(trace_file_header_t, load_bias) == 24, "load_bias at 24");
+_Static_assert(offsetof(trace_file_header_t, tick_hz) == 32, "tick_hz at 32");
+_Static_assert(offsetof(trace_file_header_t, t0_ticks) == 40, "t0_ticks at 40");
+_Static_assert(offsetof(trace_file_header_t, t0_ns) == 48, "t0_ns at 48");
+_Static_assert(offsetof(trace_file_header_t, hook_ns) == 56, "hook_ns at 56");
+_Static_assert(offsetof(trace_file_header_t, pid) == 64, "pid at 64");
+_Static_assert(offsetof(trace_file_header_t, seq) == 68, "seq at 68");
+_Static_assert(offsetof(trace_file_header_t, reserved) == 72, "reserved at 72");
+
+/* ---- runtime API (implemented in trace.c) ------------------------------ */
+
+/*
+ * The compiler calls these two hooks around every instrumented function
+ * (gcc/clang -finstrument-functions).  Nothing else needs calling: the
+ * runtime configures itself from the environment at start (TRACE_ENABLE,
+ * TRACE_DIR, TRACE_SHM, ...) and flushes at thread and process exit.
+ */
+void __cyg_profile_func_enter(void *func, void *call_site);
+void __cyg_profile_func_exit(void *func, void *call_site);
+
+#endif /* CALLSIGHT_TRACE_H */

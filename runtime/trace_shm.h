@@ -1,0 +1,141 @@
+/*
+ * trace_shm.h - the shared-memory ring and the stream wire protocol.
+ *
+ * Streaming moves events off a device without any I/O in the traced
+ * process.  Three parties share the layouts below:
+ *
+ *   traced process --(POSIX shm ring)--> trace_stream --(TCP)--> callsight serve
+ *
+ * The ring (TRACE_SHM=/name) is a 96-byte trace_shm_header_t followed by
+ * `capacity` bytes of event storage, in the device's native byte order.
+ *
+ *   0      8    12   16   20   24     32     40       48   52  56  ...  96
+ *   +------+----+----+----+----+------+------+--------+----+---+--------+----
+ *   |magic |ver |cap |wrtr|lock| head | tail |dropped |flgs|pad|clock.. | storage
+ *   +------+----+----+----+----+------+------+--------+----+---+--------+----
+ *
+ * The ring's contract:
+ *   - Writers (any thread of any attached tracer) serialize on `lock`, take
+ *     it for a bounded time only, and copy whole batches of events.  A writer
+ *     that cannot get the lock, or finds too little room, drops its batch and
+ *     adds the count to `dropped`.  Writers never wait for the reader.
+ *   - The single reader (trace_stream) never takes the lock: it reads `head`
+ *     with acquire, copies [tail, head), then publishes `tail` with release.
+ *   - head and tail are monotonic byte counters; bytes in use = head - tail;
+ *     storage offset = counter % capacity.  capacity is a multiple of 32, so
+ *     one record never straddles the end of storage.
+ *   - Nothing in the header is trusted by the reader: head - tail > capacity,
+ *     or a magic or version that changes, is a broken ring.
+ *
+ * The wire protocol (trace_stream -> serve, little-endian): one 64-byte
+ * handshake, then chunks of a 12-byte header and one zstd frame each.
+ *
+ * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION / TRACE_STREAM_VERSION are
+ * bumped on any layout change.
+ */
+#ifndef CALLSIGHT_TRACE_SHM_H
+#define CALLSIGHT_TRACE_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- shared-memory ring ------------------------------------------------ */
+
+#define TRACE_SHM_MAGIC "TKSHM" /* 5 chars, NUL-padded to 8 */
+#define TRACE_SHM_VERSION 2u
+#define TRACE_SHM_HEADER_SIZE 96u
+#define TRACE_SHM_DEFAULT_SIZE (16u * 1024u * 1024u) /* TRACE_SHM_SIZE default */
+#define TRACE_SHM_MIN_CAPACITY (64u * 32u)            /* below this, refuse */
+
+/*
+ * Fields shared between processes are accessed with C11 atomics through
+ * casts in the code that owns them (writers, lock, head, tail, dropped);
+ * they are plain integers here so that the layout stays the documented one.
+ */
+typedef struct trace_shm_header {
+    char magic[8];      /* "TKSHM\0\0\0"; written last by the creator */
+    uint32_t version;   /* TRACE_SHM_VERSION */
+    uint32_t capacity;  /* storage bytes after the header, multiple of 32 */
+    uint32_t writers;   /* tracer processes attached right now */
+    uint32_t lock;      /* spinlock: 0 free, else the holder's tid */
+    uint64_t head;      /* monotonic write offset, bytes (writers, release) */
+    uint64_t tail;      /* monotonic read offset, bytes (reader, release) */
+    uint64_t dropped;   /* enter/exit events dropped because no room / no lock */
+    /* Lower half: written by a tracer before it increments `writers`. */
+    uint32_t flags;     /* TRACE_FLAG_* of the tracer's timestamps */
+    uint32_t pad;       /* zero */
+    uint64_t load_bias; /* PIE relocation offset of the traced binary */
+    uint64_t tick_hz;   /* ticks per second; 0 = ts are ns */
+    uint64_t t0_ticks;  /* clock anchor at start, ticks ... */
+    uint64_t t0_ns;     /* ... and CLOCK_MONOTONIC ns at that instant */
+    uint64_t hook_ns;   /* measured cost of one hook */
+} trace_shm_header_t;
+
+_Static_assert(sizeof(trace_shm_header_t) == TRACE_SHM_HEADER_SIZE, "ring header is 96 bytes");
+_Static_assert(offsetof(trace_shm_header_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_shm_header_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_shm_header_t, capacity) == 12, "capacity at 12");
+_Static_assert(offsetof(trace_shm_header_t, writers) == 16, "writers at 16");
+_Static_assert(offsetof(trace_shm_header_t, lock) == 20, "lock at 20");
+_Static_assert(offsetof(trace_shm_header_t, head) == 24, "head at 24");
+_Static_assert(offsetof(trace_shm_header_t, tail) == 32, "tail at 32");
+_Static_assert(offsetof(trace_shm_header_t, dropped) == 40, "dropped at 40");
+_Static_assert(offsetof(trace_shm_header_t, flags) == 48, "flags at 48");
+_Static_assert(offsetof(trace_shm_header_t, pad) == 52, "pad at 52");
+_Static_assert(offsetof(trace_shm_header_t, load_bias) == 56, "load_bias at 56");
+_Static_assert(offsetof(trace_shm_header_t, tick_hz) == 64, "tick_hz at 64");
+_Static_assert(offsetof(trace_shm_header_t, t0_ticks) == 72, "t0_ticks at 72");
+_Static_assert(offsetof(trace_shm_header_t, t0_ns) == 80, "t0_ns at 80");
+_Static_assert(offsetof(trace_shm_header_t, hook_ns) == 88, "hook_ns at 88");
+
+/* ---- wire protocol ----------------------------------------------------- */
+
+#define TRACE_STREAM_MAGIC "TKSTREAM" /* exactly 8 chars, no NUL */
+#define TRACE_STREAM_VERSION 2u
+#define TRACE_STREAM_HANDSHAKE_SIZE 64u
+#define TRACE_STREAM_CHUNK_HEADER_SIZE 12u
+/* Largest raw_len a client sends and a server accepts (one chunk). */
+#define TRACE_STREAM_MAX_RAW (4u * 1024u * 1024u)
+
+typedef struct trace_stream_handshake {
+    char magic[8];        /* "TKSTREAM" */
+    uint32_t version;     /* TRACE_STREAM_VERSION; > 0xffff means byte-swapped */
+    uint32_t event_size;  /* TRACE_EVENT_SIZE */
+    uint32_t flags;       /* TRACE_FLAG_* of the tracer's timestamps */
+    uint32_t pad;         /* zero */
+    uint64_t load_bias;   /* as in the ring header */
+    uint64_t tick_hz;
+    uint64_t t0_ticks;
+    uint64_t t0_ns;
+    uint64_t hook_ns;
+} trace_stream_handshake_t;
+
+_Static_assert(sizeof(trace_stream_handshake_t) == TRACE_STREAM_HANDSHAKE_SIZE, "handshake is 64 bytes");
+_Static_assert(offsetof(trace_stream_handshake_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_stream_handshake_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_stream_handshake_t, event_size) == 12, "event_size at 12");
+_Static_assert(offsetof(trace_stream_handshake_t, flags) == 16, "flags at 16");
+_Static_assert(offsetof(trace_stream_handshake_t, pad) == 20, "pad at 20");
+_Static_assert(offsetof(trace_stream_handshake_t, load_bias) == 24, "load_bias at 24");
+_Static_assert(offsetof(trace_stream_handshake_t, tick_hz) == 32, "tick_hz at 32");
+_Static_assert(offsetof(trace_stream_handshake_t, t0_ticks) == 40, "t0_ticks at 40");
+_Static_assert(offsetof(trace_stream_handshake_t, t0_ns) == 48, "t0_ns at 48");
+_Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56");
+
+enum trace_chunk_type {
+    TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */
+    TRACE_CHUNK_NOTICE = 1  /* u64: the device's cumulative dropped-event count */
+};
+
+typedef struct trace_stream_chunk_header {
+    uint32_t type;     /* enum trace_chunk_type; unknown types are skipped */
+    uint32_t raw_len;  /* bytes after decompression, <= TRACE_STREAM_MAX_RAW */
+    uint32_t zstd_len; /* bytes of the one zstd frame that follows */
+} trace_stream_chunk_header_t;
+
+_Static_assert(sizeof(trace_stream_chunk_header_t) == TRACE_STREAM_CHUNK_HEADER_SIZE, "chunk header is 12 bytes");
+_Static_assert(offsetof(trace_stream_chunk_header_t, type) == 0, "type at 0");
+_Static_assert(offsetof(trace_stream_chunk_header_t, raw_len) == 4, "raw_len at 4");
+_Static_assert(offsetof(trace_stream_chunk_header_t, zstd_len) == 8, "zstd_len at 8");
+
+#endif /* CALLSIGHT_TRACE_SHM_H */

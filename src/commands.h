@@ -1,0 +1,16 @@
+/*
+ * commands.h - the subcommands of the callsight host tool.
+ *
+ * main.c parses the subcommand name and calls cmd_<name>(argc, argv) with
+ * argv[0] set to the subcommand's name.  Each command lives in its own file,
+ * parses its own options, prints its own --help, reports its own errors once
+ * and returns the process exit status (0 ok, 1 failure, 2 usage).  Commands
+ * use the shared modules and never call each other.
+ */
+#ifndef CALLSIGHT_COMMANDS_H
+#define CALLSIGHT_COMMANDS_H
+
+int cmd_analyze(int argc, char **argv); /* analyze.c */
+int cmd_serve(int argc, char **argv);   /* serve.c */
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * main.c - entry point of the callsight host tool.
+ *
+ * Dispatches `callsight <command> [args]` to cmd_<command>() in its own file
+ * (analyze.c, serve.c, ...).  Only the command level decides the exit status.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef CALLSIGHT_VERSION
+#define CALLSIGHT_VERSION "0.1.0"
+#endif
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"analyze", cmd_analyze, "report per-function call counts and timing from trace files"},
+    {"serve", cmd_serve, "receive streams from trace_stream clients and write trace files"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: callsight <command> [options]\n\n"
+                 "callsight gives exact per-call timing for the functions you choose,\n"
+                 "from local trace files or streamed off a remote device.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'callsight <command> --help' describes one command.\n"
+                 "'callsight --version' prints the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("callsight %s\n", CALLSIGHT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "callsight: unknown command '%s' (try 'callsight --help')\n", argv[1]);
+    return 2;
+}
