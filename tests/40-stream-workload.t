@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The headline feature end to end on 127.0.0.1: the 26-thread workload
+# streams through the shm ring, trace_stream and serve, and analyzes exactly
+# like the same workload traced to files.
+source "$(dirname "$0")/lib.sh"
+source "$TESTS/workload_expect.sh"
+plan 12
+
+PARAMS="16 25 12 64 8"
+SHM=/cs-test-stream-$$
+track_shm "$SHM"
+expect_counts $PARAMS > "$T/expect"
+calls=$(awk '{s += $2} END {print s}' "$T/expect")
+
+start_serve "$T/stream" --quiet
+ok $? "serve listens on a free port"
+timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
+client=$!
+track_pid $client
+wait_file "/dev/shm$SHM"
+TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$B/examples/workload" $PARAMS > /dev/null
+ok $? "workload runs traced with TRACE_SHM"
+wait $client
+ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
+diag "$(tail -n 1 "$T/client.err")"
+[ ! -e "/dev/shm$SHM" ]
+ok $? "trace_stream removed the shm segment"
+sleep 0.2
+stop_serve
+ls "$T"/stream/trace.stream.*.bin > /dev/null 2>&1
+ok $? "serve wrote trace.stream.<id>.<seq>.bin"
+
+"$CS" analyze "$T/stream" --exe "$B/examples/workload" --top 0 > "$T/s.txt" 2>&1
+ok $? "analyze reads the stream files"
+h=$(head -n 1 "$T/s.txt"); diag "$h"
+events=$(field events "$h")
+[ "$events" -ge 500000 ] && [ "$events" -eq $((2 * calls)) ]
+ok $? "all $((2 * calls)) events (500,000+) arrived"
+is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
+    "threads=26 unmatched_exits=0 dropped=0"
+
+# The same workload in file mode: identical rows (calls and names).
+TRACE_ENABLE=1 TRACE_DIR="$T/files" "$B/examples/workload" $PARAMS > /dev/null
+"$CS" analyze "$T/files" --exe "$B/examples/workload" --top 0 > "$T/f.txt" 2>&1
+ok $? "the same workload analyzes in file mode"
+rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
+rows "$T/s.txt" > "$T/s.rows"; rows "$T/f.txt" > "$T/f.rows"
+is "$(wc -l < "$T/s.rows")" "$(wc -l < "$T/expect")" "one row per function"
+diff "$T/s.rows" "$T/f.rows" > "$T/rows.diff"
+ok $? "streamed and file-mode reports have identical calls, names and file:line"
+bad=0
+while read -r f want; do
+    [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
+done < "$T/expect"
+ok $bad "streamed call counts are the exact expected ones"
+exit $_failed

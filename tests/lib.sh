@@ -1,0 +1,77 @@
+# lib.sh - shared helpers for callsight's end-to-end tests (bash, TAP).
+#
+# Source it first thing in a tests/*.t script.  It provides TAP output
+# (plan/ok/is/skip), a private temp dir removed on exit, and cleanup of every
+# process and shm segment a test registers, so no run leaves anything behind.
+
+set -u
+B=${CALLSIGHT_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
+TESTS=$(cd "$(dirname "$0")" && pwd)
+CS=$B/callsight
+T=$(mktemp -d "${TMPDIR:-/tmp}/callsight-test.XXXXXX")
+_n=0
+_failed=0
+_pids=""
+_shms=""
+
+cleanup() {
+    for p in $_pids; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+    for p in $_pids; do wait "$p" 2>/dev/null; done
+    for s in $_shms; do rm -f "/dev/shm/${s#/}"; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+plan() { echo "1..$1"; }
+ok() { # ok COND-STATUS DESCRIPTION
+    _n=$((_n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=1; fi
+}
+is() { # is GOT EXPECTED DESCRIPTION
+    _n=$((_n + 1))
+    if [ "$1" = "$2" ]; then echo "ok $_n - $3"
+    else echo "not ok $_n - $3"; echo "#   got:      '$1'"; echo "#   expected: '$2'"; _failed=1; fi
+}
+skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
+diag() { echo "# $*"; }
+track_pid() { _pids="$_pids $1"; }
+track_shm() { _shms="$_shms $1"; }
+
+# field NAME LINE: the value of NAME=value in an analyze header line.
+field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# calls_of FUNCTION REPORT-FILE: the calls column of FUNCTION's row.
+calls_of() { awk -v f="$1" '$7 == f { print $1; exit }' "$2"; }
+
+# start_serve OUTDIR [ARGS...]: start callsight serve on 127.0.0.1 with a free
+# port; sets SERVE_PID, SERVE_PORT and SERVE_LOG.
+start_serve() {
+    local out=$1; shift
+    SERVE_LOG=$T/serve.$RANDOM.log
+    "$CS" serve --host 127.0.0.1 --port 0 --out "$out" "$@" > "$SERVE_LOG" 2>&1 &
+    SERVE_PID=$!
+    track_pid "$SERVE_PID"
+    SERVE_PORT=""
+    for _ in $(seq 200); do
+        SERVE_PORT=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$SERVE_LOG")
+        [ -n "$SERVE_PORT" ] && return 0
+        sleep 0.05
+    done
+    diag "serve did not start: $(cat "$SERVE_LOG")"
+    return 1
+}
+
+# stop_serve: SIGINT, then wait (bounded) for it to exit.
+stop_serve() {
+    kill -INT "$SERVE_PID" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$SERVE_PID" 2>/dev/null
+    wait "$SERVE_PID" 2>/dev/null
+}
+
+# wait_file PATH: wait (bounded) until PATH exists.
+wait_file() {
+    for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.02; done
+    return 1
+}

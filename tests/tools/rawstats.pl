@@ -1,0 +1,61 @@
+#!/usr/bin/perl
+# rawstats.pl - exact per-function statistics computed straight from trace
+# files, independently of callsight's reader, for checking its percentiles.
+#
+#   rawstats.pl EXE FILE...    prints "name calls p50_ns p99_ns max_ns" rows
+#
+# It follows FORMATS.md on its own: 80-byte (header_size) header, 32-byte
+# little-endian records, ticks converted with the header's calibration,
+# enter/exit matched per tid, nearest-rank order statistics.  Names come from
+# `nm` on EXE with the header's load_bias.  Uses only core Perl.
+use strict;
+use warnings;
+
+my ($exe, @files) = @ARGV;
+die "usage: rawstats.pl EXE FILE...\n" unless $exe && @files;
+
+my %sym;
+open(my $nm, '-|', 'nm', '--defined-only', $exe) or die "nm: $!\n";
+while (<$nm>) {
+    $sym{hex $1} = $3 if /^([0-9a-f]+) ([tTwW]) (\S+)$/;
+}
+close $nm;
+
+my (%durs, %stack);
+# Files of one thread must be read in seq order: sort by pid, tid, seq.
+my @sorted = sort {
+    my @x = $a =~ /trace\.(\d+)\.(\d+)\.(\d+)\.bin$/;
+    my @y = $b =~ /trace\.(\d+)\.(\d+)\.(\d+)\.bin$/;
+    $x[0] <=> $y[0] || $x[1] <=> $y[1] || $x[2] <=> $y[2]
+} @files;
+for my $f (@sorted) {
+    open(my $fh, '<:raw', $f) or die "$f: $!\n";
+    local $/;
+    my $data = <$fh>;
+    close $fh;
+    my ($magic, $ver, $esz, $hsz, $flags, $bias, $hz, $t0t, $t0n) =
+        unpack('a8 V V V V Q< Q< Q< Q<', $data);
+    die "$f: not a trace file\n" unless $magic eq "MLTRACE\0" && $esz == 32;
+    my $n = int((length($data) - $hsz) / 32);
+    for my $i (0 .. $n - 1) {
+        my ($ts, $func, $site, $tid, $kind) =
+            unpack('Q< Q< Q< V C', substr($data, $hsz + 32 * $i, 32));
+        my $ns = $hz ? $t0n + ($ts - $t0t) * 1e9 / $hz : $ts;
+        my $key = "$tid";
+        if ($kind == 0) {
+            push @{ $stack{$key} }, [$func - $bias, $ns];
+        } elsif ($kind == 1) {
+            my $top = pop @{ $stack{$key} } or next;
+            push @{ $durs{$top->[0]} }, $ns - $top->[1];
+        } elsif ($kind == 2 && $func == 20) {
+            delete $stack{$key};    # thread exit
+        }
+    }
+}
+
+for my $addr (sort keys %durs) {
+    my @d = sort { $a <=> $b } @{ $durs{$addr} };
+    my $rank = sub { my $k = int(($_[0] * @d + 99) / 100); $k = 1 if $k < 1; $d[$k - 1] };
+    printf "%s %d %.0f %.0f %.0f\n", $sym{$addr} // sprintf('0x%x', $addr),
+        scalar @d, $rank->(50), $rank->(99), $d[-1];
+}

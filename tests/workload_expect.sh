@@ -1,0 +1,26 @@
+# workload_expect.sh - the exact call counts of examples/workload.c, derived
+# from its parameters (see the table at the top of workload.c).  Source it,
+# then call expect_counts ITERS WORKERS FIB_N SORT_N MAT_N: it prints
+# "function calls" lines.
+expect_counts() {
+    local iters=$1 workers=$2 fib_n=$3 sort_n=$4 mat_n=$5
+    local a=0 b=1 t i
+    for ((i = 0; i < fib_n + 1; i++)); do t=$((a + b)); a=$b; b=$t; done # a = F(fib_n+1)
+    local per=$((workers * iters))
+    cat <<END
+main 1
+spawn_workers 1
+join_workers 1
+worker_main $workers
+do_iteration $per
+matmul $per
+nap $per
+sort_keys $per
+fill_keys $per
+fib $((per * (2 * a - 1)))
+msort $((per * (2 * sort_n - 1)))
+merge $((per * (sort_n - 1)))
+hash_key $((per * sort_n))
+dot $((per * mat_n * mat_n))
+END
+}
