@@ -1,0 +1,152 @@
+/*
+ * callstack.c - per-thread shadow stack and its repairs (see callstack.h).
+ * The analyzer keeps one per live thread; nothing here allocates per event
+ * except when the stack first grows deeper than ever before.
+ */
+#include "callstack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void callstack_init(struct callstack *s, size_t max_depth, callstack_sink sink, void *ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->max_depth = max_depth ? max_depth : 1;
+    s->sink = sink;
+    s->ctx = ctx;
+}
+
+void callstack_free(struct callstack *s)
+{
+    free(s->frames);
+    s->frames = NULL;
+    s->n = s->cap = 0;
+}
+
+/* Room for one more frame, or 0 (too deep, or no memory: both are counted
+ * as overflow by the caller). */
+static int reserve(struct callstack *s)
+{
+    if (s->n < s->cap)
+        return 1;
+    if (s->cap >= s->max_depth)
+        return 0;
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    if (cap > s->max_depth)
+        cap = s->max_depth;
+    struct callstack_frame *f = realloc(s->frames, cap * sizeof *f);
+    if (!f)
+        return 0;
+    s->frames = f;
+    s->cap = cap;
+    return 1;
+}
+
+static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+{
+    s->depth++;
+    if (s->overflow || !reserve(s)) {
+        /* Once over, stay over until back under: the frames' order must
+         * not be broken by a later push that happens to fit. */
+        s->overflow++;
+        if (!placeholder)
+            s->c.overflow_enters++;
+        return;
+    }
+    s->frames[s->n++] = (struct callstack_frame){func, ts, 0, s->depth, placeholder};
+}
+
+void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)
+{
+    push(s, func, ts, 0);
+}
+
+/* Pop the top frame as a completed call ending at ts. */
+static void complete(struct callstack *s, int64_t ts)
+{
+    struct callstack_frame *f = &s->frames[--s->n];
+    uint64_t incl = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
+    uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
+    if (s->n)
+        s->frames[s->n - 1].child_ns += incl;
+    s->c.calls++;
+    if (s->sink)
+        s->sink(s->ctx, f->func, incl, self);
+}
+
+void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
+{
+    s->depth--;
+    if (s->overflow) {
+        s->overflow--; /* pairs with an enter that was only counted */
+        return;
+    }
+    if (!s->n) {
+        s->c.unmatched_exits++;
+        return;
+    }
+    struct callstack_frame *top = &s->frames[s->n - 1];
+    if (top->placeholder) {
+        s->n--;
+        s->c.orphan_exits++;
+        return;
+    }
+    if (top->func == func) {
+        complete(s, ts);
+        return;
+    }
+    s->c.unmatched_exits++;
+    /* Look deeper, but not past a placeholder: below one, the order of
+     * what is open is no longer known. */
+    size_t i = s->n - 1;
+    while (i > 0 && !s->frames[i - 1].placeholder && s->frames[i - 1].func != func)
+        i--;
+    if (i == 0 || s->frames[i - 1].placeholder)
+        return; /* not open here: ignore it */
+    s->c.unclosed_enters += s->n - i;
+    s->n = i;
+    complete(s, ts);
+}
+
+void callstack_lost(struct callstack *s, uint64_t n)
+{
+    s->c.lost_events += n;
+}
+
+void callstack_resync(struct callstack *s, int32_t low, int32_t after)
+{
+    /* Enters beyond max_depth sit above the stack, at the depths just below
+     * the running one; those above the low mark were exited in the hole. */
+    int64_t keep = (int64_t)low - (s->depth - (int64_t)s->overflow);
+    if (keep < 0)
+        keep = 0;
+    if ((uint64_t)keep < s->overflow) {
+        s->c.lost_frames += s->overflow - (uint64_t)keep;
+        s->overflow = (uint64_t)keep;
+    }
+    /* Frames above the low mark were exited inside the hole. */
+    while (s->n && s->frames[s->n - 1].depth > low) {
+        s->n--;
+        if (!s->frames[s->n].placeholder)
+            s->c.lost_frames++;
+    }
+    /* Frames entered inside the hole and still open after it. */
+    s->depth = low;
+    int64_t open = (int64_t)after - (int64_t)low;
+    if (open > (int64_t)s->max_depth)
+        open = (int64_t)s->max_depth;
+    for (int64_t k = 0; k < open; k++)
+        push(s, 0, 0, 1);
+    s->depth = after;
+}
+
+void callstack_reset(struct callstack *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->frames[i].placeholder)
+            s->c.unclosed_enters++;
+    s->c.unclosed_enters += s->overflow; /* beyond max_depth, never exited */
+    s->n = 0;
+    s->overflow = 0;
+    s->depth = 0;
+}

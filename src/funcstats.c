@@ -1,0 +1,76 @@
+/*
+ * funcstats.c - per-function aggregates (see funcstats.h).
+ */
+#include "funcstats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void funcstats_init(struct funcstats *fs)
+{
+    memset(fs, 0, sizeof *fs);
+}
+
+void funcstats_free(struct funcstats *fs)
+{
+    for (size_t i = 0; i < fs->n; i++)
+        hist_free(&fs->v[i].lat);
+    free(fs->v);
+    u64map_free(&fs->index);
+    funcstats_init(fs);
+}
+
+int funcstats_id(struct funcstats *fs, uint64_t addr, uint32_t *id)
+{
+    if (u64map_get(&fs->index, addr, id))
+        return 0;
+    if (fs->n >= UINT32_MAX - 1)
+        return -1;
+    if (fs->n == fs->cap) {
+        size_t cap = fs->cap ? fs->cap * 2 : 256;
+        struct funcstats_entry *v = realloc(fs->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        fs->v = v;
+        fs->cap = cap;
+    }
+    if (u64map_put(&fs->index, addr, (uint32_t)fs->n) < 0)
+        return -1;
+    memset(&fs->v[fs->n], 0, sizeof fs->v[fs->n]);
+    fs->v[fs->n].addr = addr;
+    *id = (uint32_t)fs->n++;
+    return 0;
+}
+
+void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns)
+{
+    struct funcstats_entry *e = &fs->v[id];
+    e->calls++;
+    e->incl_ns += incl_ns;
+    e->self_ns += self_ns;
+    if (hist_add(&e->lat, incl_ns) < 0)
+        fs->oom = 1;
+}
+
+static int cmp_self(const void *pa, const void *pb, void *ctx)
+{
+    const struct funcstats *fs = ctx;
+    const struct funcstats_entry *a = &fs->v[*(const uint32_t *)pa];
+    const struct funcstats_entry *b = &fs->v[*(const uint32_t *)pb];
+    if (a->self_ns != b->self_ns)
+        return a->self_ns > b->self_ns ? -1 : 1;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+uint32_t *funcstats_by_self(const struct funcstats *fs)
+{
+    uint32_t *order = malloc((fs->n ? fs->n : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < fs->n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, fs->n, sizeof *order, cmp_self, (void *)fs);
+    return order;
+}

@@ -1,0 +1,118 @@
+/*
+ * hist.c - log-scale latency histogram (see hist.h for the error bound).
+ *
+ * Block 0 holds the exact counts of 0..63.  Block b >= 1 covers the power of
+ * two [2^(b+5), 2^(b+6)) in 32 sub-buckets of width 2^b.
+ */
+#include "hist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EXACT 64u   /* values below this are counted one by one */
+#define SUB_BITS 5u /* 32 sub-buckets per power of two */
+#define SUB (1u << SUB_BITS)
+#define HIST_BLOCKS 59u /* block 0 plus exponents 6..63 */
+
+static unsigned block_len(unsigned b)
+{
+    return b ? SUB : EXACT;
+}
+
+static unsigned top_bit(uint64_t v)
+{
+    unsigned e = 0;
+    while (v >>= 1)
+        e++;
+    return e;
+}
+
+static void locate(uint64_t v, unsigned *block, unsigned *slot)
+{
+    if (v < EXACT) {
+        *block = 0;
+        *slot = (unsigned)v;
+        return;
+    }
+    unsigned e = top_bit(v); /* 6..63 */
+    *block = e - SUB_BITS;
+    *slot = (unsigned)(v >> (e - SUB_BITS)) & (SUB - 1);
+}
+
+/* The midpoint of a bucket: the value itself for the exact ones. */
+static uint64_t midpoint(unsigned block, unsigned slot)
+{
+    if (block == 0)
+        return slot;
+    unsigned shift = block; /* width 2^block */
+    uint64_t lo = (uint64_t)(SUB + slot) << shift;
+    return lo + ((uint64_t)1 << (shift - 1));
+}
+
+void hist_init(struct hist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void hist_free(struct hist *h)
+{
+    if (h->blocks)
+        for (unsigned b = 0; b < HIST_BLOCKS; b++)
+            free(h->blocks[b]);
+    free(h->blocks);
+    hist_init(h);
+}
+
+int hist_add(struct hist *h, uint64_t v)
+{
+    unsigned b, s;
+    locate(v, &b, &s);
+    if (!h->blocks && !(h->blocks = calloc(HIST_BLOCKS, sizeof *h->blocks)))
+        return -1;
+    if (!h->blocks[b] && !(h->blocks[b] = calloc(block_len(b), sizeof **h->blocks)))
+        return -1;
+    h->blocks[b][s]++;
+    if (!h->n || v < h->min)
+        h->min = v;
+    if (!h->n || v > h->max)
+        h->max = v;
+    h->n++;
+    return 0;
+}
+
+/* ceil(pct * n / 100) without overflowing 64 bits, at least 1. */
+static uint64_t nearest_rank(uint64_t n, unsigned pct)
+{
+    uint64_t k = n / 100 * pct + ((n % 100) * pct + 99) / 100;
+    return k ? k : 1;
+}
+
+uint64_t hist_percentile(const struct hist *h, unsigned pct)
+{
+    if (!h->n)
+        return 0;
+    if (pct > 100)
+        pct = 100;
+    uint64_t rank = nearest_rank(h->n, pct), seen = 0, v = h->max;
+    if (rank == 1)
+        return h->min; /* the extremes are known exactly */
+    if (rank >= h->n)
+        return h->max;
+    for (unsigned b = 0; b < HIST_BLOCKS; b++) {
+        if (!h->blocks[b])
+            continue;
+        for (unsigned s = 0; s < block_len(b); s++) {
+            seen += h->blocks[b][s];
+            if (seen >= rank) {
+                v = midpoint(b, s);
+                goto found;
+            }
+        }
+    }
+found:
+    if (v < h->min)
+        v = h->min;
+    if (v > h->max)
+        v = h->max;
+    return v;
+}

@@ -1,0 +1,37 @@
+/*
+ * hist.h - per-function latency histogram with bounded relative error.
+ *
+ * Values (nanoseconds) below 64 are counted exactly; above that each power
+ * of two is split into 32 equal sub-buckets, so a bucket is at most 1/32 of
+ * its lower bound wide and its midpoint is within 1/64 (1.6%) of any value
+ * in it.  hist_percentile() returns the midpoint of the bucket holding the
+ * nearest-rank order statistic, clamped to the exact min and max, which are
+ * kept on the side: so it is within 1.6% of the exact answer, never outside
+ * [min, max], and monotone in the percentile; ranks 1 and n give the exact
+ * min and max.
+ *
+ * Blocks of counters are allocated only for the powers of two actually hit,
+ * so thousands of functions with narrow distributions stay small; an empty
+ * histogram owns no memory at all.
+ */
+#ifndef CALLSIGHT_HIST_H
+#define CALLSIGHT_HIST_H
+
+#include <stdint.h>
+
+struct hist {
+    uint64_t n;        /* values added */
+    uint64_t min, max; /* exact; meaningful when n > 0 */
+    uint64_t **blocks; /* HIST_BLOCKS pointers, allocated on first add */
+};
+
+/* A zeroed struct is an empty histogram. */
+void hist_init(struct hist *h);
+void hist_free(struct hist *h);
+/* 0 ok, -1 out of memory (the value is then not counted at all). */
+int hist_add(struct hist *h, uint64_t v);
+/* Nearest-rank percentile, pct in 0..100: the value of rank ceil(pct/100*n)
+ * (at least 1), approximated as described above.  0 when empty. */
+uint64_t hist_percentile(const struct hist *h, unsigned pct);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * report.c - print the per-function table (see report.h).
+ */
+#include "report.h"
+
+#include <string.h>
+#include <stdlib.h>
+
+void report_label(const struct symbol *sym, unsigned long long addr, char *buf, size_t len)
+{
+    if (!sym || !sym->name) {
+        snprintf(buf, len, "0x%llx", addr);
+        return;
+    }
+    if (!sym->file || !sym->line) {
+        snprintf(buf, len, "%s", sym->name);
+        return;
+    }
+    const char *base = strrchr(sym->file, '/');
+    snprintf(buf, len, "%s (%s:%lu)", sym->name, base ? base + 1 : sym->file, sym->line);
+}
+
+int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top)
+{
+    uint32_t *order = funcstats_by_self(fs);
+    char label[1024];
+    if (!order)
+        return -1;
+    fprintf(out, "%10s %12s %12s %11s %11s %11s  %s\n", "calls", "incl_ms", "self_ms", "p50_us",
+            "p99_us", "max_us", "function (file:line)");
+    size_t rows = top && top < fs->n ? top : fs->n;
+    for (size_t i = 0; i < rows; i++) {
+        const struct funcstats_entry *e = &fs->v[order[i]];
+        report_label(syms ? &syms[order[i]] : NULL, (unsigned long long)e->addr, label,
+                     sizeof label);
+        fprintf(out, "%10llu %12.3f %12.3f %11.3f %11.3f %11.3f  %s\n",
+                (unsigned long long)e->calls, (double)e->incl_ns / 1e6, (double)e->self_ns / 1e6,
+                (double)hist_percentile(&e->lat, 50) / 1e3,
+                (double)hist_percentile(&e->lat, 99) / 1e3, (double)e->lat.max / 1e3, label);
+    }
+    free(order);
+    return 0;
+}

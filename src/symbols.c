@@ -1,0 +1,200 @@
+/*
+ * symbols.c - batched addr2line (see symbols.h).
+ */
+#include "symbols.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int is_exec_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int symbols_check_tool(const char *tool, char *msg, size_t msglen)
+{
+    if (!*tool)
+        goto missing;
+    if (strchr(tool, '/')) {
+        if (is_exec_file(tool))
+            return 0;
+        goto missing;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    size_t toollen = strlen(tool);
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        char *cand = malloc(len + toollen + 3);
+        if (!cand)
+            break;
+        snprintf(cand, len + toollen + 3, "%.*s/%s", (int)(len ? len : 1), len ? path : ".", tool);
+        int ok = is_exec_file(cand);
+        free(cand);
+        if (ok)
+            return 0;
+        path += len + (path[len] == ':');
+    }
+missing:
+    snprintf(msg, msglen, "cannot run '%s': no such executable", tool);
+    return -1;
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+int symbols_parse(const char *name_line, const char *loc_line, struct symbol *sym)
+{
+    memset(sym, 0, sizeof *sym);
+    size_t n = strcspn(name_line, "\r\n");
+    if (n && !(n == 2 && !strncmp(name_line, "??", 2)) && !(sym->name = dup_range(name_line, n)))
+        return -1;
+    /* "file:line", maybe followed by " (discriminator N)"; "??:0" or
+     * "??:?" when unknown. */
+    n = strcspn(loc_line, "\r\n");
+    const char *paren = strstr(loc_line, " (");
+    if (paren && (size_t)(paren - loc_line) < n)
+        n = (size_t)(paren - loc_line);
+    const char *colon = NULL;
+    for (const char *p = loc_line; p < loc_line + n; p++)
+        if (*p == ':')
+            colon = p;
+    if (!colon)
+        return 0;
+    size_t flen = (size_t)(colon - loc_line);
+    if (!flen || (flen == 2 && !strncmp(loc_line, "??", 2)))
+        return 0;
+    unsigned long line = 0;
+    for (const char *p = colon + 1; p < loc_line + n && *p >= '0' && *p <= '9'; p++)
+        line = line * 10 + (unsigned long)(*p - '0');
+    if (!(sym->file = dup_range(loc_line, flen)))
+        return -1;
+    sym->line = line;
+    return 0;
+}
+
+void symbols_free(struct symbol *syms, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(syms[i].name);
+        free(syms[i].file);
+    }
+}
+
+/* The first line of f, for quoting an error. */
+static void first_line(FILE *f, char *buf, size_t len)
+{
+    buf[0] = 0;
+    rewind(f);
+    if (fgets(buf, (int)len, f))
+        buf[strcspn(buf, "\r\n")] = 0;
+}
+
+static int run_tool(const char *tool, const char *exe, FILE *in, FILE *out, FILE *err,
+                    char *msg, size_t msglen)
+{
+    posix_spawn_file_actions_t fa;
+    char *argv[] = {(char *)tool, "-f", "-C", "-e", (char *)exe, NULL};
+    pid_t pid;
+    int rc, status;
+
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        snprintf(msg, msglen, "cannot run '%s': out of memory", tool);
+        return -1;
+    }
+    posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
+    posix_spawn_file_actions_adddup2(&fa, fileno(out), 1);
+    posix_spawn_file_actions_adddup2(&fa, fileno(err), 2);
+    rc = posix_spawnp(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        snprintf(msg, msglen, "cannot run '%s': %s", tool, strerror(rc));
+        return -1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(msg, msglen, "waiting for '%s': %s", tool, strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char line[256];
+    first_line(err, line, sizeof line);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        snprintf(msg, msglen, "cannot run '%s'%s%s", tool, *line ? ": " : "", line);
+    else
+        snprintf(msg, msglen, "'%s' failed on %s%s%s", tool, exe, *line ? ": " : "", line);
+    return -1;
+}
+
+static int read_output(FILE *out, size_t n, struct symbol *syms, const char *tool, char *msg,
+                       size_t msglen)
+{
+    char *name = NULL, *loc = NULL;
+    size_t namecap = 0, loccap = 0;
+    int rc = 0;
+    rewind(out);
+    for (size_t i = 0; i < n; i++) {
+        if (getline(&name, &namecap, out) < 0 || getline(&loc, &loccap, out) < 0) {
+            snprintf(msg, msglen, "'%s' printed %zu of %zu symbols", tool, i, n);
+            rc = -1;
+            break;
+        }
+        if (symbols_parse(name, loc, &syms[i]) < 0) {
+            snprintf(msg, msglen, "out of memory");
+            rc = -1;
+            break;
+        }
+    }
+    free(name);
+    free(loc);
+    return rc;
+}
+
+int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, size_t n,
+                    struct symbol *out, char *msg, size_t msglen)
+{
+    FILE *in = tmpfile(), *res = tmpfile(), *err = tmpfile();
+    int rc = -1;
+    memset(out, 0, n * sizeof *out);
+    if (!in || !res || !err) {
+        snprintf(msg, msglen, "temporary file: %s", strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        fprintf(in, "0x%llx\n", (unsigned long long)addrs[i]);
+    if (fflush(in) != 0) {
+        snprintf(msg, msglen, "temporary file: %s", strerror(errno));
+        goto done;
+    }
+    rewind(in);
+    if (run_tool(tool, exe, in, res, err, msg, msglen) == 0)
+        rc = read_output(res, n, out, tool, msg, msglen);
+done:
+    if (in)
+        fclose(in);
+    if (res)
+        fclose(res);
+    if (err)
+        fclose(err);
+    if (rc < 0)
+        symbols_free(out, n);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * symbols.h - names and source lines for function addresses, from the traced
+ * binary, by one batched addr2line process.
+ *
+ * All distinct addresses go to a single `addr2line -f -C -e BIN` run: they
+ * are written to an unlinked temporary file that becomes its stdin, and its
+ * output goes to another, so neither side can block on a full pipe.  Static
+ * functions resolve too (addr2line reads debug info and the symbol table).
+ * An address addr2line cannot name keeps name == NULL: the caller shows it
+ * in hex, never drops it.  --addr2line may name another tool with the same
+ * interface (a cross toolchain's copy).
+ */
+#ifndef CALLSIGHT_SYMBOLS_H
+#define CALLSIGHT_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbol {
+    char *name;         /* demangled function name, NULL if unknown */
+    char *file;         /* source file as addr2line prints it, NULL if unknown */
+    unsigned long line; /* 0 if unknown */
+};
+
+/* 0 when tool (a path, or a name looked up in PATH) is an executable file;
+ * else -1 with a one-line reason in msg. */
+int symbols_check_tool(const char *tool, char *msg, size_t msglen);
+/*
+ * Resolve n link-time addresses into out[0..n-1] (zeroed first).  0 ok; -1
+ * with a one-line reason in msg when the tool cannot be run or fails (its
+ * first line of stderr is quoted).
+ */
+int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, size_t n,
+                    struct symbol *out, char *msg, size_t msglen);
+void symbols_free(struct symbol *syms, size_t n);
+/* Parse one pair of addr2line -f output lines into *sym.  0 ok, -1 no memory. */
+int symbols_parse(const char *name_line, const char *loc_line, struct symbol *sym);
+
+#endif

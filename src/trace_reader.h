@@ -1,0 +1,66 @@
+/*
+ * trace_reader.h - read one trace file through a fixed-size buffer.
+ *
+ * The reader validates the header (magic, version, event_size, header_size),
+ * works out the byte order (TRACE_FLAG_BIGENDIAN files are swapped field by
+ * field), skips header_size bytes, and hands out events one at a time in host
+ * order.  Memory is the struct itself, whatever the file's length.  It also
+ * converts a file's timestamps to nanoseconds from the header's clock
+ * calibration, or from the exit clock anchor when the caller found one.
+ *
+ * Nothing in the file is trusted: a short or foreign header is an error with
+ * a message naming what is wrong, and a partial last record is reported as
+ * truncation after the whole records before it have been returned.
+ */
+#ifndef CALLSIGHT_TRACE_READER_H
+#define CALLSIGHT_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+#define TRACE_READER_BUF (64u * 1024u) /* bytes read per read(2) */
+
+enum trace_reader_status {
+    TRACE_READER_EVENT = 1,     /* *ev holds the next event */
+    TRACE_READER_END = 0,       /* clean end of file */
+    TRACE_READER_TRUNCATED = -1, /* a partial record at the end (see ->trailing) */
+    TRACE_READER_IOERR = -2     /* read(2) failed (see ->err) */
+};
+
+struct trace_reader {
+    int fd;
+    trace_file_header_t hdr; /* in host order, magic as in the file */
+    int swap;                /* file is big-endian */
+    uint64_t file_size;
+    size_t trailing;         /* bytes of a partial record at the end */
+    int err;                 /* errno of a failed read */
+    /* clock: ns = t0_ns + (ts - t0_ticks) * ns_per_tick, or ts when !ticks */
+    int ticks;
+    double ns_per_tick;
+    size_t pos, len; /* unread bytes are buf[pos, len) */
+    unsigned char buf[TRACE_READER_BUF];
+};
+
+/*
+ * Open and validate.  0 ok; -1 with a one-line reason in msg (e.g. "not a
+ * callsight trace (bad magic)") and nothing left open.
+ */
+int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_t msglen);
+void trace_reader_close(struct trace_reader *r);
+/* Position at the last `bytes` worth of whole records (all if fewer). */
+int trace_reader_seek_tail(struct trace_reader *r, uint64_t bytes);
+enum trace_reader_status trace_reader_next(struct trace_reader *r, trace_event_t *ev);
+
+/*
+ * Use an exit clock anchor (marker TRACE_MARK_CLOCK_ANCHOR: ticks and the
+ * monotonic ns at the same instant) instead of tick_hz for this file's tick
+ * rate: the rate across the start and exit anchors.  Ignored (returns -1)
+ * when the file's ts are ns or the anchor is not after the start anchor.
+ */
+int trace_reader_set_anchor(struct trace_reader *r, uint64_t anchor_ticks, uint64_t anchor_ns);
+/* A ts of this file in nanoseconds. */
+int64_t trace_reader_ns(const struct trace_reader *r, uint64_t ts);
+
+#endif

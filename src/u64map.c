@@ -1,0 +1,100 @@
+/*
+ * u64map.c - open-addressing uint64_t -> uint32_t map (see u64map.h).
+ */
+#include "u64map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64's finalizer: addresses and tids differ only in a few bits, so
+ * they need a real mix before masking. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+void u64map_init(struct u64map *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void u64map_free(struct u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    u64map_init(m);
+}
+
+void u64map_clear(struct u64map *m)
+{
+    if (m->cap)
+        memset(m->vals, 0, m->cap * sizeof *m->vals);
+    m->count = 0;
+}
+
+static size_t find_slot(const uint64_t *keys, const uint32_t *vals, size_t cap, uint64_t key)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)mix(key) & mask;
+    while (vals[i] && keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = find_slot(m->keys, m->vals, m->cap, key);
+    if (!m->vals[i])
+        return 0;
+    *val = m->vals[i] - 1;
+    return 1;
+}
+
+static int grow(struct u64map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    if (cap > SIZE_MAX / sizeof(uint64_t))
+        return -1;
+    uint64_t *keys = malloc(cap * sizeof *keys);
+    uint32_t *vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->vals[i])
+            continue;
+        size_t j = find_slot(keys, vals, cap, m->keys[i]);
+        keys[j] = m->keys[i];
+        vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return 0;
+}
+
+int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+    if (val == UINT32_MAX)
+        return -1;
+    if ((m->count + 1) * 2 > m->cap && grow(m) < 0)
+        return -1;
+    size_t i = find_slot(m->keys, m->vals, m->cap, key);
+    if (!m->vals[i]) {
+        m->keys[i] = key;
+        m->count++;
+    }
+    m->vals[i] = val + 1;
+    return 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * callstack.c - unit test of the shadow-stack matcher (src/callstack.c):
+ * nesting and self time, unmatched exits, longjmp-style unwinding, the
+ * THREAD_LOST/RESYNC repair with exact loss counts, THREAD_EXIT reset (tid
+ * reuse), and the depth cap.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "callstack.h"
+
+static int test_no;
+static int ok(int cond, const char *what)
+{
+    printf("%sok %d - %s\n", cond ? "" : "not ", ++test_no, what);
+    return cond;
+}
+
+struct call {
+    uint64_t func, incl, self;
+};
+static struct call calls[64];
+static size_t ncalls;
+
+static void sink(void *ctx, uint64_t func, uint64_t incl, uint64_t self)
+{
+    (void)ctx;
+    if (ncalls < 64)
+        calls[ncalls++] = (struct call){func, incl, self};
+}
+
+static int call_is(size_t i, uint64_t func, uint64_t incl, uint64_t self)
+{
+    if (i >= ncalls)
+        return 0;
+    if (calls[i].func != func || calls[i].incl != incl || calls[i].self != self)
+        printf("# call %zu: func %llu incl %llu self %llu\n", i, (unsigned long long)calls[i].func,
+               (unsigned long long)calls[i].incl, (unsigned long long)calls[i].self);
+    return calls[i].func == func && calls[i].incl == incl && calls[i].self == self;
+}
+
+static struct callstack s;
+static void fresh(size_t max_depth)
+{
+    callstack_free(&s);
+    callstack_init(&s, max_depth, sink, NULL);
+    ncalls = 0;
+}
+
+static int counts_are(uint64_t calls_, uint64_t unmatched, uint64_t unclosed, uint64_t lost,
+                      uint64_t lost_frames, uint64_t orphans)
+{
+    const struct callstack_counts *c = &s.c;
+    int good = c->calls == calls_ && c->unmatched_exits == unmatched &&
+               c->unclosed_enters == unclosed && c->lost_events == lost &&
+               c->lost_frames == lost_frames && c->orphan_exits == orphans;
+    if (!good)
+        printf("# calls %llu unmatched %llu unclosed %llu lost %llu lost_frames %llu orphans %llu\n",
+               (unsigned long long)c->calls, (unsigned long long)c->unmatched_exits,
+               (unsigned long long)c->unclosed_enters, (unsigned long long)c->lost_events,
+               (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);
+    return good;
+}
+
+enum { A = 1, B, C, D, E, X };
+
+int main(void)
+{
+    printf("1..23\n");
+
+    /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_exit(&s, C, 30);
+    callstack_exit(&s, B, 40);
+    callstack_enter(&s, B, 50);
+    callstack_exit(&s, B, 70);
+    callstack_exit(&s, A, 100);
+    ok(ncalls == 4 && call_is(0, C, 10, 10) && call_is(1, B, 30, 20) && call_is(2, B, 20, 20),
+       "nesting: inner calls complete first with incl and self");
+    ok(call_is(3, A, 100, 50), "self time = incl minus direct children's incl");
+    callstack_reset(&s);
+    ok(counts_are(4, 0, 0, 0, 0, 0), "balanced trace: no unmatched, no unclosed");
+
+    /* Recursion: A { A { A } } */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, A, 1);
+    callstack_enter(&s, A, 2);
+    callstack_exit(&s, A, 5);
+    callstack_exit(&s, A, 7);
+    callstack_exit(&s, A, 10);
+    ok(ncalls == 3 && call_is(0, A, 3, 3) && call_is(1, A, 6, 3) && call_is(2, A, 10, 4),
+       "recursion: each level timed on its own");
+
+    /* Unmatched exits. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_exit(&s, X, 5);
+    ok(counts_are(0, 1, 0, 0, 0, 0) && ncalls == 0, "exit on an empty stack: unmatched, ignored");
+    callstack_enter(&s, A, 10);
+    callstack_exit(&s, X, 15);
+    callstack_exit(&s, A, 20);
+    ok(counts_are(1, 2, 0, 0, 0, 0) && call_is(0, A, 10, 10),
+       "exit of a function not open: unmatched, ignored; the open call still completes");
+
+    /* longjmp past B and C: the exit of A unwinds them. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_exit(&s, A, 50);
+    callstack_reset(&s);
+    ok(counts_are(1, 1, 2, 0, 0, 0) && call_is(0, A, 50, 50),
+       "exit found deeper: one unmatched, the 2 frames above unclosed, A completes");
+
+    /* A hole: A B C open (depths 1 2 3); the thread lost 5 events: exit C,
+     * exit B (low = 1), enter D, enter E, exit E (after = 2). */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_lost(&s, 5);
+    callstack_resync(&s, 1, 2);
+    ok(s.n == 2 && s.frames[0].func == A && !s.frames[0].placeholder && s.frames[1].placeholder,
+       "resync: popped to the low mark, one placeholder for D");
+    callstack_enter(&s, E, 60);
+    callstack_exit(&s, E, 65);
+    callstack_exit(&s, D, 70); /* D's exit pops the placeholder */
+    callstack_exit(&s, A, 100);
+    callstack_reset(&s);
+    ok(counts_are(2, 0, 0, 5, 2, 1),
+       "resync: 5 lost, 2 frames cut short, 1 orphaned exit, nothing unmatched or unclosed");
+    ok(ncalls == 2 && call_is(0, E, 5, 5) && call_is(1, A, 100, 100),
+       "resync: calls after the hole timed; lost frames are not calls");
+
+    /* An orphaned exit is a loss even when its function matches nothing. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, 3);
+    callstack_resync(&s, 1, 3); /* two frames entered in the hole stay open */
+    callstack_exit(&s, X, 10);
+    callstack_exit(&s, X, 11);
+    callstack_exit(&s, A, 20);
+    callstack_reset(&s);
+    ok(counts_are(1, 0, 0, 3, 0, 2) && call_is(0, A, 20, 20),
+       "two placeholders: two orphaned exits, then A matches");
+
+    /* Placeholders left at the end are losses, not unclosed enters. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, 4);
+    callstack_resync(&s, 0, 2);
+    callstack_reset(&s);
+    ok(counts_are(0, 0, 0, 4, 1, 0), "hole to depth 0: A cut short; open placeholders not unclosed");
+
+    /* An unmatched exit does not search below a placeholder. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, 1);
+    callstack_resync(&s, 1, 2);
+    callstack_enter(&s, B, 10);
+    callstack_exit(&s, A, 20);
+    ok(counts_are(0, 1, 0, 1, 0, 0) && s.n == 3, "exit of A above a placeholder: unmatched, ignored");
+
+    /* Depth follows the runtime's count even after an ignored exit. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_exit(&s, X, 0); /* depth -1 */
+    callstack_enter(&s, A, 5); /* depth 0 */
+    callstack_enter(&s, B, 6); /* depth 1 */
+    callstack_lost(&s, 2);
+    callstack_resync(&s, 0, 0); /* exit B lost, then some enter+exit: low 0 */
+    ok(s.n == 1 && s.frames[0].func == A && s.c.lost_frames == 1,
+       "resync depths are the runtime's: after an ignored exit only B is above depth 0");
+    callstack_exit(&s, A, 9);
+    ok(call_is(0, A, 4, 4), "then A matches");
+
+    /* Resync with nothing lost below: the low mark at the current depth. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, 2);
+    callstack_resync(&s, 1, 1); /* enter + exit of something inside A */
+    callstack_exit(&s, A, 10);
+    callstack_reset(&s);
+    ok(counts_are(1, 0, 0, 2, 0, 0) && call_is(0, A, 10, 10), "hole above the stack: nothing to repair");
+
+    /* THREAD_EXIT: the tid is reused by a new thread with an empty stack. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 1);
+    callstack_reset(&s);
+    ok(counts_are(0, 0, 2, 0, 0, 0) && s.n == 0 && s.depth == 0, "thread exit: 2 frames unclosed, stack empty");
+    callstack_enter(&s, C, 10);
+    callstack_exit(&s, C, 12);
+    ok(counts_are(1, 0, 2, 0, 0, 0) && call_is(0, C, 2, 2), "reused tid: new thread matches from scratch");
+    callstack_enter(&s, D, 20);
+    callstack_lost(&s, 1);
+    callstack_resync(&s, 0, 0);
+    ok(s.n == 0 && s.c.lost_frames == 1, "reused tid: resync depths count from the new thread's start");
+
+    /* The depth cap: enters beyond it are counted, not timed. */
+    fresh(4);
+    for (int i = 0; i < 6; i++)
+        callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
+    ok(s.n == 4 && s.c.overflow_enters == 2, "cap 4: 6 enters, 4 on the stack, 2 over");
+    for (int i = 5; i >= 0; i--)
+        callstack_exit(&s, (uint64_t)A + (uint64_t)i, 100 - i);
+    ok(counts_are(4, 0, 0, 0, 0, 0) && call_is(0, A + 3, 94, 94) && s.n == 0,
+       "cap 4: the 2 extra exits pair with the extra enters; 4 calls timed");
+    fresh(4);
+    for (int i = 0; i < 6; i++)
+        callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
+    callstack_reset(&s);
+    ok(s.c.unclosed_enters == 6, "cap 4: all 6 open enters unclosed at the end");
+    fresh(4);
+    for (int i = 0; i < 6; i++)
+        callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
+    callstack_lost(&s, 7);
+    callstack_resync(&s, 2, 2);
+    ok(s.n == 2 && s.overflow == 0 && s.c.lost_frames == 4, "cap 4: a hole down to depth 2 cuts 2 stacked and 2 extra frames");
+
+    callstack_free(&s);
+    return 0;
+}

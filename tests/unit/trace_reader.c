@@ -1,0 +1,289 @@
+/*
+ * trace_reader.c - unit test of src/trace_reader.c on synthetic files it
+ * writes itself: little- and big-endian files, header_size above 80, tick
+ * conversion with and without the exit anchor, truncation, foreign headers,
+ * tail seeking, and reads that cross the reader's buffer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_reader.h"
+
+static int test_no;
+static int ok(int cond, const char *what)
+{
+    printf("%sok %d - %s\n", cond ? "" : "not ", ++test_no, what);
+    return cond;
+}
+
+static char dir[] = "/tmp/callsight-reader-XXXXXX";
+static char path[256];
+
+/* A growing byte buffer that the test fills in either byte order. */
+static unsigned char file[1 << 20];
+static size_t flen;
+static int big;
+
+static void put(uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) {
+        int shift = big ? 8 * (bytes - 1 - i) : 8 * i;
+        file[flen++] = (unsigned char)(v >> shift);
+    }
+}
+
+struct hdr {
+    const char *magic;
+    uint32_t version, event_size, header_size, flags;
+    uint64_t bias, hz, t0_ticks, t0_ns;
+    uint32_t pid, seq;
+};
+
+static struct hdr default_hdr(void)
+{
+    return (struct hdr){"MLTRACE", 2, 32, 80, 0, 0x5000, 0, 0, 0, 1234, 7};
+}
+
+static void begin(const struct hdr *h)
+{
+    flen = 0;
+    big = !!(h->flags & TRACE_FLAG_BIGENDIAN);
+    memset(file, 0, 8);
+    memcpy(file, h->magic, strlen(h->magic) < 8 ? strlen(h->magic) : 8);
+    flen = 8;
+    put(h->version, 4);
+    put(h->event_size, 4);
+    put(h->header_size, 4);
+    put(h->flags, 4);
+    put(h->bias, 8);
+    put(h->hz, 8);
+    put(h->t0_ticks, 8);
+    put(h->t0_ns, 8);
+    put(99, 8); /* hook_ns */
+    put(h->pid, 4);
+    put(h->seq, 4);
+    put(0, 8);
+    while (flen < h->header_size)
+        file[flen++] = 0xa5; /* what a reader that assumes 80 would misread */
+}
+
+static void event(uint64_t ts, uint64_t func, uint64_t site, uint32_t tid, uint8_t kind)
+{
+    put(ts, 8);
+    put(func, 8);
+    put(site, 8);
+    put(tid, 4);
+    file[flen++] = kind;
+    put(0, 3);
+}
+
+static const char *save(const char *name)
+{
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(file, 1, flen, f) != flen || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+    return path;
+}
+
+static struct trace_reader r;
+static char msg[128];
+
+/* Open name and expect failure whose message contains `want`. */
+static void expect_reject(const char *name, const char *want, const char *what)
+{
+    int rc = trace_reader_open(&r, save(name), msg, sizeof msg);
+    if (rc == 0)
+        trace_reader_close(&r);
+    else if (!strstr(msg, want))
+        printf("# message: %s\n", msg);
+    ok(rc < 0 && strstr(msg, want) != NULL, what);
+}
+
+static void sample_events(void)
+{
+    event(1000, 0x401000, 0x401234, 77, TRACE_KIND_ENTER);
+    event(2500, 0x401000, 0x401234, 77, TRACE_KIND_EXIT);
+    event(3000, TRACE_MARK_THREAD_RESYNC, 0xfffffffe00000003ull, 77, TRACE_KIND_MARKER);
+}
+
+static int read_sample(const char *name)
+{
+    trace_event_t ev[4];
+    int n = 0, good;
+    if (trace_reader_open(&r, save(name), msg, sizeof msg) < 0) {
+        printf("# %s: %s\n", name, msg);
+        return 0;
+    }
+    while (n < 4 && trace_reader_next(&r, &ev[n]) == TRACE_READER_EVENT)
+        n++;
+    good = n == 3 && ev[0].ts == 1000 && ev[0].func == 0x401000 && ev[0].call_site == 0x401234 &&
+           ev[0].tid == 77 && ev[0].kind == TRACE_KIND_ENTER && ev[1].ts == 2500 &&
+           ev[1].kind == TRACE_KIND_EXIT && ev[2].func == TRACE_MARK_THREAD_RESYNC &&
+           ev[2].call_site == 0xfffffffe00000003ull && ev[2].kind == TRACE_KIND_MARKER &&
+           r.hdr.pid == 1234 && r.hdr.seq == 7 && r.hdr.load_bias == 0x5000 &&
+           trace_reader_ns(&r, ev[1].ts) == 2500;
+    trace_reader_close(&r);
+    return good;
+}
+
+int main(void)
+{
+    struct hdr h;
+    trace_event_t ev;
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    printf("1..24\n");
+
+    h = default_hdr();
+    begin(&h);
+    sample_events();
+    ok(read_sample("le.bin"), "little-endian file: header and every event field");
+
+    h.flags = TRACE_FLAG_BIGENDIAN;
+    begin(&h);
+    sample_events();
+    ok(read_sample("be.bin"), "big-endian file: every field byte-swapped");
+    ok(r.swap == 1, "big-endian file detected as such");
+
+    h = default_hdr();
+    h.header_size = 136;
+    begin(&h);
+    sample_events();
+    ok(read_sample("hdr136.bin"), "header_size 136: the extra bytes are skipped");
+
+    h.flags = TRACE_FLAG_BIGENDIAN;
+    h.header_size = 96;
+    begin(&h);
+    sample_events();
+    ok(read_sample("be96.bin"), "big-endian with header_size 96");
+
+    /* Ticks: 2 GHz, anchored at 1000 ticks = 5 s. */
+    h = default_hdr();
+    h.flags = TRACE_FLAG_TICKS;
+    h.hz = 2000000000;
+    h.t0_ticks = 1000;
+    h.t0_ns = 5000000000ull;
+    begin(&h);
+    event(3000, 1, 0, 1, TRACE_KIND_ENTER);
+    trace_reader_open(&r, save("ticks.bin"), msg, sizeof msg);
+    ok(trace_reader_ns(&r, 3000) == 5000001000ll, "ticks: 2000 ticks at 2 GHz after t0 = t0_ns + 1000");
+    ok(trace_reader_ns(&r, 0) == 4999999500ll, "ticks: before t0 counts backwards");
+    ok(trace_reader_ns(&r, 1000 + 6000000000ull) == 8000000000ll, "ticks: 3 s later");
+    /* The exit anchor says 4e9 ticks took 1 s: 4 GHz really. */
+    ok(trace_reader_set_anchor(&r, 1000 + 4000000000ull, 6000000000ull) == 0 &&
+           trace_reader_ns(&r, 1000 + 2000000000ull) == 5500000000ll,
+       "exit anchor: the rate across the two anchors replaces tick_hz");
+    ok(trace_reader_set_anchor(&r, 500, 6000000000ull) < 0 &&
+           trace_reader_ns(&r, 1000 + 2000000000ull) == 5500000000ll,
+       "an anchor before t0 is refused");
+    trace_reader_close(&r);
+
+    h = default_hdr();
+    begin(&h);
+    event(123, 1, 0, 1, TRACE_KIND_ENTER);
+    trace_reader_open(&r, save("ns.bin"), msg, sizeof msg);
+    ok(trace_reader_set_anchor(&r, 1000, 2000) < 0 && trace_reader_ns(&r, 123) == 123,
+       "tick_hz 0: ts are ns, anchors ignored");
+    trace_reader_close(&r);
+
+    /* Truncation: two whole records and 17 bytes of a third. */
+    h = default_hdr();
+    begin(&h);
+    event(1, 1, 0, 1, TRACE_KIND_ENTER);
+    event(2, 1, 0, 1, TRACE_KIND_EXIT);
+    memset(file + flen, 0x11, 17);
+    flen += 17;
+    trace_reader_open(&r, save("trunc.bin"), msg, sizeof msg);
+    int n = 0;
+    enum trace_reader_status st;
+    while ((st = trace_reader_next(&r, &ev)) == TRACE_READER_EVENT)
+        n++;
+    ok(n == 2 && st == TRACE_READER_TRUNCATED && r.trailing == 17,
+       "truncated file: whole records read, then TRUNCATED with 17 trailing bytes");
+    trace_reader_close(&r);
+
+    /* Foreign and malformed headers. */
+    h = default_hdr();
+    h.magic = "NOTRACE";
+    begin(&h);
+    expect_reject("magic.bin", "bad magic", "bad magic rejected");
+    h = default_hdr();
+    h.version = 3;
+    begin(&h);
+    expect_reject("version.bin", "version", "version 3 rejected");
+    h = default_hdr();
+    h.event_size = 40;
+    begin(&h);
+    expect_reject("esize.bin", "event size", "event_size 40 rejected");
+    h = default_hdr();
+    h.header_size = 64;
+    begin(&h);
+    expect_reject("hsize.bin", "header_size", "header_size below 80 rejected");
+    h = default_hdr();
+    begin(&h);
+    flen = 50;
+    expect_reject("short.bin", "truncated header", "file shorter than the header rejected");
+    h.header_size = 4096;
+    begin(&h);
+    flen = 200;
+    expect_reject("short2.bin", "truncated header", "file shorter than header_size rejected");
+    flen = 0;
+    expect_reject("empty.bin", "empty", "empty file rejected");
+    h = default_hdr();
+    begin(&h);
+    file[20] |= 0x04; /* claims big-endian, written little-endian */
+    expect_reject("flag.bin", "byte order", "BIGENDIAN flag contradicting the header rejected");
+
+    /* Tail seeking, with a partial record at the end. */
+    h = default_hdr();
+    begin(&h);
+    for (uint64_t i = 0; i < 10; i++)
+        event(i, 0x1000 + i, 0, 1, TRACE_KIND_ENTER);
+    file[flen++] = 0;
+    trace_reader_open(&r, save("tail.bin"), msg, sizeof msg);
+    trace_reader_seek_tail(&r, 3 * 32 + 5);
+    n = 0;
+    int first = -1;
+    while (trace_reader_next(&r, &ev) == TRACE_READER_EVENT)
+        if (n++ == 0)
+            first = (int)ev.ts;
+    ok(n == 3 && first == 7, "seek_tail: the last 3 whole records");
+    trace_reader_seek_tail(&r, 1 << 20);
+    n = 0;
+    while (trace_reader_next(&r, &ev) == TRACE_READER_EVENT)
+        n++;
+    ok(n == 10, "seek_tail beyond the file: all records");
+    trace_reader_close(&r);
+
+    /* A file several buffers long, in both byte orders. */
+    for (int b = 0; b < 2; b++) {
+        h = default_hdr();
+        h.header_size = 81; /* odd, so records straddle buffer refills */
+        h.flags = b ? TRACE_FLAG_BIGENDIAN : 0;
+        begin(&h);
+        for (uint64_t i = 0; i < 10000; i++)
+            event(i * 3, i, ~i, (uint32_t)i, (uint8_t)(i % 3));
+        trace_reader_open(&r, save("long.bin"), msg, sizeof msg);
+        uint64_t i = 0;
+        int good = 1;
+        while ((st = trace_reader_next(&r, &ev)) == TRACE_READER_EVENT) {
+            good &= ev.ts == i * 3 && ev.func == i && ev.call_site == ~i && ev.tid == (uint32_t)i &&
+                    ev.kind == i % 3;
+            i++;
+        }
+        trace_reader_close(&r);
+        ok(good && i == 10000 && st == TRACE_READER_END,
+           b ? "10000 big-endian events across buffer refills" : "10000 events across buffer refills");
+    }
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
