@@ -8,6 +8,7 @@
  * counts:
  *
  *   main, spawn_workers, join_workers          1 each
+ *   arg_int                                    5 (one per parameter)
  *   worker_main                                workers
  *   do_iteration, matmul, nap, sort_keys,      workers * iters each
  *     fill_keys

@@ -11,6 +11,7 @@ expect_counts() {
 main 1
 spawn_workers 1
 join_workers 1
+arg_int 5
 worker_main $workers
 do_iteration $per
 matmul $per

@@ -21,7 +21,20 @@ while (<$nm>) {
 }
 close $nm;
 
-my (%durs, %stack);
+my (%durs, %stack, %anchor);
+
+# Per FORMATS.md an exit clock anchor (marker 6: ts = ticks, payload = ns)
+# sets the rate across the start and exit anchors; find it first.
+for my $f (@files) {
+    my $data = slurp($f);
+    my ($hsz, $pid) = (unpack("x16 V", $data), unpack("x64 V", $data));
+    for (my $o = $hsz; $o + 32 <= length $data; $o += 32) {
+        my ($ts, $func, $site, $tid, $kind) = unpack("Q< Q< Q< V C", substr($data, $o, 32));
+        $anchor{$pid} = [$ts, $site] if $kind == 2 && $func == 6;
+    }
+}
+
+sub slurp { open(my $fh, "<:raw", $_[0]) or die "$_[0]: $!\n"; local $/; my $d = <$fh>; close $fh; $d }
 # Files of one thread must be read in seq order: sort by pid, tid, seq.
 my @sorted = sort {
     my @x = $a =~ /trace\.(\d+)\.(\d+)\.(\d+)\.bin$/;
@@ -29,18 +42,17 @@ my @sorted = sort {
     $x[0] <=> $y[0] || $x[1] <=> $y[1] || $x[2] <=> $y[2]
 } @files;
 for my $f (@sorted) {
-    open(my $fh, '<:raw', $f) or die "$f: $!\n";
-    local $/;
-    my $data = <$fh>;
-    close $fh;
-    my ($magic, $ver, $esz, $hsz, $flags, $bias, $hz, $t0t, $t0n) =
-        unpack('a8 V V V V Q< Q< Q< Q<', $data);
+    my $data = slurp($f);
+    my ($magic, $ver, $esz, $hsz, $flags, $bias, $hz, $t0t, $t0n, $hook, $pid) =
+        unpack("a8 V V V V Q< Q< Q< Q< Q< V", $data);
+    my $anc = $anchor{$pid};
+    my $ns_per_tick = !$hz ? 1 : $anc ? ($anc->[1] - $t0n) / ($anc->[0] - $t0t) : 1e9 / $hz;
     die "$f: not a trace file\n" unless $magic eq "MLTRACE\0" && $esz == 32;
     my $n = int((length($data) - $hsz) / 32);
     for my $i (0 .. $n - 1) {
         my ($ts, $func, $site, $tid, $kind) =
             unpack('Q< Q< Q< V C', substr($data, $hsz + 32 * $i, 32));
-        my $ns = $hz ? $t0n + ($ts - $t0t) * 1e9 / $hz : $ts;
+        my $ns = $hz ? $t0n + ($ts - $t0t) * $ns_per_tick : $ts;
         my $key = "$tid";
         if ($kind == 0) {
             push @{ $stack{$key} }, [$func - $bias, $ns];
