@@ -3,7 +3,8 @@
  *
  * A main thread and WORKERS worker threads do a realistic mix of work:
  * recursion (fib), sorting (a merge sort), hashing (FNV-1a), a little
- * matrix math and short sleeps.  Every function is noinline and its call
+ * matrix math and short sleeps (10-15 ms, so that the event rate, a few
+ * million per second, is one a device link can carry).  Every function is noinline and its call
  * count follows exactly from the parameters, so tests can assert exact
  * counts:
  *
@@ -135,7 +136,7 @@ static NOINLINE uint64_t do_iteration(struct worker *w, int iter)
     }
     matmul(a, b, c, p->mat_n);
     sum += (uint64_t)c[nn - 1];
-    nap(20000 + 1000 * (w->index % 10));
+    nap(10000000L + 200000L * w->index); /* 10-15 ms: a device-like event rate */
     return sum;
 }
 
