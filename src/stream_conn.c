@@ -1,0 +1,294 @@
+/*
+ * stream_conn.c - one trace_stream connection (see stream_conn.h).
+ *
+ * Memory per connection is fixed when the handshake has been accepted: a
+ * zstd decompression context, a buffer for the largest raw chunk the
+ * protocol allows and one for the largest frame.  Every length read from the
+ * wire is checked against those caps before anything is read into them.
+ *
+ * Lines it prints (stdout, one flushed line each, after "callsight serve: "):
+ *   conn 3 from 127.0.0.1:5555[ (big-endian stream, written little-endian)]
+ *   conn 3: device dropped 1234 events (cumulative)
+ *   conn 3: 812345 events/s, 2000000 events, compression 7.9x, dropped 0 so far
+ *   conn 3: budget of 4096 MB reached; discarding the rest of the stream
+ *   conn 3: warning: skipping chunk of unknown type 7 (100 bytes); later ones silently
+ *   conn 3 closed (127.0.0.1:5555): 2000000 events, 1 segment, 64000080 bytes written,
+ *       8123456 bytes received, dropped 0[, N events discarded (budget reached)]
+ *       [, N unknown chunks skipped][; error: <why>|; cut: <where>][ (server stopping)]
+ *   connection from 127.0.0.1:5555 closed: error: <why>   (no valid handshake: no id)
+ *   connection from 127.0.0.1:5555 closed before sending a handshake
+ *
+ * An abnormal end (error or cut) after the handshake also leaves a
+ * TRACE_MARK_STREAM_GAP marker in the file, so the analyzer reports it too.
+ */
+#include "stream_conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zstd.h>
+
+#include "net.h"
+#include "stream_file.h"
+#include "stream_proto.h"
+#include "trace.h"
+
+#define MB (1024.0 * 1024.0)
+
+struct conn {
+    int fd;
+    const char *peer;
+    const struct stream_conn_opts *o;
+    struct stream_hello hello;
+    struct stream_file file;
+    ZSTD_DCtx *dctx;
+    unsigned char *raw;   /* STREAM_RAW_CAP bytes */
+    unsigned char *frame; /* STREAM_FRAME_CAP bytes */
+    uint64_t chunks;      /* chunks read whole */
+    uint64_t received;    /* bytes read from the socket */
+    uint64_t raw_in, zstd_in; /* event payload bytes before/after compression, for the ratio */
+    uint64_t dropped;     /* the device's last reported cumulative count */
+    uint64_t unknown;     /* chunks of unknown type skipped */
+    double status_at;     /* when the last status line was due */
+    uint64_t status_events;
+    char end[STREAM_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
+};
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    flockfile(stdout);
+    fputs("callsight serve: ", stdout);
+    vfprintf(stdout, fmt, ap);
+    fputc('\n', stdout);
+    fflush(stdout);
+    funlockfile(stdout);
+    va_end(ap);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Read exactly len bytes of `what`; on a short read say how the stream ended. 0 ok, -1 ended. */
+static int read_exact(struct conn *c, void *buf, size_t len, const char *what)
+{
+    size_t got;
+    int rc = net_read_full(c->fd, buf, len, &got);
+    c->received += got;
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        snprintf(c->end, sizeof c->end, "cut: read failed in %s: %s", what, strerror(errno));
+    else
+        snprintf(c->end, sizeof c->end, "cut: connection ended inside %s (%zu of %zu bytes)", what, got,
+                 len);
+    return -1;
+}
+
+/* ---- before the id exists: name the connection by its peer ----------- */
+
+static int read_hello(struct conn *c)
+{
+    unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE];
+    char why[STREAM_WHY_MAX];
+    size_t got;
+    int rc = net_read_full(c->fd, raw, sizeof raw, &got);
+    c->received += got;
+    if (rc == 1 && got == 0) {
+        say("connection from %s closed before sending a handshake", c->peer);
+        return -1;
+    }
+    if (rc == 1) {
+        say("connection from %s closed: error: truncated handshake (%zu of %u bytes)", c->peer, got,
+            TRACE_STREAM_HANDSHAKE_SIZE);
+        return -1;
+    }
+    if (rc < 0) {
+        say("connection from %s closed: error: reading the handshake failed: %s", c->peer,
+            strerror(errno));
+        return -1;
+    }
+    if (stream_hello_decode(raw, &c->hello, why, sizeof why)) {
+        say("connection from %s closed: error: %s", c->peer, why);
+        return -1;
+    }
+    return 0;
+}
+
+static int start(struct conn *c)
+{
+    char err[STREAM_FILE_ERR_MAX + 64];
+    if (read_hello(c))
+        return -1;
+    if (stream_file_open(&c->file, c->o->dir, c->o->seg_bytes, c->o->budget_bytes, &c->hello, err,
+                         sizeof err)) {
+        say("connection from %s closed: error: %s", c->peer, err);
+        return -1;
+    }
+    say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
+        c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
+    c->dctx = ZSTD_createDCtx();
+    c->raw = malloc(STREAM_RAW_CAP);
+    c->frame = malloc(STREAM_FRAME_CAP);
+    if (!c->dctx || !c->raw || !c->frame) {
+        snprintf(c->end, sizeof c->end, "error: out of memory");
+        return 1;
+    }
+    c->status_at = now_s();
+    return 0;
+}
+
+/* ---- chunks ------------------------------------------------------------ */
+
+static void report_news(struct conn *c, enum stream_file_news news)
+{
+    if (news == STREAM_FILE_BUDGET_REACHED)
+        say("conn %u: budget of %.0f MB reached; discarding the rest of the stream",
+            (unsigned)c->file.id, (double)c->file.budget / MB);
+    else if (news == STREAM_FILE_WRITE_FAILED)
+        say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
+}
+
+static void on_events(struct conn *c, const struct stream_chunk *h)
+{
+    if (c->hello.swapped)
+        stream_events_swap(c->raw, h->raw_len);
+    c->raw_in += h->raw_len;
+    c->zstd_in += h->zstd_len;
+    report_news(c, stream_file_append(&c->file, c->raw, h->raw_len / TRACE_EVENT_SIZE));
+}
+
+static void on_notice(struct conn *c)
+{
+    c->dropped = stream_notice_count(c->raw, c->hello.swapped);
+    say("conn %u: device dropped %" PRIu64 " events (cumulative)", (unsigned)c->file.id, c->dropped);
+    report_news(c, stream_file_mark(&c->file, TRACE_MARK_DEVICE_DROPPED, c->dropped));
+}
+
+static void on_unknown(struct conn *c, const struct stream_chunk *h)
+{
+    if (c->unknown++ == 0)
+        say("conn %u: warning: skipping chunk of unknown type %u (%u bytes); later ones silently",
+            (unsigned)c->file.id, (unsigned)h->type, (unsigned)h->zstd_len);
+}
+
+static void maybe_status(struct conn *c)
+{
+    double t = now_s();
+    if (c->o->quiet || t - c->status_at < c->o->status_secs)
+        return;
+    double rate = (double)(c->file.events - c->status_events) / (t - c->status_at);
+    say("conn %u: %.0f events/s, %" PRIu64 " events, compression %.1fx, dropped %" PRIu64 " so far",
+        (unsigned)c->file.id, rate, c->file.events,
+        c->zstd_in ? (double)c->raw_in / (double)c->zstd_in : 0.0, c->dropped);
+    c->status_at = t;
+    c->status_events = c->file.events;
+}
+
+/* Read and check chunk n's header.  0 ok, 1 clean end of stream, -1 ended abnormally. */
+static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
+{
+    unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE];
+    char why[STREAM_WHY_MAX];
+    size_t got;
+    int rc = net_read_full(c->fd, raw, sizeof raw, &got);
+    c->received += got;
+    if (rc == 1 && got == 0)
+        return 1;
+    if (rc < 0) {
+        snprintf(c->end, sizeof c->end, "cut: read failed in chunk %" PRIu64 "'s header: %s", n,
+                 strerror(errno));
+        return -1;
+    }
+    if (rc == 1) {
+        snprintf(c->end, sizeof c->end, "cut: connection ended inside chunk %" PRIu64
+                 "'s header (%zu of %u bytes)", n, got, TRACE_STREAM_CHUNK_HEADER_SIZE);
+        return -1;
+    }
+    stream_chunk_decode(raw, c->hello.swapped, h);
+    if (stream_chunk_check(h, why, sizeof why)) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Read and act on one chunk.  0 go on, 1 clean end of stream, -1 ended abnormally. */
+static int next_chunk(struct conn *c)
+{
+    char what[48], why[STREAM_WHY_MAX];
+    struct stream_chunk h;
+    uint64_t n = c->chunks + 1;
+    int rc = read_chunk_header(c, n, &h);
+    if (rc)
+        return rc;
+    snprintf(what, sizeof what, "chunk %" PRIu64, n);
+    if (read_exact(c, c->frame, h.zstd_len, what))
+        return -1;
+    c->chunks++;
+    if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_NOTICE) {
+        on_unknown(c, &h);
+        return 0;
+    }
+    if (stream_frame_decode(c->dctx, c->frame, h.zstd_len, c->raw, h.raw_len, why, sizeof why)) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
+        return -1;
+    }
+    if (h.type == TRACE_CHUNK_EVENTS)
+        on_events(c, &h);
+    else
+        on_notice(c);
+    maybe_status(c);
+    return 0;
+}
+
+/* ---- end --------------------------------------------------------------- */
+
+static void finish(struct conn *c)
+{
+    char extra[160] = "";
+    size_t len = 0;
+    const struct stream_file *f = &c->file;
+    /* An abnormal end loses what was in flight: say so in the trace itself. */
+    if (c->end[0])
+        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+    stream_file_close(&c->file);
+    if (f->discarded)
+        len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
+                                f->discarded, f->error[0] ? "write failed" : "budget reached");
+    if (c->unknown && len < sizeof extra)
+        snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " unknown chunks skipped", c->unknown);
+    say("conn %u closed (%s): %" PRIu64 " events, %u segment%s, %" PRIu64 " bytes written, %" PRIu64
+        " bytes received, dropped %" PRIu64 "%s%s%s%s",
+        (unsigned)f->id, c->peer, f->events, (unsigned)stream_file_segments(f),
+        stream_file_segments(f) == 1 ? "" : "s", f->total_bytes, c->received, c->dropped, extra,
+        c->end[0] ? "; " : "", c->end, atomic_load(c->o->stopping) ? " (server stopping)" : "");
+}
+
+void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o)
+{
+    struct conn c;
+    memset(&c, 0, sizeof c);
+    c.fd = fd;
+    c.peer = peer;
+    c.o = o;
+    int rc = start(&c);
+    if (rc < 0)
+        return;
+    while (rc == 0)
+        rc = next_chunk(&c);
+    finish(&c);
+    ZSTD_freeDCtx(c.dctx);
+    free(c.raw);
+    free(c.frame);
+}

@@ -1,0 +1,29 @@
+/*
+ * stream_conn.h - one trace_stream connection, from handshake to close.
+ *
+ * callsight serve runs stream_conn_serve() in a thread per accepted socket.
+ * It reads and checks the handshake, claims a connection id and its trace
+ * file (only after a valid handshake), then reads, checks, decompresses and
+ * appends chunks until the peer closes.  A malformed stream ends only its own
+ * connection; what was written stays valid.  Everything it has to say goes to
+ * stdout as one line each, prefixed "callsight serve: ".
+ */
+#ifndef CALLSIGHT_STREAM_CONN_H
+#define CALLSIGHT_STREAM_CONN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct stream_conn_opts {
+    const char *dir;         /* output directory, prepared by stream_file_init_dir */
+    uint64_t seg_bytes;      /* rotate segments at this size */
+    uint64_t budget_bytes;   /* per-connection cap on all its files */
+    int quiet;               /* no periodic status lines */
+    int status_secs;         /* interval of the status lines */
+    const atomic_int *stopping; /* set when serve shuts down, for the close line */
+};
+
+/* Serve one connection to its end; the caller closes fd afterwards. */
+void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * stream_file.c - segment files, rotation, budget and connection ids for
+ * callsight serve (see stream_file.h).
+ *
+ * Every write leaves the files valid: headers are written whole or the file
+ * is removed, and a failed event write is cut back to the last whole record.
+ */
+#include "stream_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define REC TRACE_EVENT_SIZE
+
+/* The connection-id allocator: the one thing connections share. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t ids_next = 1;
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- directory and ids ------------------------------------------------- */
+
+static int make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* The id in "trace.stream.<id>.<seq>.bin", or 0 if the name is not one of ours. */
+static uint32_t id_of_name(const char *name)
+{
+    static const char prefix[] = "trace.stream.";
+    if (strncmp(name, prefix, sizeof prefix - 1))
+        return 0;
+    const char *p = name + sizeof prefix - 1;
+    char *end;
+    if (*p < '0' || *p > '9')
+        return 0;
+    errno = 0;
+    unsigned long id = strtoul(p, &end, 10);
+    if (errno || id > UINT32_MAX || *end != '.' || end[1] < '0' || end[1] > '9')
+        return 0;
+    strtoul(end + 1, &end, 10);
+    return strcmp(end, ".bin") ? 0 : (uint32_t)id;
+}
+
+int stream_file_init_dir(const char *dir, char *err, size_t err_len)
+{
+    if (make_dirs(dir) != 0) {
+        snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, err_len, "cannot read %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    uint32_t highest = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        uint32_t id = id_of_name(e->d_name);
+        if (id > highest)
+            highest = id;
+    }
+    closedir(d);
+    if (highest == UINT32_MAX) {
+        snprintf(err, err_len, "%s has used up every connection id", dir);
+        return -1;
+    }
+    pthread_mutex_lock(&ids_lock);
+    ids_next = highest + 1;
+    pthread_mutex_unlock(&ids_lock);
+    return 0;
+}
+
+static int segment_path(const struct stream_file *f, uint32_t seq, char *path, size_t len)
+{
+    int n = snprintf(path, len, "%s/trace.stream.%u.%u.bin", f->dir, (unsigned)f->id, (unsigned)seq);
+    if (n < 0 || (size_t)n >= len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+static int create_segment(const struct stream_file *f, uint32_t seq)
+{
+    char path[PATH_MAX];
+    if (segment_path(f, seq, path, sizeof path))
+        return -1;
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+/* Claim the lowest free id from ids_next on; the seq-0 file is the claim. */
+static int claim_id(struct stream_file *f)
+{
+    int fd = -1;
+    pthread_mutex_lock(&ids_lock);
+    for (int tries = 0; fd < 0 && tries < 1000 && ids_next != 0; tries++) {
+        f->id = ids_next++;
+        fd = create_segment(f, 0);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    pthread_mutex_unlock(&ids_lock);
+    if (fd < 0 && errno == EEXIST)
+        errno = EBUSY; /* another serve keeps taking ids in this directory */
+    return fd;
+}
+
+/* ---- segments ---------------------------------------------------------- */
+
+static void encode_header(const struct stream_file *f, unsigned char *h)
+{
+    memset(h, 0, TRACE_FILE_HEADER_SIZE);
+    memcpy(h + offsetof(trace_file_header_t, magic), TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC);
+    put_le32(h + offsetof(trace_file_header_t, version), TRACE_FILE_VERSION);
+    put_le32(h + offsetof(trace_file_header_t, event_size), TRACE_EVENT_SIZE);
+    put_le32(h + offsetof(trace_file_header_t, header_size), TRACE_FILE_HEADER_SIZE);
+    put_le32(h + offsetof(trace_file_header_t, flags), f->flags);
+    put_le64(h + offsetof(trace_file_header_t, load_bias), f->load_bias);
+    put_le64(h + offsetof(trace_file_header_t, tick_hz), f->tick_hz);
+    put_le64(h + offsetof(trace_file_header_t, t0_ticks), f->t0_ticks);
+    put_le64(h + offsetof(trace_file_header_t, t0_ns), f->t0_ns);
+    put_le64(h + offsetof(trace_file_header_t, hook_ns), f->hook_ns);
+    put_le32(h + offsetof(trace_file_header_t, pid), f->id);
+    put_le32(h + offsetof(trace_file_header_t, seq), f->seq);
+}
+
+/* Write the header of the freshly created segment f->seq; remove the file if that fails. */
+static int start_segment(struct stream_file *f, int fd)
+{
+    unsigned char h[TRACE_FILE_HEADER_SIZE];
+    encode_header(f, h);
+    if (write_all(fd, h, sizeof h) == 0) {
+        f->fd = fd;
+        f->seg_bytes = TRACE_FILE_HEADER_SIZE;
+        f->total_bytes += TRACE_FILE_HEADER_SIZE;
+        return 0;
+    }
+    int err = errno;
+    char path[PATH_MAX];
+    close(fd);
+    if (segment_path(f, f->seq, path, sizeof path) == 0)
+        unlink(path);
+    errno = err;
+    return -1;
+}
+
+int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                     const struct stream_hello *h, char *err, size_t err_len)
+{
+    memset(f, 0, sizeof *f);
+    f->dir = dir;
+    f->seg_cap = seg_cap;
+    f->budget = budget;
+    f->fd = -1;
+    f->flags = h->flags & ~TRACE_FLAG_BIGENDIAN; /* we always write little-endian */
+    f->load_bias = h->load_bias;
+    f->tick_hz = h->tick_hz;
+    f->t0_ticks = h->t0_ticks;
+    f->t0_ns = h->t0_ns;
+    f->hook_ns = h->hook_ns;
+    if (seg_cap < TRACE_FILE_HEADER_SIZE + REC || budget < TRACE_FILE_HEADER_SIZE + 2 * REC) {
+        snprintf(err, err_len, "segment size or budget too small for a header and a record");
+        return -1;
+    }
+    int fd = claim_id(f);
+    if (fd < 0 || start_segment(f, fd) != 0) {
+        snprintf(err, err_len, "cannot create a trace file in %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static void stop_after_failure(struct stream_file *f, const char *what, int err)
+{
+    snprintf(f->error, sizeof f->error, "%s: %s", what, strerror(err));
+    f->stopped = 1;
+}
+
+static int write_records(struct stream_file *f, const unsigned char *p, size_t n)
+{
+    if (write_all(f->fd, p, n * REC) != 0) {
+        int err = errno;
+        /* Cut a partial write back to the last whole record. */
+        if (ftruncate(f->fd, (off_t)f->seg_bytes) != 0) {
+            /* then a torn record stays at the end; readers take whole records only */
+        }
+        lseek(f->fd, (off_t)f->seg_bytes, SEEK_SET);
+        errno = err;
+        return -1;
+    }
+    f->seg_bytes += n * REC;
+    f->total_bytes += n * REC;
+    return 0;
+}
+
+static void encode_marker(const struct stream_file *f, unsigned char *r, uint32_t code, uint64_t payload)
+{
+    memset(r, 0, REC);
+    put_le64(r + offsetof(trace_event_t, ts), f->last_ts);
+    put_le64(r + offsetof(trace_event_t, func), code);
+    put_le64(r + offsetof(trace_event_t, call_site), payload);
+    r[offsetof(trace_event_t, kind)] = TRACE_KIND_MARKER;
+}
+
+/* The last marker a connection's files get; its room is always reserved. */
+static void write_final_marker(struct stream_file *f, uint32_t code, uint64_t payload)
+{
+    unsigned char r[REC];
+    encode_marker(f, r, code, payload);
+    if (write_records(f, r, 1) != 0 && !f->error[0])
+        stop_after_failure(f, "writing a marker failed", errno);
+    f->stopped = 1;
+}
+
+static enum stream_file_news stop_for_budget(struct stream_file *f)
+{
+    write_final_marker(f, TRACE_MARK_BUDGET, f->budget);
+    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_BUDGET_REACHED;
+}
+
+static enum stream_file_news stop_for_failure(struct stream_file *f, const char *what)
+{
+    int err = errno;
+    stop_after_failure(f, what, err);
+    write_final_marker(f, TRACE_MARK_WRITE_ERROR, (uint64_t)err);
+    return STREAM_FILE_WRITE_FAILED;
+}
+
+/* Start segment seq+1 (the caller closes the old one); -1 with seq unchanged. */
+static int rotate(struct stream_file *f)
+{
+    f->seq++;
+    int fd = create_segment(f, f->seq);
+    if (fd < 0 || start_segment(f, fd) != 0) {
+        f->seq--;
+        return -1;
+    }
+    return 0;
+}
+
+/* Start the next segment when this one is full; may stop the writing instead. */
+static enum stream_file_news make_room(struct stream_file *f)
+{
+    if (f->total_bytes + TRACE_FILE_HEADER_SIZE + 2 * REC > f->budget)
+        return stop_for_budget(f);
+    int old = f->fd;
+    if (rotate(f) != 0) {
+        f->fd = old;
+        return stop_for_failure(f, "cannot start the next segment");
+    }
+    close(old);
+    return STREAM_FILE_OK;
+}
+
+/*
+ * Append n records, rotating as segments fill.  Ordinary records always
+ * leave one record of the budget free, so the budget marker fits.  Device
+ * records that cannot be written any more are counted as discarded.
+ */
+static enum stream_file_news put_records(struct stream_file *f, const unsigned char *p, size_t n,
+                                         int device)
+{
+    enum stream_file_news news = STREAM_FILE_OK;
+    while (n > 0 && !f->stopped) {
+        if (f->seg_bytes + REC > f->seg_cap) {
+            news = make_room(f);
+            continue;
+        }
+        uint64_t k = n, fit_seg = (f->seg_cap - f->seg_bytes) / REC;
+        uint64_t fit_budget = (f->budget - f->total_bytes - REC) / REC;
+        if (k > fit_seg)
+            k = fit_seg;
+        if (k > fit_budget)
+            k = fit_budget;
+        if (k == 0) {
+            news = stop_for_budget(f);
+            continue;
+        }
+        if (write_records(f, p, (size_t)k) != 0) {
+            news = stop_for_failure(f, "writing events failed");
+            continue;
+        }
+        if (device) {
+            f->events += k;
+            f->last_ts = get_le64(p + (k - 1) * REC + offsetof(trace_event_t, ts));
+        }
+        p += k * REC;
+        n -= (size_t)k;
+    }
+    if (device)
+        f->discarded += n;
+    return news;
+}
+
+enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n)
+{
+    return put_records(f, events, n, 1);
+}
+
+enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload)
+{
+    unsigned char r[REC];
+    encode_marker(f, r, code, payload);
+    return put_records(f, r, 1, 0);
+}
+
+uint32_t stream_file_segments(const struct stream_file *f)
+{
+    return f->seq + 1;
+}
+
+void stream_file_close(struct stream_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}

@@ -1,0 +1,78 @@
+/*
+ * stream_file.h - the trace files of one streamed connection.
+ *
+ * callsight serve writes each connection to trace.stream.<id>.<seq>.bin in
+ * the output directory: an 80-byte trace_file_header_t carrying the
+ * handshake's clock calibration (pid = the connection id), then the events
+ * as they arrive.  A segment is rotated to seq+1 before it would pass the
+ * segment size, and a connection stops writing before its files together
+ * would pass its byte budget, leaving a TRACE_MARK_BUDGET marker (which may
+ * take a full segment one record past the segment size, never the budget).
+ * A write that fails stops the connection's writing the same way, with a
+ * TRACE_MARK_WRITE_ERROR marker when it can still be written.
+ *
+ * Connection ids never repeat, not even across restarts of serve into the
+ * same directory: an id is claimed by creating its seq-0 file with O_EXCL,
+ * counting up from the highest id found in the directory at startup.  This
+ * allocator is the only state connections share.
+ */
+#ifndef CALLSIGHT_STREAM_FILE_H
+#define CALLSIGHT_STREAM_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream_proto.h"
+
+#define STREAM_FILE_ERR_MAX 256
+
+struct stream_file {
+    const char *dir;
+    uint64_t seg_cap;      /* rotate before a segment passes this many bytes */
+    uint64_t budget;       /* all segments together stay within this */
+    uint32_t id, seq;
+    int fd;                /* current segment, -1 once closed */
+    uint32_t flags;        /* calibration for every segment's header */
+    uint64_t load_bias, tick_hz, t0_ticks, t0_ns, hook_ns;
+    uint64_t seg_bytes;    /* bytes in the current segment */
+    uint64_t total_bytes;  /* bytes in all segments */
+    uint64_t events;       /* device records written */
+    uint64_t discarded;    /* device records not written: budget reached or a write failed */
+    uint64_t last_ts;      /* ts of the last device record written */
+    int stopped;           /* budget reached or a write failed: nothing more is written */
+    char error[STREAM_FILE_ERR_MAX]; /* why it stopped, when a write failed */
+};
+
+/* What a write did that the caller should report (once). */
+enum stream_file_news {
+    STREAM_FILE_OK = 0,
+    STREAM_FILE_BUDGET_REACHED, /* this write hit the budget; the rest is discarded */
+    STREAM_FILE_WRITE_FAILED    /* a write failed; f->error says why; the rest is discarded */
+};
+
+/*
+ * Create dir (and its parents) if needed and find the highest connection id
+ * in it.  Call once before any stream_file_open.  0, or -1 with the reason.
+ */
+int stream_file_init_dir(const char *dir, char *err, size_t err_len);
+
+/*
+ * Claim a fresh connection id and write its first segment's header.  The
+ * limits are in bytes; budget must leave room for a header and a marker.
+ * 0, or -1 with the reason (nothing is left on disk then).
+ */
+int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                     const struct stream_hello *h, char *err, size_t err_len);
+
+/* Append n little-endian device records. */
+enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n);
+
+/* Append a serve marker: code, payload, ts of the last record, tid 0. */
+enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload);
+
+/* Segments written so far (1 after open). */
+uint32_t stream_file_segments(const struct stream_file *f);
+
+void stream_file_close(struct stream_file *f);
+
+#endif

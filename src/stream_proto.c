@@ -1,0 +1,154 @@
+/*
+ * stream_proto.c - decoding and checking the trace_stream wire protocol
+ * (see stream_proto.h).  Integers are assembled from bytes in the stream's
+ * order, so this works the same on any host.
+ */
+#include "stream_proto.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <zstd_errors.h>
+
+#include "trace.h"
+
+static uint64_t get_uint(const unsigned char *p, int bytes, int big)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)p[big ? bytes - 1 - i : i] << (8 * i);
+    return v;
+}
+
+static uint32_t get32(const unsigned char *p, int big) { return (uint32_t)get_uint(p, 4, big); }
+static uint64_t get64(const unsigned char *p, int big) { return get_uint(p, 8, big); }
+
+static void reverse(unsigned char *p, int bytes)
+{
+    for (int i = 0; i < bytes / 2; i++) {
+        unsigned char t = p[i];
+        p[i] = p[bytes - 1 - i];
+        p[bytes - 1 - i] = t;
+    }
+}
+
+int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], struct stream_hello *out,
+                        char *why, size_t why_len)
+{
+    if (memcmp(raw + offsetof(trace_stream_handshake_t, magic), TRACE_STREAM_MAGIC, 8)) {
+        snprintf(why, why_len, "not a trace_stream client (bad handshake magic)");
+        return -1;
+    }
+    /* The version is small: one that does not fit in 16 bits is byte-swapped. */
+    const unsigned char *v = raw + offsetof(trace_stream_handshake_t, version);
+    int big = get32(v, 0) > 0xffffu;
+    uint32_t version = get32(v, big);
+    if (version != TRACE_STREAM_VERSION) {
+        snprintf(why, why_len, "unsupported protocol version %u (expected %u)", (unsigned)version,
+                 TRACE_STREAM_VERSION);
+        return -1;
+    }
+    uint32_t size = get32(raw + offsetof(trace_stream_handshake_t, event_size), big);
+    if (size != TRACE_EVENT_SIZE) {
+        snprintf(why, why_len, "event size %u not supported (expected %u)", (unsigned)size,
+                 TRACE_EVENT_SIZE);
+        return -1;
+    }
+    out->swapped = big;
+    out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big);
+    out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
+    out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
+    out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);
+    out->t0_ns = get64(raw + offsetof(trace_stream_handshake_t, t0_ns), big);
+    out->hook_ns = get64(raw + offsetof(trace_stream_handshake_t, hook_ns), big);
+    return 0;
+}
+
+void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
+                         struct stream_chunk *out)
+{
+    out->type = get32(raw + offsetof(trace_stream_chunk_header_t, type), swapped);
+    out->raw_len = get32(raw + offsetof(trace_stream_chunk_header_t, raw_len), swapped);
+    out->zstd_len = get32(raw + offsetof(trace_stream_chunk_header_t, zstd_len), swapped);
+}
+
+int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
+{
+    if (c->type != TRACE_CHUNK_EVENTS && c->type != TRACE_CHUNK_NOTICE) {
+        if (c->zstd_len > STREAM_FRAME_CAP) {
+            snprintf(why, why_len, "unknown chunk type %u is too long (%u bytes)", (unsigned)c->type,
+                     (unsigned)c->zstd_len);
+            return -1;
+        }
+        return 0;
+    }
+    if (c->raw_len > TRACE_STREAM_MAX_RAW) {
+        snprintf(why, why_len, "raw_len %u exceeds the limit of %u bytes", (unsigned)c->raw_len,
+                 TRACE_STREAM_MAX_RAW);
+        return -1;
+    }
+    if (c->type == TRACE_CHUNK_EVENTS && c->raw_len % TRACE_EVENT_SIZE) {
+        snprintf(why, why_len, "events length %u is not a multiple of %u", (unsigned)c->raw_len,
+                 TRACE_EVENT_SIZE);
+        return -1;
+    }
+    if (c->type == TRACE_CHUNK_NOTICE && c->raw_len != 8) {
+        snprintf(why, why_len, "notice raw_len %u (expected 8)", (unsigned)c->raw_len);
+        return -1;
+    }
+    if (c->zstd_len == 0 || c->zstd_len > ZSTD_compressBound(c->raw_len)) {
+        snprintf(why, why_len, "zstd_len %u is impossible for raw_len %u (bound %zu)",
+                 (unsigned)c->zstd_len, (unsigned)c->raw_len, ZSTD_compressBound(c->raw_len));
+        return -1;
+    }
+    return 0;
+}
+
+int stream_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *dst, size_t raw_len,
+                        char *why, size_t why_len)
+{
+    size_t fsize = ZSTD_findFrameCompressedSize(frame, zlen);
+    if (ZSTD_isError(fsize)) {
+        snprintf(why, why_len, "corrupt zstd frame: %s", ZSTD_getErrorName(fsize));
+        return -1;
+    }
+    if (fsize != zlen) {
+        snprintf(why, why_len, "%zu bytes after the zstd frame", zlen - fsize);
+        return -1;
+    }
+    unsigned long long content = ZSTD_getFrameContentSize(frame, zlen);
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != raw_len) {
+        snprintf(why, why_len, "frame holds %llu bytes, chunk header says %zu", content, raw_len);
+        return -1;
+    }
+    /* One-shot into a raw_len buffer: a frame that expands further fails, it never allocates. */
+    size_t n = ZSTD_decompressDCtx(dctx, dst, raw_len, frame, zlen);
+    if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall) {
+        snprintf(why, why_len, "frame decompresses to more than the %zu bytes announced", raw_len);
+        return -1;
+    }
+    if (ZSTD_isError(n)) {
+        snprintf(why, why_len, "corrupt zstd frame: %s", ZSTD_getErrorName(n));
+        return -1;
+    }
+    if (n != raw_len) {
+        snprintf(why, why_len, "frame decompressed to %zu bytes, chunk header says %zu", n, raw_len);
+        return -1;
+    }
+    return 0;
+}
+
+void stream_events_swap(unsigned char *buf, size_t len)
+{
+    for (size_t off = 0; off + TRACE_EVENT_SIZE <= len; off += TRACE_EVENT_SIZE) {
+        unsigned char *e = buf + off;
+        reverse(e + offsetof(trace_event_t, ts), 8);
+        reverse(e + offsetof(trace_event_t, func), 8);
+        reverse(e + offsetof(trace_event_t, call_site), 8);
+        reverse(e + offsetof(trace_event_t, tid), 4);
+    }
+}
+
+uint64_t stream_notice_count(const unsigned char payload[8], int swapped)
+{
+    return get64(payload, swapped);
+}

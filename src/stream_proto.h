@@ -1,0 +1,71 @@
+/*
+ * stream_proto.h - decoding and checking the trace_stream wire protocol.
+ *
+ * The layouts are in runtime/trace_shm.h.  These functions trust nothing
+ * they are given: every length is checked against the protocol's limits
+ * before it is used, so a connection's memory is bounded by the caps below
+ * and never by a number read from the wire.  Streams from agents that send
+ * their native big-endian order are recognised by the handshake and
+ * converted: integers handed back are in host order, event records are
+ * rewritten as little-endian bytes (the trace-file order) whatever the host.
+ *
+ * Failures come back as a one-line reason in the caller's buffer.
+ */
+#ifndef CALLSIGHT_STREAM_PROTO_H
+#define CALLSIGHT_STREAM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zstd.h>
+
+#include "trace_shm.h"
+
+/* Buffer sizes a connection needs: the largest raw chunk and its largest frame. */
+#define STREAM_RAW_CAP ((size_t)TRACE_STREAM_MAX_RAW)
+#define STREAM_FRAME_CAP ZSTD_COMPRESSBOUND(TRACE_STREAM_MAX_RAW)
+
+#define STREAM_WHY_MAX 160
+
+/* A checked handshake, in host order. */
+struct stream_hello {
+    int swapped; /* the peer sends big-endian: every later integer is swapped too */
+    uint32_t flags;
+    uint64_t load_bias, tick_hz, t0_ticks, t0_ns, hook_ns;
+};
+
+/* A chunk header, in host order. */
+struct stream_chunk {
+    uint32_t type, raw_len, zstd_len;
+};
+
+/* 0 and *out filled, or -1 with the reason. */
+int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], struct stream_hello *out,
+                        char *why, size_t why_len);
+
+void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
+                         struct stream_chunk *out);
+
+/*
+ * Check a chunk header's lengths before reading its payload: for known types
+ * raw_len within the limit (a multiple of 32 for events, 8 for a notice) and
+ * 0 < zstd_len <= zstd's bound for raw_len; for unknown types only that
+ * zstd_len fits the frame buffer.  0 ok, -1 with the reason.
+ */
+int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len);
+
+/*
+ * Decompress a frame of exactly zlen bytes into exactly raw_len bytes of dst
+ * (which holds at least raw_len).  The frame must be one whole zstd frame
+ * with nothing after it.  0 ok, -1 with the reason.
+ */
+int stream_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *dst, size_t raw_len,
+                        char *why, size_t why_len);
+
+/* Rewrite the big-endian records of a swapped stream as little-endian, in place. */
+void stream_events_swap(unsigned char *buf, size_t len);
+
+/* A notice payload's dropped-event count. */
+uint64_t stream_notice_count(const unsigned char payload[8], int swapped);
+
+#endif

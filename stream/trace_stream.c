@@ -1,0 +1,761 @@
+/*
+ * trace_stream.c - callsight's on-device streaming client.
+ *
+ *   traced process --(POSIX shm ring)--> trace_stream --(zstd, TCP)--> callsight serve
+ *
+ * trace_stream starts before the traced program.  It creates the shared
+ * memory ring named on its command line (or maps it, if the tracer was
+ * first), connects to `callsight serve`, waits for a tracer to attach, and
+ * then forwards everything the tracer writes: it drains the ring in chunks
+ * without ever taking the ring's lock, compresses each chunk into one zstd
+ * frame and sends it.  It exits once the tracer has detached and the ring is
+ * empty, and removes the ring: the client owns the ring's lifetime.
+ *
+ * The traced process never does I/O and never waits for this client; when
+ * the ring is full the tracer drops events and counts them in the ring
+ * header.  trace_stream forwards that count as a notice chunk whenever it
+ * changes, so loss always reaches the host.
+ *
+ * The ring and the wire protocol are defined in trace_shm.h, the event
+ * record in trace.h; both must sit beside this file.  It stands alone:
+ *
+ *   cc -O2 -o trace_stream trace_stream.c -lzstd
+ *
+ * The wire is little-endian; the ring is in the device's own byte order, so
+ * a big-endian device converts every record before sending.  On a 32-bit
+ * target the 64-bit atomics of the ring header must be lock-free (they are
+ * shared between processes); the program checks this at start.
+ */
+#define _XOPEN_SOURCE 700 /* POSIX.1-2008 with XSI: shm_open, getaddrinfo, SA_RESETHAND */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "trace.h"
+#include "trace_shm.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0 /* SIGPIPE is ignored anyway */
+#endif
+
+/*
+ * Raw bytes per chunk.  1 MiB is large enough for zstd to find the
+ * repetition in function addresses and call sites, and small enough that a
+ * chunk leaves the device within milliseconds on a slow link.
+ */
+#define CHUNK_RAW (1u << 20)
+_Static_assert(CHUNK_RAW <= TRACE_STREAM_MAX_RAW, "chunk within the server's limit");
+_Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
+
+/*
+ * Default zstd level: 1.  Measured with libzstd 1.5.4 on an x86-64 server,
+ * on 1 MiB chunks of events recorded from examples/workload (26 threads,
+ * per-thread batches interleaved as they reach the ring; tick and ns
+ * timestamps gave the same picture):
+ *
+ *   level 1: 8.8x smaller, 370-520 MB/s, 0.57 MiB of compressor state
+ *   level 3: 9.6x smaller, 300-480 MB/s, 1.27 MiB of compressor state
+ *
+ * Level 3 saves 9% of the wire bytes for roughly 10% more CPU (the machine
+ * was noisy) and twice the memory.  On a device CPU and memory are what the
+ * traced program competes for, while a link that cannot carry 1/9 of the raw
+ * event rate is rare; where it is the bottleneck, --level 3 is the knob.
+ */
+#define DEFAULT_LEVEL 1
+
+/* How long an existing ring may take to show its size and magic. */
+#define ATTACH_WAIT_MS 2000
+/* Idle sleeps: start short so a burst is picked up quickly, back off to this. */
+#define IDLE_MIN_MS 1
+#define IDLE_MAX_MS 8
+
+struct options {
+    int level;
+    int quiet;
+    const char *shm;
+    const char *host;
+    const char *port;
+};
+
+struct ring {
+    const char *name;
+    trace_shm_header_t *hdr;
+    unsigned char *data; /* capacity bytes of storage after the header */
+    size_t map_len;
+    uint32_t capacity;
+    uint64_t tail; /* our copy; only this process writes the header's tail */
+};
+
+struct sender {
+    int sock;
+    int level;
+    ZSTD_CCtx *cctx;
+    unsigned char *raw;  /* CHUNK_RAW bytes drained from the ring */
+    unsigned char *wire; /* chunk header followed by the zstd frame */
+    size_t wire_cap;
+    uint64_t events;      /* records forwarded (enter, exit and markers alike) */
+    uint64_t chunks;      /* event chunks sent */
+    uint64_t wire_bytes;  /* everything sent: handshake, chunks, notices */
+    uint64_t dropped_sent; /* last dropped count sent in a notice */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: trace_stream [--level N] [--quiet] SHM HOST PORT\n"
+            "\n"
+            "Forward the events of a callsight-traced program from the shared-memory\n"
+            "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
+            "Start it first, then run the program with TRACE_SHM=SHM.  It creates\n"
+            "the ring (TRACE_SHM_SIZE bytes, default 16 MiB) unless the tracer did,\n"
+            "exits once the tracer has detached and the ring is drained, and then\n"
+            "removes the ring.  SIGINT/SIGTERM: send what is in the ring, then exit.\n"
+            "\n"
+            "  --level N   zstd compression level (default %d)\n"
+            "  --quiet     print only errors and the final summary\n"
+            "  --help      this text\n"
+            "\n"
+            "The summary counts forwarded records (enter, exit and marker events)\n"
+            "and the events the tracer dropped because the ring was full.\n",
+            DEFAULT_LEVEL);
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Rewrite one native-order record in place as little-endian. */
+static void event_to_le(unsigned char *p)
+{
+    trace_event_t ev;
+    memcpy(&ev, p, sizeof ev);
+    put_le64(p + offsetof(trace_event_t, ts), ev.ts);
+    put_le64(p + offsetof(trace_event_t, func), ev.func);
+    put_le64(p + offsetof(trace_event_t, call_site), ev.call_site);
+    put_le32(p + offsetof(trace_event_t, tid), ev.tid);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static _Atomic uint64_t *a64(uint64_t *p) { return (_Atomic uint64_t *)p; }
+static _Atomic uint32_t *a32(uint32_t *p) { return (_Atomic uint32_t *)p; }
+
+/* The magic is published last, with release; read it as one 8-byte word. */
+static int magic_ok(trace_shm_header_t *h)
+{
+    uint64_t word = atomic_load_explicit(a64((uint64_t *)(void *)h->magic), memory_order_acquire);
+    char want[8] = {0};
+    memcpy(want, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
+    return memcmp(&word, want, 8) == 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* 0 run, 1 done (help printed), -1 usage error (reported). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    const char *pos[3];
+    int npos = 0;
+    o->level = DEFAULT_LEVEL;
+    o->quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--level")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], ZSTD_minCLevel(), ZSTD_maxCLevel(), &v)) {
+                fprintf(stderr, "trace_stream: --level needs a number from %d to %d\n",
+                        ZSTD_minCLevel(), ZSTD_maxCLevel());
+                return -1;
+            }
+            o->level = (int)v;
+            i++;
+        } else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "trace_stream: unknown option '%s' (try --help)\n", a);
+            return -1;
+        } else if (npos < 3) {
+            pos[npos++] = a;
+        } else {
+            fprintf(stderr, "trace_stream: too many arguments (try --help)\n");
+            return -1;
+        }
+    }
+    if (npos != 3) {
+        usage(stderr);
+        return -1;
+    }
+    o->shm = pos[0];
+    o->host = pos[1];
+    o->port = pos[2];
+    return 0;
+}
+
+/* ---- the ring ----------------------------------------------------------- */
+
+/* Storage bytes for a ring we create: TRACE_SHM_SIZE minus the header, in whole records. */
+static int ring_capacity_from_env(uint32_t *cap)
+{
+    const char *s = getenv("TRACE_SHM_SIZE");
+    uint64_t size = TRACE_SHM_DEFAULT_SIZE;
+    if (s && *s) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || end == s || *end || s[0] == '-') {
+            fprintf(stderr, "trace_stream: TRACE_SHM_SIZE='%s' is not a byte count\n", s);
+            return -1;
+        }
+        size = v;
+    }
+    uint64_t c = size > TRACE_SHM_HEADER_SIZE ? (size - TRACE_SHM_HEADER_SIZE) / 32 * 32 : 0;
+    /* capacity is a u32; a 32-bit target also bounds the mapping by size_t and off_t. */
+    uint64_t max = (uint64_t)UINT32_MAX / 32 * 32;
+    uint64_t sys = sizeof(off_t) < 8 || sizeof(size_t) < 8 ? (uint64_t)INT32_MAX : UINT64_MAX;
+    if (sys - TRACE_SHM_HEADER_SIZE < max)
+        max = (sys - TRACE_SHM_HEADER_SIZE) / 32 * 32;
+    if (c < TRACE_SHM_MIN_CAPACITY || c > max) {
+        fprintf(stderr,
+                "trace_stream: TRACE_SHM_SIZE=%" PRIu64 " gives a ring of %" PRIu64
+                " bytes; it must hold %u to %" PRIu64 " bytes after the %u-byte header\n",
+                size, c, TRACE_SHM_MIN_CAPACITY, max, TRACE_SHM_HEADER_SIZE);
+        return -1;
+    }
+    *cap = (uint32_t)c;
+    return 0;
+}
+
+static int ring_map(struct ring *r, int fd, size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "trace_stream: cannot map ring %s: %s\n", r->name, strerror(errno));
+        return -1;
+    }
+    r->hdr = p;
+    r->data = (unsigned char *)p + TRACE_SHM_HEADER_SIZE;
+    r->map_len = len;
+    return 0;
+}
+
+/* Create the ring; 1 if it exists already, -1 on error. */
+static int ring_create(struct ring *r, uint32_t cap)
+{
+    int fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST)
+        return 1;
+    if (fd < 0) {
+        fprintf(stderr, "trace_stream: cannot create ring %s: %s\n", r->name, strerror(errno));
+        return -1;
+    }
+    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap;
+    if (ftruncate(fd, (off_t)len) != 0) {
+        fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
+                strerror(errno));
+        close(fd);
+        shm_unlink(r->name);
+        return -1;
+    }
+    int rc = ring_map(r, fd, len);
+    close(fd);
+    if (rc) {
+        shm_unlink(r->name);
+        return -1;
+    }
+    /* ftruncate zero-filled everything: counters, lock and the tracer's half. */
+    trace_shm_header_t *h = r->hdr;
+    h->version = TRACE_SHM_VERSION;
+    h->capacity = cap;
+    char magic[8] = {0};
+    memcpy(magic, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
+    uint64_t word;
+    memcpy(&word, magic, 8);
+    atomic_store_explicit(a64((uint64_t *)(void *)h->magic), word, memory_order_release);
+    r->capacity = cap;
+    r->tail = 0;
+    return 0;
+}
+
+static const char *ring_header_problem(const trace_shm_header_t *h, uint64_t seg_size)
+{
+    if (h->version != TRACE_SHM_VERSION)
+        return "unsupported ring version";
+    if (h->capacity < TRACE_SHM_MIN_CAPACITY || h->capacity % 32)
+        return "capacity is not a multiple of 32 of at least the minimum";
+    if ((uint64_t)TRACE_SHM_HEADER_SIZE + h->capacity > seg_size)
+        return "capacity runs past the end of the segment";
+    return NULL;
+}
+
+/* Map a ring someone else created; wait (bounded) until it is initialised. */
+static int ring_attach(struct ring *r)
+{
+    int fd = shm_open(r->name, O_RDWR, 0);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 1; /* gone again: the caller retries creating it */
+        fprintf(stderr, "trace_stream: cannot open ring %s: %s\n", r->name, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int waited = 0;
+    for (;;) {
+        if (fstat(fd, &st) != 0) {
+            fprintf(stderr, "trace_stream: cannot stat ring %s: %s\n", r->name, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if ((uint64_t)st.st_size >= TRACE_SHM_HEADER_SIZE + TRACE_SHM_MIN_CAPACITY)
+            break;
+        if (waited++ >= ATTACH_WAIT_MS) {
+            fprintf(stderr, "trace_stream: %s exists but is too small to be a ring (%jd bytes)\n",
+                    r->name, (intmax_t)st.st_size);
+            close(fd);
+            return -1;
+        }
+        sleep_ms(1);
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        fprintf(stderr, "trace_stream: ring %s is too large to map here\n", r->name);
+        close(fd);
+        return -1;
+    }
+    int rc = ring_map(r, fd, (size_t)st.st_size);
+    close(fd);
+    if (rc)
+        return -1;
+    while (!magic_ok(r->hdr)) {
+        if (waited++ >= ATTACH_WAIT_MS) {
+            fprintf(stderr, "trace_stream: %s is not a callsight ring (no TKSHM magic)\n", r->name);
+            munmap(r->hdr, r->map_len);
+            return -1;
+        }
+        sleep_ms(1);
+    }
+    const char *why = ring_header_problem(r->hdr, (uint64_t)st.st_size);
+    if (why) {
+        fprintf(stderr, "trace_stream: broken ring %s: %s\n", r->name, why);
+        munmap(r->hdr, r->map_len);
+        return -1;
+    }
+    r->capacity = r->hdr->capacity;
+    r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
+    return 0;
+}
+
+/* Create the ring, or map the one a tracer created first. */
+static int ring_open(struct ring *r, int quiet)
+{
+    uint32_t cap;
+    if (ring_capacity_from_env(&cap))
+        return -1;
+    /* Creator and tracer may race, and a ring may vanish between our two calls. */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int rc = ring_create(r, cap);
+        if (rc == 0) {
+            if (!quiet)
+                fprintf(stderr, "trace_stream: created ring %s (%" PRIu32 " bytes)\n", r->name, cap);
+            return 0;
+        }
+        if (rc < 0)
+            return -1;
+        rc = ring_attach(r);
+        if (rc == 0) {
+            if (!quiet)
+                fprintf(stderr, "trace_stream: attached to ring %s (%" PRIu32 " bytes)\n", r->name,
+                        r->capacity);
+            return 0;
+        }
+        if (rc < 0)
+            return -1;
+    }
+    fprintf(stderr, "trace_stream: ring %s keeps appearing and vanishing\n", r->name);
+    return -1;
+}
+
+static void ring_close(struct ring *r)
+{
+    munmap(r->hdr, r->map_len);
+    shm_unlink(r->name);
+}
+
+/*
+ * Copy up to `max` bytes from [tail, head) into buf and hand the space back
+ * to the writers.  Returns the bytes copied, or -1 for a broken ring.
+ */
+static long ring_take(struct ring *r, unsigned char *buf, size_t max)
+{
+    trace_shm_header_t *h = r->hdr;
+    if (!magic_ok(h) || h->version != TRACE_SHM_VERSION || h->capacity != r->capacity) {
+        fprintf(stderr, "trace_stream: broken ring %s: its header changed under us\n", r->name);
+        return -1;
+    }
+    uint64_t head = atomic_load_explicit(a64(&h->head), memory_order_acquire);
+    uint64_t used = head - r->tail;
+    if (head < r->tail || used > r->capacity || head % TRACE_EVENT_SIZE) {
+        fprintf(stderr,
+                "trace_stream: broken ring %s: head %" PRIu64 ", tail %" PRIu64 ", capacity %" PRIu32
+                "\n",
+                r->name, head, r->tail, r->capacity);
+        return -1;
+    }
+    size_t n = used < max ? (size_t)used : max;
+    size_t off = (size_t)(r->tail % r->capacity);
+    size_t first = r->capacity - off < n ? r->capacity - off : n;
+    memcpy(buf, r->data + off, first);
+    memcpy(buf + first, r->data, n - first);
+    r->tail += n;
+    atomic_store_explicit(a64(&h->tail), r->tail, memory_order_release);
+    return (long)n;
+}
+
+/* ---- the connection ----------------------------------------------------- */
+
+static int net_connect(const char *host, const char *port)
+{
+    struct addrinfo hints, *res, *ai;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc) {
+        fprintf(stderr, "trace_stream: cannot resolve %s port %s: %s\n", host, port, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        fprintf(stderr, "trace_stream: cannot connect to %s:%s: %s\n", host, port, strerror(err));
+    return fd;
+}
+
+static void report_send_error(int err)
+{
+    if (err == EPIPE || err == ECONNRESET)
+        fprintf(stderr, "trace_stream: the server closed the connection\n");
+    else
+        fprintf(stderr, "trace_stream: sending to the server failed: %s\n", strerror(err));
+}
+
+static int send_all(struct sender *s, const unsigned char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = send(s->sock, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            report_send_error(n < 0 ? errno : EPIPE);
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+        s->wire_bytes += (uint64_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Sleep up to ms, waking early if the server closes the connection (it never
+ * sends anything, so a readable socket means EOF or an error).
+ */
+static int idle_wait(struct sender *s, int ms)
+{
+    struct pollfd p = {s->sock, POLLIN, 0};
+    int rc = poll(&p, 1, ms);
+    if (rc <= 0)
+        return 0; /* timeout, or a signal: the caller looks at its flags */
+    unsigned char junk[256];
+    ssize_t n = recv(s->sock, junk, sizeof junk, MSG_DONTWAIT);
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)))
+        return 0;
+    report_send_error(n == 0 ? EPIPE : errno);
+    return -1;
+}
+
+/*
+ * A tracer has been here once its `writers` increment is visible (acquire:
+ * it wrote the header's lower half before), or once head moved: a tracer
+ * can come and go between two looks.  1 when attached, 0 when stopped by a
+ * signal first, -1 when the server went away.
+ */
+static int wait_for_tracer(struct ring *r, struct sender *s, int quiet)
+{
+    trace_shm_header_t *h = r->hdr;
+    uint64_t head0 = atomic_load_explicit(a64(&h->head), memory_order_acquire);
+    if (head0 != r->tail)
+        return 1;
+    if (!quiet)
+        fprintf(stderr, "trace_stream: waiting for a tracer on %s\n", r->name);
+    for (;;) {
+        if (atomic_load_explicit(a32(&h->writers), memory_order_acquire) > 0)
+            return 1;
+        if (atomic_load_explicit(a64(&h->head), memory_order_acquire) != head0)
+            return 1;
+        if (stop_requested)
+            return 0;
+        if (idle_wait(s, 5))
+            return -1;
+    }
+}
+
+static int send_handshake(struct sender *s, const trace_shm_header_t *h)
+{
+    unsigned char hs[TRACE_STREAM_HANDSHAKE_SIZE] = {0};
+    memcpy(hs + offsetof(trace_stream_handshake_t, magic), TRACE_STREAM_MAGIC, 8);
+    put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
+    put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
+    put_le32(hs + offsetof(trace_stream_handshake_t, flags), h->flags & ~TRACE_FLAG_BIGENDIAN);
+    put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
+    put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
+    put_le64(hs + offsetof(trace_stream_handshake_t, t0_ticks), h->t0_ticks);
+    put_le64(hs + offsetof(trace_stream_handshake_t, t0_ns), h->t0_ns);
+    put_le64(hs + offsetof(trace_stream_handshake_t, hook_ns), h->hook_ns);
+    return send_all(s, hs, sizeof hs);
+}
+
+/* Compress `len` bytes of payload into one frame and send it as a chunk. */
+static int send_chunk(struct sender *s, uint32_t type, const void *payload, size_t len)
+{
+    unsigned char *frame = s->wire + TRACE_STREAM_CHUNK_HEADER_SIZE;
+    size_t z = ZSTD_compressCCtx(s->cctx, frame, s->wire_cap - TRACE_STREAM_CHUNK_HEADER_SIZE,
+                                 payload, len, s->level);
+    if (ZSTD_isError(z)) {
+        fprintf(stderr, "trace_stream: zstd compression failed: %s\n", ZSTD_getErrorName(z));
+        return -1;
+    }
+    put_le32(s->wire + offsetof(trace_stream_chunk_header_t, type), type);
+    put_le32(s->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)len);
+    put_le32(s->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
+    return send_all(s, s->wire, TRACE_STREAM_CHUNK_HEADER_SIZE + z);
+}
+
+static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h)
+{
+    uint64_t dropped = atomic_load_explicit(a64(&h->dropped), memory_order_relaxed);
+    if (dropped == s->dropped_sent)
+        return 0;
+    unsigned char payload[8];
+    put_le64(payload, dropped);
+    if (send_chunk(s, TRACE_CHUNK_NOTICE, payload, sizeof payload))
+        return -1;
+    s->dropped_sent = dropped;
+    return 0;
+}
+
+/* Take one chunk's worth from the ring and send it; 1 if there was nothing. */
+static int forward_chunk(struct ring *r, struct sender *s)
+{
+    long n = ring_take(r, s->raw, CHUNK_RAW);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return 1;
+    if (!host_is_little_endian())
+        for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
+            event_to_le(s->raw + off);
+    if (send_chunk(s, TRACE_CHUNK_EVENTS, s->raw, (size_t)n))
+        return -1;
+    s->events += (uint64_t)n / TRACE_EVENT_SIZE;
+    s->chunks++;
+    return 0;
+}
+
+/*
+ * Forward until the tracer has detached and the ring is empty, or, after
+ * SIGINT/SIGTERM, until what the ring held at that moment is sent.  The
+ * tracer publishes its last head before it decrements `writers` (both
+ * release), so reading writers == 0 (acquire) and then an empty ring means
+ * nothing more comes.
+ */
+static int drain(struct ring *r, struct sender *s)
+{
+    int idle_ms = IDLE_MIN_MS, stopping = 0;
+    uint64_t stop_at = 0;
+    for (;;) {
+        if (stop_requested && !stopping) {
+            stopping = 1;
+            stop_at = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
+        }
+        if (stopping && r->tail >= stop_at)
+            return 0; /* sent what the ring held when we were asked to stop */
+        uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
+        int rc = forward_chunk(r, s);
+        if (rc < 0 || send_notice_if_changed(s, r->hdr))
+            return -1;
+        if (rc == 0) {
+            idle_ms = IDLE_MIN_MS;
+            continue;
+        }
+        if (writers == 0 || stopping)
+            return 0;
+        if (idle_wait(s, idle_ms))
+            return -1;
+        idle_ms = idle_ms * 2 > IDLE_MAX_MS ? IDLE_MAX_MS : idle_ms * 2;
+    }
+}
+
+/* ---- program ------------------------------------------------------------ */
+
+static int sender_init(struct sender *s, int sock, int level)
+{
+    memset(s, 0, sizeof *s);
+    s->sock = sock;
+    s->level = level;
+    s->cctx = ZSTD_createCCtx();
+    s->raw = malloc(CHUNK_RAW);
+    s->wire_cap = TRACE_STREAM_CHUNK_HEADER_SIZE + ZSTD_compressBound(CHUNK_RAW);
+    s->wire = malloc(s->wire_cap);
+    if (!s->cctx || !s->raw || !s->wire) {
+        fprintf(stderr, "trace_stream: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void sender_free(struct sender *s)
+{
+    ZSTD_freeCCtx(s->cctx);
+    free(s->raw);
+    free(s->wire);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    /* No SA_RESTART, so a blocking connect or send notices; a second signal kills. */
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Everything after the ring is ours and the connection is up. */
+static int stream(struct ring *r, struct sender *s, const struct options *o)
+{
+    int rc = wait_for_tracer(r, s, o->quiet);
+    if (rc <= 0) {
+        if (rc == 0)
+            fprintf(stderr, "trace_stream: stopped before a tracer attached; nothing sent\n");
+        return rc < 0 ? -1 : 0;
+    }
+    if (send_handshake(s, r->hdr))
+        return -1;
+    if (!o->quiet)
+        fprintf(stderr, "trace_stream: tracer attached; streaming to %s:%s\n", o->host, o->port);
+    if (drain(r, s))
+        return -1;
+    /* A final look, so a drop counted after the last chunk is still reported. */
+    if (send_notice_if_changed(s, r->hdr))
+        return -1;
+    fprintf(stderr,
+            "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
+            " bytes on the wire), dropped %" PRIu64 "\n",
+            s->events, s->chunks, s->wire_bytes, s->dropped_sent);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    install_signals();
+    struct ring r = {.name = o.shm};
+    if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
+        fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
+                        "cannot be shared between processes\n");
+        return 1;
+    }
+    if (ring_open(&r, o.quiet))
+        return 1;
+    int status = 1;
+    struct sender s;
+    int sock = net_connect(o.host, o.port);
+    if (sock >= 0) {
+        if (!o.quiet)
+            fprintf(stderr, "trace_stream: connected to %s:%s\n", o.host, o.port);
+        if (sender_init(&s, sock, o.level) == 0 && stream(&r, &s, &o) == 0)
+            status = 0;
+        sender_free(&s);
+        close(sock);
+    }
+    ring_close(&r);
+    return status;
+}
