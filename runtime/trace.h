@@ -104,7 +104,15 @@ enum trace_mark {
      * The thread ended (flushed by its exit).  A later thread that reuses the
      * tid starts from an empty stack.  Payload: 0.
      */
-    TRACE_MARK_THREAD_EXIT = 20
+    TRACE_MARK_THREAD_EXIT = 20,
+    /*
+     * The thread's name (pthread_setname_np / prctl), written at the head of
+     * its first flush and again when it changed.  The name is at most 16
+     * bytes, NUL-padded: bytes 0-7 in call_site and bytes 8-15 in ts, each
+     * packed little-endian (byte i at bits 8i), so it survives the same byte
+     * swapping as every other field.
+     */
+    TRACE_MARK_THREAD_NAME = 21
 };
 
 /* ---- trace file -------------------------------------------------------- */
