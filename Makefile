@@ -83,3 +83,7 @@ demo: all $(BUILD)/examples/workload
 
 clean:
 	rm -rf $(BUILD) traces
+
+# Benchmarks (bench/README.md): `make bench`, or `make bench QUICK=1` for the
+# under-a-minute run the test suite uses to keep the harness from rotting.
+-include bench/bench.mk
