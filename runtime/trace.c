@@ -1,0 +1,1210 @@
+/*
+ * trace.c - callsight's runtime, compiled into the traced program.
+ *
+ * `cc -finstrument-functions` makes every instrumented function call
+ * __cyg_profile_func_enter on entry and __cyg_profile_func_exit on return.
+ * This file implements the two hooks and everything around them:
+ *
+ *   hook:  stamp the clock, append a 32-byte event to this thread's buffer
+ *          (thread-local: no lock, no allocation, no I/O)
+ *   flush: when the buffer is full, when the thread exits, at process exit
+ *     file mode    append to TRACE_DIR/trace.<pid>.<tid>.<seq>.bin, one
+ *                  series of segments per thread, within a per-process budget
+ *     stream mode  (TRACE_SHM=/name) copy the batch into a POSIX shared-memory
+ *                  ring that trace_stream (stream/) drains off the device
+ *
+ * The layouts are fixed by trace.h (event, file header, marker codes) and
+ * trace_shm.h (ring header).  Everything is configured once, in a
+ * constructor, from the environment; the program calls nothing.
+ *
+ * The rules kept here (DEVELOPERS.md): the traced program never waits on us
+ * for long; when a sink cannot keep up we drop and count, in-band, so loss is
+ * never silent; every wait and every buffer is bounded.
+ *
+ * Build with one cc line, C11, libc and pthread only, and never with
+ * -finstrument-functions: the hooks must not trace themselves.
+ */
+#define _GNU_SOURCE            /* syscall(), dl_iterate_phdr(), shm_open() */
+#define _FILE_OFFSET_BITS 64   /* segments past 2 GiB on 32-bit systems */
+
+#include "trace.h"
+#include "trace_shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(__GNUC__)
+#error "callsight's runtime needs GCC or Clang (constructor and -finstrument-functions)"
+#endif
+
+#define TR_NOINSTR __attribute__((no_instrument_function))
+#define TR_COLD __attribute__((noinline, cold))
+#define TR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define TR_BIG_ENDIAN 1 /* files are little-endian: convert before writing */
+#endif
+
+/* ---- tunables ------------------------------------------------------------ */
+
+/* Events per thread buffer (one flush).  32 KiB of TLS per thread: small
+ * enough for threads with small stacks, large enough that a flush's cost is
+ * spread over many events. */
+#ifndef TRACE_BUF_EVENTS
+#define TRACE_BUF_EVENTS 1024u
+#endif
+
+_Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
+
+#define TL_HEAD 2u /* slots before the events: THREAD_LOST, THREAD_RESYNC */
+#define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
+
+#define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
+#define HDR_BYTES ((uint64_t)TRACE_FILE_HEADER_SIZE)
+#define MIB ((uint64_t)1 << 20)
+#define CFG_MB_MAX ((uint64_t)1 << 24) /* 16 TiB: any larger is a typo */
+
+#define DEFAULT_DIR "./traces"
+#define DEFAULT_MAX_MB 512u
+#define DEFAULT_SEG_MB 64u
+#define FILE_NAME_ROOM 64u     /* "/trace.<pid>.<tid>.<seq>.bin" fits */
+#define FILE_MAX_TRIES 100000u /* names skipped because taken, at most */
+
+#ifndef RING_SPINS
+#define RING_SPINS 256u        /* lock attempts with a pause between ... */
+#endif
+#ifndef RING_YIELDS
+#define RING_YIELDS 4u         /* ... then with sched_yield, then give up */
+#endif
+#define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
+
+#define CLOCK_CALIBRATE_NS 5000000u /* ticks vs CLOCK_MONOTONIC at start */
+#define HOOK_PAIRS (TRACE_BUF_EVENTS / 4u) /* enter/exit pairs per timing round */
+
+/* ---- process-wide state -------------------------------------------------
+ * Written by the constructor before capture starts (then read-only), except
+ * the atomics and what the fork child handler resets in its new process. */
+
+enum stop_reason { STOP_NONE = 0, STOP_BUDGET, STOP_WRITE, STOP_EXIT };
+enum clock_mode { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO };
+
+static _Atomic int g_capture; /* the hooks' one flag: record while 1 */
+static _Atomic int g_stop;    /* enum stop_reason; the first stop wins */
+static int g_started;         /* setup completed: exit/fork handlers act */
+static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
+static uint32_t g_pid;
+
+static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
+static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
+static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
+
+static char g_dir[PATH_MAX];  /* absolute TRACE_DIR */
+static uint64_t g_seg_bytes;  /* TRACE_SEG_MB: one file's size limit */
+static uint64_t g_budget_max; /* TRACE_MAX_MB: all files of the process */
+static uint64_t g_budget_soft; /* the same less room for the stop marker */
+static _Atomic uint64_t g_budget_used; /* bytes reserved, before writing */
+
+static trace_shm_header_t *g_ring; /* stream mode when non-NULL */
+static unsigned char *g_ring_data;
+static uint32_t g_ring_cap;   /* our copy: the shared one is not trusted */
+static int g_ring_joined;     /* this process counts in `writers` */
+
+/* ---- messages -------------------------------------------------------------
+ * One line on stderr, "callsight: " first.  write(2), not stdio: it may run
+ * inside a flush, which may run inside a signal handler. */
+
+__attribute__((sentinel)) static void say(const char *first, ...)
+{
+    char line[1024];
+    size_t len = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) {
+        if (len == 0)
+            len = strlen(strcpy(line, "callsight: "));
+        size_t n = strlen(s);
+        if (n > sizeof line - 1 - len)
+            n = sizeof line - 1 - len;
+        memcpy(line + len, s, n);
+        len += n;
+    }
+    va_end(ap);
+    line[len++] = '\n';
+    ssize_t r = write(STDERR_FILENO, line, len);
+    (void)r;
+}
+
+/* Decimal text of v in buf (at least 21 bytes); returns where it starts. */
+static const char *num(uint64_t v, char *buf)
+{
+    char *p = buf + 20;
+    *p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    return p;
+}
+
+/* ---- clock ----------------------------------------------------------------
+ * Raw ticks where the CPU has a cheap constant-rate counter (x86-64 invariant
+ * TSC, aarch64 generic timer), else CLOCK_MONOTONIC ns.  Ticks are converted
+ * by the analyzer from tick_hz and the t0 anchor in the header. */
+
+static uint64_t clock_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+#define CLOCK_HAS_TICKS 1
+static inline uint64_t clock_ticks(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/* Only an invariant TSC (CPUID 0x80000007 EDX bit 8) ticks at one rate
+ * across frequency changes, sleep states and cores. */
+static int clock_ticks_trusted(void)
+{
+    uint32_t a, b, c, d;
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0u));
+    if (a < 0x80000007u)
+        return 0;
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0u));
+    return (int)(d >> 8 & 1u);
+}
+
+static uint64_t clock_ticks_hz(void) { return 0; /* calibrate */ }
+#elif defined(__aarch64__)
+#define CLOCK_HAS_TICKS 1
+static inline uint64_t clock_ticks(void)
+{
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+
+/* The generic timer runs at a fixed rate by architecture. */
+static int clock_ticks_trusted(void) { return 1; }
+
+static uint64_t clock_ticks_hz(void)
+{
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(v));
+    return v;
+}
+#else
+#define CLOCK_HAS_TICKS 0
+static inline uint64_t clock_ticks(void) { return clock_mono_ns(); }
+static int clock_ticks_trusted(void) { return 0; }
+static uint64_t clock_ticks_hz(void) { return 0; }
+#endif
+
+/* The one branch is on a value fixed at start, so it predicts perfectly. */
+static inline uint64_t clock_now(void)
+{
+    return g_ticks ? clock_ticks() : clock_mono_ns();
+}
+
+/* Ticks and CLOCK_MONOTONIC at (nearly) one instant: the tightest of a few
+ * tries, the ns taken from the middle of the window. */
+static void clock_pair(uint64_t *ticks, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = clock_mono_ns(), t = clock_ticks(), b = clock_mono_ns();
+        if (b - a < best) {
+            best = b - a;
+            *ticks = t;
+            *ns = a + (b - a) / 2;
+        }
+    }
+}
+
+/* Tick rate over a short sleep.  Only a first estimate: with the exit anchor
+ * the analyzer measures the rate across the whole run. */
+static uint64_t clock_calibrate(uint64_t t0, uint64_t n0)
+{
+    struct timespec d = {0, CLOCK_CALIBRATE_NS};
+    uint64_t t1, n1;
+    while (nanosleep(&d, &d) != 0 && errno == EINTR)
+        ;
+    clock_pair(&t1, &n1);
+    if (n1 <= n0 || t1 <= t0)
+        return 0;
+    return (uint64_t)((double)(t1 - t0) * 1e9 / (double)(n1 - n0) + 0.5);
+}
+
+static void clock_init(int mode)
+{
+    if (mode == CLOCK_TSC && !CLOCK_HAS_TICKS)
+        say("TRACE_CLOCK=tsc: no tick counter on this machine; using mono", (char *)0);
+    if (CLOCK_HAS_TICKS && (mode == CLOCK_TSC || (mode == CLOCK_AUTO && clock_ticks_trusted()))) {
+        g_tick_hz = clock_ticks_hz();
+        clock_pair(&g_t0_ticks, &g_t0_ns);
+        if (g_tick_hz == 0)
+            g_tick_hz = clock_calibrate(g_t0_ticks, g_t0_ns);
+        g_ticks = g_tick_hz != 0;
+        if (g_ticks)
+            return;
+    }
+    g_tick_hz = 0;
+    g_t0_ns = g_t0_ticks = clock_mono_ns();
+}
+
+/* ---- per-thread state -------------------------------------------------------
+ * Lives in TLS, zero at thread start.  `gate` guards it against the one
+ * other party that can touch it: a signal handler on the same thread whose
+ * instrumented code runs while a hook is half done.  Such hooks are dropped
+ * (counted in `reentered`, reported as a loss at the next flush). */
+
+enum tl_gate { TL_NEW = 0, TL_OPEN, TL_BUSY, TL_DEAD };
+
+typedef struct tl_state {
+    _Atomic int gate;            /* enum tl_gate */
+    _Atomic uint32_t reentered;  /* hooks dropped because the gate was busy */
+    uint32_t tid;
+    uint32_t n;                  /* enter/exit events at buf[TL_HEAD] on */
+    uint32_t ntail;              /* markers right after them */
+    int32_t depth;               /* enters - exits since the first event */
+    int32_t batch_depth;         /* depth before the first buffered event */
+    uint32_t inherited;          /* frames open at fork: exits not recorded */
+    uint64_t lost;               /* events lost since the last good flush */
+    int32_t lost_low, lost_after; /* depth extremes around them (RESYNC) */
+    int fd, has_fd;              /* file mode: the current segment */
+    uint32_t seq;
+    uint64_t seg_used;           /* bytes in it, header included */
+    trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
+} tl_state_t;
+
+static _Thread_local tl_state_t tl;
+
+static void mark_fill(trace_event_t *e, uint64_t ts, uint32_t tid, uint64_t code, uint64_t payload)
+{
+    memset(e, 0, sizeof *e);
+    e->ts = ts;
+    e->func = code;
+    e->call_site = payload;
+    e->tid = tid;
+    e->kind = TRACE_KIND_MARKER;
+}
+
+/* A marker to go out after the buffered events, with the next flush. */
+static void tl_push_mark(tl_state_t *t, uint64_t ts, uint64_t code, uint64_t payload)
+{
+    if (t->ntail < TL_TAIL)
+        mark_fill(&t->buf[TL_HEAD + t->n + t->ntail++], ts, t->tid, code, payload);
+}
+
+/* The hot path proper: depth, clock, 32 bytes.  Returns nonzero when the
+ * buffer is full.  An exit from a frame inherited across fork is not
+ * recorded, so the child's trace holds only the frames it entered. */
+static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    if (kind == TRACE_KIND_ENTER)
+        t->depth++;
+    else if (TR_UNLIKELY(t->depth == 0 && t->inherited > 0)) {
+        t->inherited--;
+        return 0;
+    } else
+        t->depth--;
+    trace_event_t *e = &t->buf[TL_HEAD + t->n++];
+    e->ts = clock_now();
+    e->func = (uint64_t)func;
+    e->call_site = (uint64_t)site;
+    e->tid = t->tid;
+    e->kind = kind;
+    e->pad[0] = e->pad[1] = e->pad[2] = 0;
+    return t->n >= g_batch;
+}
+
+/* First event of a thread: its tid, and the key whose destructor will flush
+ * it at thread exit (key values are only set per thread, so here). */
+static void tl_start(tl_state_t *t)
+{
+    int saved = errno;
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    (void)pthread_setspecific(g_key, t);
+    errno = saved;
+}
+
+/* Hooks dropped by the gate come in whole enter/exit pairs (the handler ran
+ * to completion inside one hook), so the depth around them is unchanged. */
+static uint64_t tl_take_reentered(tl_state_t *t)
+{
+    uint32_t r = atomic_exchange_explicit(&t->reentered, 0, memory_order_relaxed);
+    if (r && t->lost == 0)
+        t->lost_low = t->lost_after = t->batch_depth;
+    t->lost += r;
+    return r;
+}
+
+/* The buffered batch is lost: remember how many events and the depths the
+ * analyzer needs to repair its stack (cold: walks the batch). */
+static void tl_note_drop(tl_state_t *t)
+{
+    int32_t d = t->batch_depth, low = d;
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (t->buf[TL_HEAD + i].kind == TRACE_KIND_ENTER)
+            d++;
+        else if (--d < low)
+            low = d;
+    }
+    if (t->lost == 0 || low < t->lost_low)
+        t->lost_low = low;
+    t->lost_after = d;
+    t->lost += t->n;
+}
+
+/* Puts THREAD_LOST and THREAD_RESYNC just before the batch when something
+ * was lost since the last good flush; returns the index the flush starts at. */
+static uint32_t tl_gap_marks(tl_state_t *t)
+{
+    if (t->lost == 0)
+        return TL_HEAD;
+    uint64_t ts = t->n ? t->buf[TL_HEAD].ts : clock_now();
+    uint64_t depths = (uint64_t)(uint32_t)t->lost_after << 32 | (uint32_t)t->lost_low;
+    mark_fill(&t->buf[0], ts, t->tid, TRACE_MARK_THREAD_LOST, t->lost);
+    mark_fill(&t->buf[1], ts, t->tid, TRACE_MARK_THREAD_RESYNC, depths);
+    return 0;
+}
+
+/* ---- capture stop and file budget ----------------------------------------- */
+
+static int stopped(void)
+{
+    return atomic_load_explicit(&g_stop, memory_order_acquire) != STOP_NONE;
+}
+
+/* Stops capture for the whole process; nonzero for the caller that stopped
+ * it first, which alone writes the stop marker. */
+static int stop_claim(int reason)
+{
+    int none = STOP_NONE;
+    int won = atomic_compare_exchange_strong_explicit(&g_stop, &none, reason, memory_order_acq_rel,
+                                                      memory_order_acquire);
+    atomic_store_explicit(&g_capture, 0, memory_order_relaxed);
+    return won;
+}
+
+/* Reserves bytes of the process budget before they are written, so that
+ * concurrent threads together never pass `limit`. */
+static int budget_take(uint64_t bytes, uint64_t limit)
+{
+    uint64_t used = atomic_load_explicit(&g_budget_used, memory_order_relaxed);
+    do {
+        if (bytes > limit || used > limit - bytes)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&g_budget_used, &used, used + bytes,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return 1;
+}
+
+/* ---- file mode -------------------------------------------------------------
+ * Each thread writes its own series trace.<pid>.<tid>.<seq>.bin: an 80-byte
+ * header, then its events.  A segment is never larger than TRACE_SEG_MB and
+ * never overwritten; all files of the process fit in TRACE_MAX_MB. */
+
+#define FILE_OVER_BUDGET (-1)
+
+static void file_to_le(trace_event_t *ev, uint32_t count)
+{
+#ifdef TR_BIG_ENDIAN
+    for (uint32_t i = 0; i < count; i++) {
+        ev[i].ts = __builtin_bswap64(ev[i].ts);
+        ev[i].func = __builtin_bswap64(ev[i].func);
+        ev[i].call_site = __builtin_bswap64(ev[i].call_site);
+        ev[i].tid = __builtin_bswap32(ev[i].tid);
+    }
+#else
+    (void)ev;
+    (void)count;
+#endif
+}
+
+static void file_header(trace_file_header_t *h, uint32_t seq)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, TRACE_FILE_MAGIC, sizeof h->magic);
+    h->version = TRACE_FILE_VERSION;
+    h->event_size = TRACE_EVENT_SIZE;
+    h->header_size = TRACE_FILE_HEADER_SIZE;
+    h->flags = g_ticks ? TRACE_FLAG_TICKS : 0;
+    h->load_bias = g_load_bias;
+    h->tick_hz = g_tick_hz;
+    h->t0_ticks = g_t0_ticks;
+    h->t0_ns = g_t0_ns;
+    h->hook_ns = g_hook_ns;
+    h->pid = g_pid;
+    h->seq = seq;
+#ifdef TR_BIG_ENDIAN
+    h->version = __builtin_bswap32(h->version);
+    h->event_size = __builtin_bswap32(h->event_size);
+    h->header_size = __builtin_bswap32(h->header_size);
+    h->flags = __builtin_bswap32(h->flags);
+    h->load_bias = __builtin_bswap64(h->load_bias);
+    h->tick_hz = __builtin_bswap64(h->tick_hz);
+    h->t0_ticks = __builtin_bswap64(h->t0_ticks);
+    h->t0_ns = __builtin_bswap64(h->t0_ns);
+    h->hook_ns = __builtin_bswap64(h->hook_ns);
+    h->pid = __builtin_bswap32(h->pid);
+    h->seq = __builtin_bswap32(h->seq);
+#endif
+}
+
+static char *file_put(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* g_dir is at most sizeof g_dir - FILE_NAME_ROOM long (checked at start). */
+static void file_path(char *out, uint32_t tid, uint32_t seq)
+{
+    char nb[21];
+    char *p = file_put(out, g_dir);
+    p = file_put(p, "/trace.");
+    p = file_put(p, num(g_pid, nb));
+    p = file_put(p, ".");
+    p = file_put(p, num(tid, nb));
+    p = file_put(p, ".");
+    p = file_put(p, num(seq, nb));
+    p = file_put(p, ".bin");
+    *p = '\0';
+}
+
+/* Returns 0 or an errno.  Writes at an explicit offset, so that after a
+ * failure the file can be cut back to whole records and written on. */
+static int file_pwrite_all(int fd, const void *buf, uint64_t len, uint64_t off)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, (size_t)len, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        len -= (uint64_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Creates the thread's next segment with its header.  O_EXCL: a name that
+ * exists (an earlier thread with the same tid, an older run with the same
+ * pid) is skipped for the next seq, never overwritten.  0 or an errno. */
+static int file_open(tl_state_t *t)
+{
+    char path[sizeof g_dir + FILE_NAME_ROOM];
+    for (uint32_t tries = 0; tries < FILE_MAX_TRIES; tries++, t->seq++) {
+        file_path(path, t->tid, t->seq);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return errno;
+        trace_file_header_t h;
+        file_header(&h, t->seq);
+        int err = file_pwrite_all(fd, &h, sizeof h, 0);
+        if (err) {
+            close(fd);
+            unlink(path); /* ours, and a torn header helps no reader */
+            return err;
+        }
+        t->fd = fd;
+        t->has_fd = 1;
+        t->seg_used = HDR_BYTES;
+        return 0;
+    }
+    return EEXIST;
+}
+
+static void file_close(tl_state_t *t)
+{
+    if (!t->has_fd)
+        return;
+    close(t->fd);
+    t->has_fd = 0;
+    t->seq++;
+    t->seg_used = 0;
+}
+
+/* Appends events to the thread's segment, rotating at TRACE_SEG_MB, the
+ * bytes (and any new header) reserved against `limit` first.  Returns 0,
+ * FILE_OVER_BUDGET or an errno; a failed write leaves whole records only. */
+static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_t limit)
+{
+    uint64_t bytes = count * EV_BYTES;
+    if (t->has_fd && t->seg_used > HDR_BYTES && t->seg_used + bytes > g_seg_bytes)
+        file_close(t);
+    if (!budget_take(bytes + (t->has_fd ? 0 : HDR_BYTES), limit))
+        return FILE_OVER_BUDGET;
+    if (!t->has_fd) {
+        int err = file_open(t);
+        if (err)
+            return err;
+    }
+    file_to_le(ev, count);
+    int err = file_pwrite_all(t->fd, ev, bytes, t->seg_used);
+    if (err) {
+        if (ftruncate(t->fd, (off_t)t->seg_used) != 0) {
+            /* nothing more to do: the marker below may still land */
+        }
+        return err;
+    }
+    t->seg_used += bytes;
+    return 0;
+}
+
+/* Capture ends for the process; the thread that ends it says why, in-band.
+ * The marker fits: the soft budget keeps room for a header and one event,
+ * and a failed write leaves its own reservation unused. */
+static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload)
+{
+    char nb[21];
+    if (!stop_claim(reason))
+        return;
+    int err = reason == STOP_WRITE && !t->has_fd ? (int)payload : 0;
+    if (!err) {
+        trace_event_t m;
+        mark_fill(&m, clock_now(), t->tid, code, payload);
+        err = file_append(t, &m, 1, g_budget_max);
+    }
+    if (reason == STOP_WRITE)
+        say("writing trace files in ", g_dir, " failed: ", strerror((int)payload),
+            "; capture stopped", (char *)0);
+    else if (err)
+        say("TRACE_MAX_MB=", num(g_budget_max / MIB, nb), " reached; capture stopped, but its marker ",
+            "could not be written: ", err > 0 ? strerror(err) : "no room", (char *)0);
+}
+
+static void file_flush(tl_state_t *t)
+{
+    tl_take_reentered(t);
+    uint32_t first = tl_gap_marks(t);
+    uint32_t count = TL_HEAD - first + t->n + t->ntail;
+    if (count == 0)
+        return;
+    int r = file_append(t, &t->buf[first], count, g_budget_soft);
+    if (r == 0)
+        t->lost = 0;
+    else if (r == FILE_OVER_BUDGET)
+        file_stop(t, STOP_BUDGET, TRACE_MARK_BUDGET, g_budget_max);
+    else
+        file_stop(t, STOP_WRITE, TRACE_MARK_WRITE_ERROR, (uint64_t)r);
+}
+
+/* g_dir = dir made absolute, without trailing slashes; 0 if it cannot be. */
+static int file_absolute(const char *dir)
+{
+    size_t len = 0, room = sizeof g_dir - FILE_NAME_ROOM;
+    while (dir[0] == '.' && dir[1] == '/')
+        dir += 2;
+    if (dir[0] != '/') {
+        if (!getcwd(g_dir, room)) {
+            say("TRACE_DIR=", dir, ": no working directory: ", strerror(errno), "; tracing off", (char *)0);
+            return 0;
+        }
+        len = strlen(g_dir);
+        if (len > 1)
+            g_dir[len++] = '/';
+    }
+    if (strlen(dir) >= room - len) {
+        say("TRACE_DIR=", dir, ": path too long; tracing off", (char *)0);
+        return 0;
+    }
+    strcpy(g_dir + len, dir);
+    for (len = strlen(g_dir); len > 1 && g_dir[len - 1] == '/';)
+        g_dir[--len] = '\0';
+    return 1;
+}
+
+/* mkdir -p g_dir; NULL or why it is not a directory we can write in. */
+static const char *file_make_dir(void)
+{
+    struct stat st;
+    for (char *p = g_dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        (void)mkdir(g_dir, 0777); /* the checks below decide */
+        *p = '/';
+    }
+    if (mkdir(g_dir, 0777) != 0 && errno != EEXIST)
+        return strerror(errno);
+    if (stat(g_dir, &st) != 0)
+        return strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+        return "not a directory";
+    if (access(g_dir, W_OK | X_OK) != 0)
+        return strerror(errno);
+    return NULL;
+}
+
+/* TRACE_DIR is made absolute at start, so a later chdir cannot scatter
+ * files, and created if missing.  One line on stderr when it cannot be. */
+static int file_setup(const char *dir)
+{
+    if (!file_absolute(dir))
+        return 0;
+    const char *why = file_make_dir();
+    if (why)
+        say("TRACE_DIR=", g_dir, ": ", why, "; tracing off", (char *)0);
+    return why == NULL;
+}
+
+/* ---- stream mode: the shared-memory ring -----------------------------------
+ * Protocol (trace_shm.h): writers serialize on `lock` for a bounded time,
+ * copy whole batches at head % capacity and publish head; the one reader,
+ * trace_stream, loads head with acquire, copies, stores tail with release.
+ * Shared fields are reached as C11 atomics through these casts. */
+
+#define RING_U32(field) ((_Atomic uint32_t *)(void *)&g_ring->field)
+#define RING_U64(field) ((_Atomic uint64_t *)(void *)&g_ring->field)
+
+/* Fault the storage in at attach: a page fault inside the critical section
+ * would make other writers give up and drop. */
+#ifdef MAP_POPULATE
+#define RING_MAP_FLAGS (MAP_SHARED | MAP_POPULATE)
+#else
+#define RING_MAP_FLAGS MAP_SHARED
+#endif
+
+static void ring_add_dropped(uint64_t events)
+{
+    /* relaxed: a counter only; it is ordered for the reader by our later
+     * release of `writers` (trace_exit) */
+    atomic_fetch_add_explicit(RING_U64(dropped), events, memory_order_relaxed);
+}
+
+static void ring_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ __volatile__("pause");
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Bounded: a holder killed inside its critical section leaves the lock
+ * taken forever, and on one core spinning would starve a live holder; so
+ * spin a little, yield a little, then give up (the caller drops). */
+static int ring_lock(uint32_t tid)
+{
+    _Atomic uint32_t *lock = RING_U32(lock);
+    for (uint32_t i = 0; i < RING_SPINS + RING_YIELDS; i++) {
+        uint32_t free_value = 0;
+        /* acquire: pairs with the release store in ring_put that freed the
+         * lock, so the previous holder's head and storage writes are seen */
+        if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(lock, &free_value, tid ? tid : 1u, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 1;
+        if (i < RING_SPINS)
+            ring_pause();
+        else
+            sched_yield();
+    }
+    return 0;
+}
+
+/* capacity is a multiple of 32, so a wrap falls between two records. */
+static void ring_copy(uint64_t pos, const void *src, uint64_t len)
+{
+    uint32_t off = (uint32_t)(pos % g_ring_cap);
+    uint64_t first = g_ring_cap - off < len ? g_ring_cap - off : len;
+    memcpy(g_ring_data + off, src, (size_t)first);
+    if (len > first)
+        memcpy(g_ring_data, (const unsigned char *)src + first, (size_t)(len - first));
+}
+
+/* Copies count records into the ring in one critical section; 0 when the
+ * lock could not be had or there is too little room. */
+static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
+{
+    uint64_t bytes = count * EV_BYTES;
+    if (!ring_lock(tid))
+        return 0;
+    /* acquire: pairs with the reader's release store of tail, so the bytes
+     * it has finished copying out are free before we overwrite them */
+    uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
+    /* relaxed: only lock holders write head; ring_lock's acquire ordered us
+     * after the previous holder's store */
+    uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
+    uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
+    int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
+    if (fits) {
+        ring_copy(head, ev, bytes);
+        /* release: pairs with the reader's acquire load of head, so the
+         * records copied above are visible before the new head is */
+        atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
+    }
+    /* release: pairs with the next writer's acquire CAS in ring_lock */
+    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    return fits;
+}
+
+/* A thread's last flush lost its events: still try to get its notes (gap,
+ * thread exit, clock anchor) out, since no later flush will carry them. */
+static void ring_put_marks_only(tl_state_t *t)
+{
+    memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
+    t->n = 0;
+    uint32_t first = tl_gap_marks(t);
+    if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, t->tid))
+        t->lost = 0;
+}
+
+/* Loss accounting keeps: events in the ring + `dropped` = events recorded.
+ * Markers are never counted in `dropped`. */
+static void ring_flush(tl_state_t *t)
+{
+    uint64_t reentered = tl_take_reentered(t);
+    if (reentered)
+        ring_add_dropped(reentered);
+    uint32_t first = tl_gap_marks(t);
+    uint32_t count = TL_HEAD - first + t->n + t->ntail;
+    if (count == 0 || ring_put(&t->buf[first], count, t->tid)) {
+        t->lost = 0;
+        return;
+    }
+    if (t->n == 0)
+        return;
+    ring_add_dropped(t->n);
+    tl_note_drop(t);
+    if (t->ntail)
+        ring_put_marks_only(t);
+}
+
+/* A batch of at most a quarter of the ring leaves room for other threads'
+ * batches and for the reader to be behind; a batch larger than the ring
+ * could never go in at all. */
+static void ring_use(void *map, uint32_t cap)
+{
+    g_ring = map;
+    g_ring_data = (unsigned char *)map + TRACE_SHM_HEADER_SIZE;
+    g_ring_cap = cap;
+    if (cap / TRACE_EVENT_SIZE / 4u < g_batch)
+        g_batch = cap / TRACE_EVENT_SIZE / 4u; /* >= 16: capacity >= 64 records */
+}
+
+static uint64_t ring_magic(void)
+{
+    char m[8] = TRACE_SHM_MAGIC;
+    uint64_t v;
+    memcpy(&v, m, sizeof v);
+    return v;
+}
+
+/* We made the segment: size it, fill the header, publish the magic last. */
+static const char *ring_create(int fd, uint64_t size)
+{
+    uint64_t cap = (size - TRACE_SHM_HEADER_SIZE) & ~(EV_BYTES - 1);
+    uint64_t len = TRACE_SHM_HEADER_SIZE + cap;
+    if (len > SIZE_MAX)
+        return "TRACE_SHM_SIZE is too large for this machine";
+    if (ftruncate(fd, (off_t)len) != 0)
+        return strerror(errno);
+    void *map = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    if (map == MAP_FAILED)
+        return strerror(errno);
+    trace_shm_header_t *h = map; /* all zero after ftruncate */
+    h->version = TRACE_SHM_VERSION;
+    h->capacity = (uint32_t)cap;
+    /* release: pairs with an opener's acquire load of the magic (ring_open,
+     * trace_stream): whoever sees it sees version and capacity */
+    atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);
+    ring_use(map, (uint32_t)cap);
+    return NULL;
+}
+
+static void ring_sleep_1ms(void)
+{
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+}
+
+/* The segment's size once it is large enough for a ring, 0 on timeout. */
+static uint64_t ring_wait_size(int fd, uint64_t deadline)
+{
+    struct stat st;
+    while (fstat(fd, &st) == 0) {
+        if ((uint64_t)st.st_size >= TRACE_SHM_HEADER_SIZE + TRACE_SHM_MIN_CAPACITY)
+            return (uint64_t)st.st_size;
+        if (clock_mono_ns() > deadline)
+            break;
+        ring_sleep_1ms();
+    }
+    return 0;
+}
+
+/* NULL when the header of a published ring fits a segment of `size`;
+ * *cap is its capacity, read once (the header may change under us). */
+static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap)
+{
+    uint64_t magic;
+    /* acquire: pairs with the creator's release store of the magic, so the
+     * version and capacity read below are the ones it wrote */
+    while ((magic = atomic_load_explicit((_Atomic uint64_t *)(void *)h->magic, memory_order_acquire)) == 0 &&
+           clock_mono_ns() <= deadline)
+        ring_sleep_1ms();
+    if (magic == 0)
+        return "no ring header appeared in time";
+    if (magic != ring_magic())
+        return "not a callsight ring (bad magic)";
+    if (h->version != TRACE_SHM_VERSION)
+        return "unsupported ring version";
+    *cap = h->capacity;
+    if (*cap < TRACE_SHM_MIN_CAPACITY || *cap % TRACE_EVENT_SIZE != 0 || TRACE_SHM_HEADER_SIZE + (uint64_t)*cap > size)
+        return "its capacity does not fit the segment";
+    return NULL;
+}
+
+/* Someone else made the segment, maybe a moment ago: wait a bounded time
+ * for its size and magic, check the header, then map what it describes. */
+static const char *ring_open(int fd)
+{
+    uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
+    uint64_t size = ring_wait_size(fd, deadline);
+    if (size == 0)
+        return "the segment exists but is too small for a ring";
+    uint32_t cap = 0;
+    trace_shm_header_t *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        return strerror(errno);
+    const char *why = ring_check(h, size, deadline, &cap);
+    munmap(h, sizeof *h);
+    if (why)
+        return why;
+    void *map = mmap(NULL, TRACE_SHM_HEADER_SIZE + (size_t)cap, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    if (map == MAP_FAILED)
+        return strerror(errno);
+    ring_use(map, cap);
+    return NULL;
+}
+
+/* Our clock and bias go in the lower half, then we count as a writer:
+ * trace_stream sends its handshake only once it sees a writer. */
+static void ring_announce(void)
+{
+    g_ring->flags = g_ticks ? TRACE_FLAG_TICKS : 0;
+    g_ring->pad = 0;
+    g_ring->load_bias = g_load_bias;
+    g_ring->tick_hz = g_tick_hz;
+    g_ring->t0_ticks = g_t0_ticks;
+    g_ring->t0_ns = g_t0_ns;
+    g_ring->hook_ns = g_hook_ns;
+    /* release: pairs with trace_stream's acquire load of writers, so the
+     * lower half above is complete when it reads it */
+    atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
+    g_ring_joined = 1;
+}
+
+/* Attaches TRACE_SHM, creating it when absent.  On failure says why once;
+ * the caller falls back to files.  The segment is the client's to unlink,
+ * except one we created and could not set up (it never had a magic). */
+static int ring_attach(const char *name, uint64_t size)
+{
+    const char *why;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+        why = ring_create(fd, size);
+        if (why)
+            shm_unlink(name);
+    } else if (errno == EEXIST) {
+        fd = shm_open(name, O_RDWR, 0);
+        why = fd >= 0 ? ring_open(fd) : strerror(errno);
+    } else
+        why = strerror(errno);
+    if (fd >= 0)
+        close(fd);
+    if (why) {
+        say("TRACE_SHM=", name, ": ", why, "; writing trace files instead", (char *)0);
+        return 0;
+    }
+    ring_announce();
+    return 1;
+}
+
+/* ---- flush and hooks ---------------------------------------------------- */
+
+/* Sends the batch (and any tail markers) to the sink, then starts a new
+ * batch.  Cold; keeps errno for the program.  After a stop, discards. */
+static TR_COLD void tl_flush(tl_state_t *t)
+{
+    int saved = errno;
+    if (!stopped()) {
+        if (g_ring)
+            ring_flush(t);
+        else
+            file_flush(t);
+    }
+    t->n = 0;
+    t->ntail = 0;
+    t->batch_depth = t->depth;
+    errno = saved;
+}
+
+/* Gate closed: a new thread (start it), a hook inside a hook (drop and
+ * count), or a thread that already flushed its exit (ignore). */
+static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    int gate = atomic_load_explicit(&t->gate, memory_order_relaxed);
+    if (gate == TL_BUSY)
+        atomic_fetch_add_explicit(&t->reentered, 1, memory_order_relaxed);
+    if (gate != TL_NEW)
+        return;
+    atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    tl_start(t);
+    if (tl_record(t, func, site, kind))
+        tl_flush(t);
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
+}
+
+static inline void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    tl_state_t *t = &tl;
+    if (TR_UNLIKELY(atomic_load_explicit(&t->gate, memory_order_relaxed) != TL_OPEN)) {
+        tl_hook_slow(t, func, site, kind);
+        return;
+    }
+    atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
+    /* signal fences: a handler on this thread sees the gate closed before
+     * any buffer write, and open only after the last */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (tl_record(t, func, site, kind))
+        tl_flush(t);
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
+}
+
+TR_NOINSTR void __cyg_profile_func_enter(void *func, void *call_site)
+{
+    if (atomic_load_explicit(&g_capture, memory_order_relaxed))
+        tl_hook((uintptr_t)func, (uintptr_t)call_site, TRACE_KIND_ENTER);
+}
+
+TR_NOINSTR void __cyg_profile_func_exit(void *func, void *call_site)
+{
+    if (atomic_load_explicit(&g_capture, memory_order_relaxed))
+        tl_hook((uintptr_t)func, (uintptr_t)call_site, TRACE_KIND_EXIT);
+}
+
+/* ---- configuration ---------------------------------------------------------
+ * From the environment, once.  A bad value gets one line and the default. */
+
+static int cfg_enabled(void)
+{
+    const char *v = getenv("TRACE_ENABLE");
+    if (v && strcmp(v, "1") == 0)
+        return 1;
+    if (v && *v && strcmp(v, "0") != 0)
+        say("TRACE_ENABLE=", v, " is not 0 or 1; tracing off", (char *)0);
+    return 0;
+}
+
+static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t def)
+{
+    const char *v = getenv(name), *p = v;
+    uint64_t x = 0;
+    if (!v || !*v)
+        return def;
+    for (; *p >= '0' && *p <= '9' && x <= (UINT64_MAX - 9) / 10; p++)
+        x = x * 10 + (uint64_t)(*p - '0');
+    if (*p == '\0' && x >= min && x <= max)
+        return x;
+    char a[21], b[21], c[21];
+    say(name, "=", v, " is not a whole number from ", num(min, a), " to ", num(max, b), "; using ", num(def, c),
+        (char *)0);
+    return def;
+}
+
+static int cfg_clock(void)
+{
+    const char *v = getenv("TRACE_CLOCK");
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return CLOCK_AUTO;
+    if (strcmp(v, "tsc") == 0)
+        return CLOCK_TSC;
+    if (strcmp(v, "mono") == 0)
+        return CLOCK_MONO;
+    say("TRACE_CLOCK=", v, " is not auto, tsc or mono; using auto", (char *)0);
+    return CLOCK_AUTO;
+}
+
+/* ---- start, thread exit, fork, process exit ------------------------------ */
+
+static int bias_of_main(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(uint64_t *)data = (uint64_t)info->dlpi_addr; /* first entry: the program */
+    return 1;
+}
+
+/* Cost of the recording path, timed into this thread's (unused) buffer;
+ * the best of a few rounds, in ns per hook.  The analyzer may subtract it. */
+static uint64_t hook_measure(void)
+{
+    tl_state_t *t = &tl;
+    uint64_t best = UINT64_MAX;
+    for (int round = 0; round < 5; round++) {
+        uint64_t start = clock_mono_ns();
+        for (uint32_t i = 0; i < HOOK_PAIRS; i++) {
+            (void)tl_record(t, 0x1000u, i, TRACE_KIND_ENTER);
+            (void)tl_record(t, 0x1000u, i, TRACE_KIND_EXIT);
+        }
+        uint64_t took = clock_mono_ns() - start;
+        best = took < best ? took : best;
+        t->n = 0;
+    }
+    t->depth = 0;
+    return (best + HOOK_PAIRS) / (2u * HOOK_PAIRS);
+}
+
+/* pthread key destructor: the thread's last flush, ending with THREAD_EXIT
+ * so that a later thread reusing the tid starts from an empty stack. */
+static void tl_thread_exit(void *arg)
+{
+    tl_state_t *t = &tl;
+    int saved = errno;
+    (void)arg;
+    if (atomic_load_explicit(&t->gate, memory_order_relaxed) != TL_OPEN)
+        return;
+    atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!stopped()) {
+        tl_push_mark(t, clock_now(), TRACE_MARK_THREAD_EXIT, 0);
+        tl_flush(t);
+    }
+    file_close(t);
+    atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
+    errno = saved;
+}
+
+/* The child of fork is a new traced process with one thread: new pid, new
+ * files, fresh budget; the parent's buffered events are the parent's to
+ * write; frames open at the fork are inherited, their exits not recorded. */
+static void trace_fork_child(void)
+{
+    tl_state_t *t = &tl;
+    if (!g_started)
+        return;
+    g_pid = (uint32_t)getpid();
+    atomic_store_explicit(&g_budget_used, 0, memory_order_relaxed);
+    int budget = STOP_BUDGET; /* the budget is per process: start again */
+    if (atomic_compare_exchange_strong(&g_stop, &budget, STOP_NONE))
+        atomic_store_explicit(&g_capture, 1, memory_order_relaxed);
+    if (t->has_fd)
+        close(t->fd);
+    t->has_fd = 0;
+    t->seq = 0;
+    t->seg_used = 0;
+    t->n = t->ntail = 0;
+    t->lost = 0;
+    atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
+    t->inherited += t->depth > 0 ? (uint32_t)t->depth : 0;
+    t->depth = t->batch_depth = 0;
+    if (t->tid)
+        t->tid = (uint32_t)syscall(SYS_gettid);
+    if (g_ring_joined && !stopped())
+        atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release); /* as in ring_announce */
+    else
+        g_ring_joined = 0;
+}
+
+/* atexit: flush the exiting thread with a clock anchor (ticks and ns at one
+ * instant, for an exact tick rate), then stop capture and leave the ring.
+ * Other threads' unflushed events end here. */
+static void trace_exit(void)
+{
+    tl_state_t *t = &tl;
+    int saved = errno;
+    if (!g_started)
+        return;
+    int gate = atomic_load_explicit(&t->gate, memory_order_relaxed);
+    if (gate != TL_BUSY) { /* not from inside a hook; DEAD: the last thread
+                            * after pthread_exit, still due the anchor */
+        atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (gate == TL_NEW)
+            tl_start(t);
+        if (!stopped() && g_ticks) {
+            uint64_t ticks, ns;
+            clock_pair(&ticks, &ns);
+            tl_push_mark(t, ticks, TRACE_MARK_CLOCK_ANCHOR, ns);
+        }
+        tl_flush(t);
+        file_close(t);
+        atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
+    }
+    (void)stop_claim(STOP_EXIT);
+    if (g_ring_joined) {
+        g_ring_joined = 0;
+        /* release: pairs with trace_stream's acquire load of writers; all
+         * this process put in the ring is visible once it sees us gone */
+        atomic_fetch_sub_explicit(RING_U32(writers), 1, memory_order_release);
+    }
+    errno = saved;
+}
+
+static void trace_setup(void)
+{
+    uint64_t max_mb = cfg_u64("TRACE_MAX_MB", 1, CFG_MB_MAX, DEFAULT_MAX_MB);
+    uint64_t seg_mb = cfg_u64("TRACE_SEG_MB", 1, CFG_MB_MAX, DEFAULT_SEG_MB);
+    uint64_t shm_size = cfg_u64("TRACE_SHM_SIZE", TRACE_SHM_HEADER_SIZE + TRACE_SHM_MIN_CAPACITY,
+                                (uint64_t)TRACE_SHM_HEADER_SIZE + (UINT32_MAX & ~(TRACE_EVENT_SIZE - 1)),
+                                TRACE_SHM_DEFAULT_SIZE);
+    int clock_mode = cfg_clock();
+    const char *dir = getenv("TRACE_DIR");
+    const char *shm = getenv("TRACE_SHM");
+
+    g_budget_max = max_mb * MIB;
+    g_budget_soft = g_budget_max - HDR_BYTES - EV_BYTES; /* room to say "stopped" */
+    g_seg_bytes = seg_mb * MIB;
+    g_pid = (uint32_t)getpid();
+    clock_init(clock_mode);
+    dl_iterate_phdr(bias_of_main, &g_load_bias);
+    g_hook_ns = hook_measure();
+    if (pthread_key_create(&g_key, tl_thread_exit) != 0) {
+        say("cannot create a thread key; tracing off", (char *)0);
+        return;
+    }
+    if (!(shm && *shm && ring_attach(shm, shm_size)) && !file_setup(dir && *dir ? dir : DEFAULT_DIR))
+        return;
+    if (pthread_atfork(NULL, NULL, trace_fork_child) != 0 || atexit(trace_exit) != 0)
+        say("cannot register the fork and exit handlers; traces may end early", (char *)0);
+    g_started = 1;
+    atomic_store_explicit(&g_capture, 1, memory_order_release);
+}
+
+/* Priority 101: before the program's own constructors, so they are traced. */
+__attribute__((constructor(101))) static void trace_start(void)
+{
+    int saved = errno;
+    if (cfg_enabled())
+        trace_setup();
+    errno = saved;
+}
