@@ -62,11 +62,13 @@
 
 /* ---- tunables ------------------------------------------------------------ */
 
-/* Events per thread buffer (one flush).  32 KiB of TLS per thread: small
- * enough for threads with small stacks, large enough that a flush's cost is
- * spread over many events. */
+/* Events per thread buffer.  64 KiB of TLS per thread: small enough for
+ * threads with small stacks, large enough that a flush's cost is spread over
+ * many events.  File mode flushes it when full; stream mode flushes at half
+ * (g_batch) so that a flush that finds the ring's lock taken can try again
+ * later while the thread keeps recording into the other half. */
 #ifndef TRACE_BUF_EVENTS
-#define TRACE_BUF_EVENTS 1024u
+#define TRACE_BUF_EVENTS 2048u
 #endif
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
@@ -91,6 +93,9 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #ifndef RING_YIELDS
 #define RING_YIELDS 4u         /* ... then with sched_yield, then give up */
 #endif
+/* A flush that gave up retries after this many more events, until the
+ * buffer is full; only then is the batch dropped. */
+#define RING_RETRY_EVENTS(batch) ((batch) / 8u > 0u ? (batch) / 8u : 1u)
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
 #define CLOCK_CALIBRATE_NS 5000000u /* ticks vs CLOCK_MONOTONIC at start */
@@ -110,6 +115,7 @@ static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
 static uint32_t g_pid;
 
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
+static uint32_t g_buf_max = TRACE_BUF_EVENTS; /* events a deferred flush may grow to */
 static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
 static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
 
@@ -285,6 +291,7 @@ typedef struct tl_state {
     uint32_t tid;
     uint32_t n;                  /* enter/exit events at buf[TL_HEAD] on */
     uint32_t ntail;              /* markers right after them */
+    uint32_t flush_at;           /* n at which to flush: g_batch, later if deferred */
     int32_t depth;               /* enters - exits since the first event */
     int32_t batch_depth;         /* depth before the first buffered event */
     uint32_t inherited;          /* frames open at fork: exits not recorded */
@@ -334,7 +341,7 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
     e->tid = t->tid;
     e->kind = kind;
     e->pad[0] = e->pad[1] = e->pad[2] = 0;
-    return t->n >= g_batch;
+    return t->n >= t->flush_at;
 }
 
 /* First event of a thread: its tid, and the key whose destructor will flush
@@ -343,6 +350,7 @@ static void tl_start(tl_state_t *t)
 {
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
+    t->flush_at = g_batch;
     (void)pthread_setspecific(g_key, t);
     errno = saved;
 }
@@ -778,7 +786,7 @@ static void ring_put_marks_only(tl_state_t *t)
 
 /* Loss accounting keeps: events in the ring + `dropped` = events recorded.
  * Markers are never counted in `dropped`. */
-static void ring_flush(tl_state_t *t)
+static int ring_flush(tl_state_t *t, int final)
 {
     uint64_t reentered = tl_take_reentered(t);
     if (reentered)
@@ -787,14 +795,21 @@ static void ring_flush(tl_state_t *t)
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
     if (count == 0 || ring_put(&t->buf[first], count, t->tid)) {
         t->lost = 0;
-        return;
+        return 1;
     }
     if (t->n == 0)
-        return;
+        return 1;
+    if (!final && t->n + RING_RETRY_EVENTS(g_batch) <= g_buf_max) {
+        /* The lock was busy (its holder preempted, most likely) or the
+         * reader is behind: keep the batch and try again a little later. */
+        t->flush_at = t->n + RING_RETRY_EVENTS(g_batch);
+        return 0;
+    }
     ring_add_dropped(t->n);
     tl_note_drop(t);
     if (t->ntail)
         ring_put_marks_only(t);
+    return 1;
 }
 
 /* A batch of at most a quarter of the ring leaves room for other threads'
@@ -805,8 +820,10 @@ static void ring_use(void *map, uint32_t cap)
     g_ring = map;
     g_ring_data = (unsigned char *)map + TRACE_SHM_HEADER_SIZE;
     g_ring_cap = cap;
-    if (cap / TRACE_EVENT_SIZE / 4u < g_batch)
-        g_batch = cap / TRACE_EVENT_SIZE / 4u; /* >= 16: capacity >= 64 records */
+    g_batch = TRACE_BUF_EVENTS / 2u;
+    if (cap / TRACE_EVENT_SIZE / 8u < g_batch)
+        g_batch = cap / TRACE_EVENT_SIZE / 8u; /* >= 8: capacity >= 64 records */
+    g_buf_max = 2u * g_batch;
 }
 
 static uint64_t ring_magic(void)
@@ -951,15 +968,19 @@ static int ring_attach(const char *name, uint64_t size)
 
 /* Sends the batch (and any tail markers) to the sink, then starts a new
  * batch.  Cold; keeps errno for the program.  After a stop, discards. */
-static TR_COLD void tl_flush(tl_state_t *t)
+static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
     if (!stopped()) {
-        if (g_ring)
-            ring_flush(t);
-        else
+        if (g_ring) {
+            if (!ring_flush(t, final)) {
+                errno = saved;
+                return; /* deferred: the batch stays */
+            }
+        } else
             file_flush(t);
     }
+    t->flush_at = g_batch;
     t->n = 0;
     t->ntail = 0;
     t->batch_depth = t->depth;
@@ -979,7 +1000,7 @@ static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, 
     atomic_signal_fence(memory_order_seq_cst);
     tl_start(t);
     if (tl_record(t, func, site, kind))
-        tl_flush(t);
+        tl_flush(t, 0);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -996,7 +1017,7 @@ static inline void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
      * any buffer write, and open only after the last */
     atomic_signal_fence(memory_order_seq_cst);
     if (tl_record(t, func, site, kind))
-        tl_flush(t);
+        tl_flush(t, 0);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -1097,7 +1118,7 @@ static void tl_thread_exit(void *arg)
     atomic_signal_fence(memory_order_seq_cst);
     if (!stopped()) {
         tl_push_mark(t, clock_now(), TRACE_MARK_THREAD_EXIT, 0);
-        tl_flush(t);
+        tl_flush(t, 1);
     }
     file_close(t);
     atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
@@ -1123,6 +1144,7 @@ static void trace_fork_child(void)
     t->seq = 0;
     t->seg_used = 0;
     t->n = t->ntail = 0;
+    t->flush_at = g_batch;
     t->lost = 0;
     atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
     t->inherited += t->depth > 0 ? (uint32_t)t->depth : 0;
@@ -1156,7 +1178,7 @@ static void trace_exit(void)
             clock_pair(&ticks, &ns);
             tl_push_mark(t, ticks, TRACE_MARK_CLOCK_ANCHOR, ns);
         }
-        tl_flush(t);
+        tl_flush(t, 1);
         file_close(t);
         atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
     }
