@@ -2,11 +2,12 @@
  * analysis.c - the analyzer's streaming pass (see analysis.h).
  *
  * Each series is read once, file after file through trace_reader's fixed
- * buffer.  Enter/exit records go to their thread's callstack, whose
- * completed calls land in funcstats; markers go to the source's notes and
- * loss counters.  When a series ends its threads are closed (what is still
- * open counts as unclosed), their notes are kept as text, and their stacks
- * are freed.
+ * buffer.  Enter/exit records go to their thread's callstack, whose frames
+ * are tagged here (call site, filters) and handed to every sink; markers go
+ * to the source's notes and loss counters, name threads, and become
+ * instants.  When a series ends its threads are closed (what is still open
+ * counts as unclosed), their notes are kept as text, and their stacks are
+ * freed.
  */
 #include "analysis.h"
 
@@ -18,28 +19,14 @@
 #include "trace.h"
 #include "trace_reader.h"
 
-enum source_kind { SOURCE_PID = 0, SOURCE_STREAM = 1 };
-
-/* Capture-stop and wrap markers: codes 1..5. */
-#define CAPTURE_CODES 6
-
-struct analysis_source {
-    enum source_kind kind;
-    uint32_t id;
-    int have_anchor;
-    uint64_t anchor_ticks, anchor_ns;
-    int have_device;
-    uint64_t device_dropped; /* last TRACE_MARK_DEVICE_DROPPED payload */
-    uint64_t thread_lost;    /* sum of TRACE_MARK_THREAD_LOST payloads */
-    uint64_t capture_count[CAPTURE_CODES];
-    uint64_t capture_payload[CAPTURE_CODES]; /* first one; wrap: the sum */
-    uint64_t gaps, gap_events, gaps_unknown;
-    char **notes; /* thread and series notes, in the order found */
-    size_t nnotes, capnotes;
-};
-
+/* A thread of the series being read: its stack, and its place in the
+ * analysis' thread table.  Allocated one by one: the stack's hooks keep a
+ * pointer to it. */
 struct thread {
+    struct series_run *run;
     uint32_t tid;
+    uint32_t index;  /* in analysis.threads */
+    uint64_t in_fn;  /* open frames of --function targets */
     struct callstack cs;
 };
 
@@ -47,12 +34,13 @@ struct thread {
 struct series_run {
     struct analysis *a;
     const struct trace_series *s;
-    size_t src;             /* position in a->src, valid once have_src */
+    size_t src;              /* position in a->src, valid once have_src */
     int have_src;
-    struct thread *threads; /* live threads of this series */
+    struct thread **threads; /* live threads of this series */
     size_t nthreads, capthreads;
-    struct u64map tids; /* tid -> position in threads */
-    size_t last;        /* cache: the thread of the previous event */
+    struct u64map tids;      /* tid -> position in threads */
+    size_t last;             /* cache: the thread of the previous event */
+    uint64_t site;           /* link-time call site of the enter being pushed */
     int wrapped;
     uint64_t segs_missing;
     int have_seq;
@@ -64,12 +52,37 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
+/* Make room for one more element in a doubling array.  0 ok, -1 oom. */
+static int grow(void *vp, size_t *cap, size_t n, size_t size)
+{
+    void **v = vp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*v, c * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
+                        int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
+{
+    (void)t;
+    (void)ts;
+    if (how == CALLSTACK_RETURNED && f->tag.selected)
+        funcstats_add_call(ctx, (uint32_t)f->func, incl, self);
+}
+
 void analysis_init(struct analysis *a, FILE *diag, const char *prog)
 {
     memset(a, 0, sizeof *a);
     funcstats_init(&a->funcs);
     a->diag = diag;
     a->prog = prog;
+    a->sinks[a->nsinks++] = (struct sink){.ctx = &a->funcs, .close = table_close};
 }
 
 void analysis_free(struct analysis *a)
@@ -80,9 +93,29 @@ void analysis_free(struct analysis *a)
         free(a->src[i].notes);
     }
     free(a->src);
+    free(a->threads);
     u64map_free(&a->src_index);
-    u64map_free(&a->threads_seen);
+    u64map_free(&a->thread_index);
+    u64map_free(&a->targets);
     funcstats_free(&a->funcs);
+}
+
+int analysis_set_filter(struct analysis *a, const struct analysis_filter *f)
+{
+    a->filter = *f;
+    a->filtering = f->thread || f->has_since || f->has_until || f->nfuncs;
+    for (size_t i = 0; i < f->nfuncs; i++)
+        if (u64map_put(&a->targets, f->funcs[i], 0) < 0)
+            return -1;
+    return 0;
+}
+
+int analysis_add_sink(struct analysis *a, struct sink s)
+{
+    if (a->nsinks == ANALYSIS_MAX_SINKS)
+        return -1;
+    a->sinks[a->nsinks++] = s;
+    return 0;
 }
 
 static void diag(struct analysis *a, const char *path, const char *fmt, ...)
@@ -97,22 +130,17 @@ static void diag(struct analysis *a, const char *path, const char *fmt, ...)
     fputc('\n', a->diag);
 }
 
+/* ---- sources and threads ------------------------------------------------ */
+
 /* The source's position, created on first sight; -1 out of memory. */
-static long source_of(struct analysis *a, enum source_kind kind, uint32_t id)
+static long source_of(struct analysis *a, enum analysis_source_kind kind, uint32_t id)
 {
     uint64_t key = (uint64_t)kind << 32 | id;
     uint32_t pos;
     if (u64map_get(&a->src_index, key, &pos))
         return pos;
-    if (a->nsrc == a->capsrc) {
-        size_t cap = a->capsrc ? a->capsrc * 2 : 16;
-        struct analysis_source *v = realloc(a->src, cap * sizeof *v);
-        if (!v)
-            return -1;
-        a->src = v;
-        a->capsrc = cap;
-    }
-    if (u64map_put(&a->src_index, key, (uint32_t)a->nsrc) < 0)
+    if (grow(&a->src, &a->capsrc, a->nsrc, sizeof *a->src) < 0 ||
+        u64map_put(&a->src_index, key, (uint32_t)a->nsrc) < 0)
         return -1;
     memset(&a->src[a->nsrc], 0, sizeof a->src[a->nsrc]);
     a->src[a->nsrc].kind = kind;
@@ -126,17 +154,83 @@ static long source_of_series(struct analysis *a, const struct trace_series *s,
 {
     switch (s->kind) {
     case TRACE_SERIES_LOCAL:
-        return source_of(a, SOURCE_PID, s->id);
+        return source_of(a, ANALYSIS_SOURCE_PID, s->id);
     case TRACE_SERIES_STREAM:
-        return source_of(a, SOURCE_STREAM, s->id);
+        return source_of(a, ANALYSIS_SOURCE_STREAM, s->id);
     default:
-        return source_of(a, SOURCE_PID, r->hdr.pid);
+        return source_of(a, ANALYSIS_SOURCE_PID, r->hdr.pid);
     }
 }
 
-static const char *source_word(const struct analysis_source *src)
+const char *analysis_source_word(const struct analysis_source *src)
 {
-    return src->kind == SOURCE_STREAM ? "stream" : "pid";
+    return src->kind == ANALYSIS_SOURCE_STREAM ? "stream" : "pid";
+}
+
+void analysis_thread_label(const struct analysis_thread *t, char *buf, size_t len)
+{
+    if (t->name[0])
+        snprintf(buf, len, "thread %u (%s)", t->tid, t->name);
+    else
+        snprintf(buf, len, "thread %u", t->tid);
+}
+
+static int thread_matches(const struct analysis *a, const struct analysis_thread *t)
+{
+    const char *want = a->filter.thread;
+    if (!want)
+        return 1;
+    if (want[strspn(want, "0123456789")] == 0)
+        return strtoul(want, NULL, 10) == t->tid;
+    return strcmp(want, t->name) == 0;
+}
+
+static void tell_thread(struct analysis *a, const struct analysis_thread *t)
+{
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].thread)
+            a->sinks[i].thread(a->sinks[i].ctx, t);
+}
+
+/* The analysis-wide thread (src, tid), created on first sight; -1 oom. */
+static long thread_index(struct analysis *a, size_t src, uint32_t tid)
+{
+    uint64_t key = (uint64_t)src << 32 | tid;
+    uint32_t pos;
+    if (u64map_get(&a->thread_index, key, &pos))
+        return pos;
+    if (grow(&a->threads, &a->capthreads, a->nthreads, sizeof *a->threads) < 0 ||
+        u64map_put(&a->thread_index, key, (uint32_t)a->nthreads) < 0)
+        return -1;
+    struct analysis_thread *t = &a->threads[a->nthreads];
+    memset(t, 0, sizeof *t);
+    t->index = (uint32_t)a->nthreads;
+    t->src = (uint32_t)src;
+    t->tid = tid;
+    t->selected = thread_matches(a, t);
+    tell_thread(a, t);
+    return (long)a->nthreads++;
+}
+
+/* TRACE_MARK_THREAD_NAME: up to 16 bytes, 0-7 in call_site and 8-15 in
+ * ts, byte i at bits 8i of each; unprintable bytes become '?'. */
+static void set_thread_name(struct analysis *a, struct analysis_thread *t, const trace_event_t *ev)
+{
+    char name[ANALYSIS_NAME_MAX + 1];
+    size_t n = 0;
+    for (; n < ANALYSIS_NAME_MAX; n++) {
+        uint64_t word = n < 8 ? ev->call_site : ev->ts;
+        unsigned char c = (unsigned char)(word >> (8 * (n % 8)));
+        if (!c)
+            break;
+        name[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    name[n] = 0;
+    if (!strcmp(name, t->name))
+        return;
+    memcpy(t->name, name, n + 1);
+    t->selected = thread_matches(a, t);
+    tell_thread(a, t);
 }
 
 static void add_note(struct analysis *a, size_t src, const char *fmt, ...)
@@ -144,27 +238,18 @@ static void add_note(struct analysis *a, size_t src, const char *fmt, ...)
     struct analysis_source *s = &a->src[src];
     char buf[512];
     va_list ap;
-    int n = snprintf(buf, sizeof buf, "note: %s %u: ", source_word(s), s->id);
+    int n = snprintf(buf, sizeof buf, "%s %u: ", analysis_source_word(s), s->id);
     va_start(ap, fmt);
     vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
     va_end(ap);
-    if (s->nnotes == s->capnotes) {
-        size_t cap = s->capnotes ? s->capnotes * 2 : 8;
-        char **v = realloc(s->notes, cap * sizeof *v);
-        if (!v) {
-            a->oom = 1;
-            return;
-        }
-        s->notes = v;
-        s->capnotes = cap;
-    }
-    if (!(s->notes[s->nnotes] = strdup(buf)))
+    if (grow(&s->notes, &s->capnotes, s->nnotes, sizeof *s->notes) < 0 ||
+        !(s->notes[s->nnotes] = strdup(buf)))
         a->oom = 1;
     else
         s->nnotes++;
 }
 
-/* ---- anchors ------------------------------------------------------------ */
+/* ---- pre-passes --------------------------------------------------------- */
 
 /* Search one series' last segments, newest first, for the last exit clock
  * anchor within ANALYSIS_ANCHOR_TAIL bytes of records. */
@@ -209,18 +294,14 @@ static void find_series_anchor(struct analysis *a, const struct trace_series *s,
     }
 }
 
-void analysis_find_anchors(struct analysis *a, const struct trace_files *tf)
+static void find_anchors(struct analysis *a, const struct trace_files *tf, struct trace_reader *r)
 {
-    struct trace_reader *r = malloc(sizeof *r);
-    if (!r) {
-        a->oom = 1;
-        return;
-    }
     /* Sources in series order, so that notes come out in that order. */
     for (size_t i = 0; i < tf->nseries; i++) {
         const struct trace_series *s = &tf->series[i];
         if (s->kind != TRACE_SERIES_LOOSE &&
-            source_of(a, s->kind == TRACE_SERIES_STREAM ? SOURCE_STREAM : SOURCE_PID, s->id) < 0)
+            source_of(a, s->kind == TRACE_SERIES_STREAM ? ANALYSIS_SOURCE_STREAM : ANALYSIS_SOURCE_PID,
+                      s->id) < 0)
             a->oom = 1;
     }
     /* A process writes its anchor when it exits, most likely from its main
@@ -237,47 +318,156 @@ void analysis_find_anchors(struct analysis *a, const struct trace_files *tf)
                 continue;
             find_series_anchor(a, s, r);
         }
+}
+
+/* Open the first readable segment of s with its source's clock anchor. */
+static int open_first(struct analysis *a, const struct trace_series *s, struct trace_reader *r)
+{
+    char msg[128];
+    for (size_t i = 0; i < s->nsegs; i++) {
+        if (trace_reader_open(r, s->segs[i].path, msg, sizeof msg) < 0)
+            continue;
+        long src = source_of_series(a, s, r);
+        if (src >= 0 && a->src[src].have_anchor)
+            trace_reader_set_anchor(r, a->src[src].anchor_ticks, a->src[src].anchor_ns);
+        return 0;
+    }
+    return -1;
+}
+
+/* The trace's start: the earliest first enter/exit record of any series,
+ * which is where the main pass' span starts too (records of one series
+ * are in time order). */
+static void find_start(struct analysis *a, const struct trace_files *tf, struct trace_reader *r)
+{
+    for (size_t i = 0; i < tf->nseries; i++) {
+        trace_event_t ev;
+        if (open_first(a, &tf->series[i], r) < 0)
+            continue;
+        while (trace_reader_next(r, &ev) == TRACE_READER_EVENT)
+            if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT) {
+                int64_t ns = trace_reader_ns(r, ev.ts);
+                if (!a->have_start || ns < a->start_ns)
+                    a->start_ns = ns;
+                a->have_start = 1;
+                break;
+            }
+        trace_reader_close(r);
+    }
+}
+
+void analysis_prepare(struct analysis *a, const struct trace_files *tf)
+{
+    struct trace_reader *r = malloc(sizeof *r);
+    if (!r) {
+        a->oom = 1;
+        return;
+    }
+    find_anchors(a, tf, r);
+    if (a->filter.has_since || a->filter.has_until)
+        find_start(a, tf, r);
     free(r);
 }
 
-/* ---- the main pass ------------------------------------------------------ */
+/* ---- frames: tags and sinks --------------------------------------------- */
 
-static void on_call(void *ctx, uint64_t func, uint64_t incl_ns, uint64_t self_ns)
+static int64_t add_ns(int64_t base, int64_t d)
 {
-    funcstats_add_call(ctx, (uint32_t)func, incl_ns, self_ns);
+    if (d > 0 && base > INT64_MAX - d)
+        return INT64_MAX;
+    return base + d;
 }
+
+static int in_window(const struct analysis *a, int64_t ts)
+{
+    const struct analysis_filter *f = &a->filter;
+    if (f->has_since && ts < add_ns(a->start_ns, f->since_ns))
+        return 0;
+    return !f->has_until || ts <= add_ns(a->start_ns, f->until_ns);
+}
+
+static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
+{
+    struct thread *t = ctx;
+    struct analysis *a = t->run->a;
+    const struct analysis_thread *at = &a->threads[t->index];
+    uint32_t v;
+    if (!f->placeholder) {
+        f->tag.site = t->run->site;
+        f->tag.target = a->filter.nfuncs && u64map_get(&a->targets, a->funcs.v[f->func].addr, &v);
+    }
+    t->in_fn += f->tag.target;
+    f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
+    f->tag.selected = f->tag.in_scope && in_window(a, f->start);
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].open)
+            a->sinks[i].open(a->sinks[i].ctx, at, cs, f);
+}
+
+static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
+                        enum callstack_end how, uint64_t incl, uint64_t self)
+{
+    struct thread *t = ctx;
+    struct analysis *a = t->run->a;
+    t->in_fn -= f->tag.target;
+    if (how == CALLSTACK_RETURNED) {
+        a->calls++;
+        a->calls_selected += f->tag.selected;
+    }
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].close)
+            a->sinks[i].close(a->sinks[i].ctx, &a->threads[t->index], f, ts, how, incl, self);
+}
+
+static const struct callstack_hooks frame_hooks = {frame_open, frame_close};
+
+static void instant(struct series_run *run, const struct analysis_thread *t, int64_t ts,
+                    const char *fmt, ...)
+{
+    struct analysis *a = run->a;
+    char what[256];
+    va_list ap;
+    if ((t && !t->selected) || !in_window(a, ts))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].instant)
+            a->sinks[i].instant(a->sinks[i].ctx, t, (uint32_t)run->src, ts, what);
+}
+
+/* ---- the main pass ------------------------------------------------------ */
 
 /* The thread of tid in this series, created if `create`; NULL if absent
  * or out of memory. */
 static struct thread *thread_of(struct series_run *run, uint32_t tid, int create)
 {
     uint32_t pos;
-    if (run->last < run->nthreads && run->threads[run->last].tid == tid)
-        return &run->threads[run->last];
+    if (run->last < run->nthreads && run->threads[run->last]->tid == tid)
+        return run->threads[run->last];
     if (u64map_get(&run->tids, tid, &pos)) {
         run->last = pos;
-        return &run->threads[pos];
+        return run->threads[pos];
     }
     if (!create)
         return NULL;
-    if (run->nthreads == run->capthreads) {
-        size_t cap = run->capthreads ? run->capthreads * 2 : 8;
-        struct thread *v = realloc(run->threads, cap * sizeof *v);
-        if (!v)
-            goto oom;
-        run->threads = v;
-        run->capthreads = cap;
+    long gi = thread_index(run->a, run->src, tid);
+    struct thread *t = malloc(sizeof *t);
+    if (gi < 0 || !t || grow(&run->threads, &run->capthreads, run->nthreads, sizeof *run->threads) < 0 ||
+        u64map_put(&run->tids, tid, (uint32_t)run->nthreads) < 0) {
+        free(t);
+        run->a->oom = 1;
+        return NULL;
     }
-    if (u64map_put(&run->tids, tid, (uint32_t)run->nthreads) < 0)
-        goto oom;
-    struct thread *t = &run->threads[run->nthreads];
+    t->run = run;
     t->tid = tid;
-    callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, on_call, &run->a->funcs);
+    t->index = (uint32_t)gi;
+    t->in_fn = 0;
+    callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
+    run->threads[run->nthreads] = t;
     run->last = run->nthreads++;
     return t;
-oom:
-    run->a->oom = 1;
-    return NULL;
 }
 
 static int32_t low_half(uint64_t v)
@@ -286,41 +476,78 @@ static int32_t low_half(uint64_t v)
     return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 0x80000000u) + INT32_MIN;
 }
 
-static void on_marker(struct series_run *run, const trace_event_t *ev)
+static const char *const capture_what[ANALYSIS_CAPTURE_CODES] = {
+    NULL, "capture stopped: byte budget reached", "capture stopped: free disk below the floor",
+    "capture stopped: write error", "capture stopped: event limit reached",
+    "flight recorder wrapped"};
+
+static void on_capture_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
-    struct thread *t;
     uint64_t code = ev->func, payload = ev->call_site;
+    struct thread *t = ev->tid ? thread_of(run, ev->tid, 1) : NULL;
+    if (code == TRACE_MARK_WRAP || !src->capture_count[code])
+        src->capture_payload[code] =
+            code == TRACE_MARK_WRAP ? sat_add(src->capture_payload[code], payload) : payload;
+    src->capture_count[code]++;
+    instant(run, t ? &run->a->threads[t->index] : NULL, ns, "%s (%llu)", capture_what[code],
+            (unsigned long long)payload);
+}
+
+static void on_thread_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis *a = run->a;
+    struct analysis_source *src = &a->src[run->src];
+    struct thread *t = thread_of(run, ev->tid, ev->func != TRACE_MARK_THREAD_EXIT);
+    if (!t)
+        return;
+    switch (ev->func) {
+    case TRACE_MARK_THREAD_LOST:
+        src->thread_lost = sat_add(src->thread_lost, ev->call_site);
+        callstack_lost(&t->cs, ev->call_site);
+        instant(run, &a->threads[t->index], ns, "%llu events lost",
+                (unsigned long long)ev->call_site);
+        break;
+    case TRACE_MARK_THREAD_RESYNC:
+        callstack_resync(&t->cs, low_half(ev->call_site), low_half(ev->call_site >> 32));
+        break;
+    case TRACE_MARK_THREAD_EXIT:
+        callstack_reset(&t->cs);
+        break;
+    case TRACE_MARK_THREAD_NAME:
+        set_thread_name(a, &a->threads[t->index], ev);
+        break;
+    }
+}
+
+static void on_marker(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    uint64_t code = ev->func, payload = ev->call_site;
+    int64_t ns = trace_reader_ns(r, ev->ts);
 
     if (code >= TRACE_MARK_BUDGET && code <= TRACE_MARK_WRAP) {
-        if (code == TRACE_MARK_WRAP || !src->capture_count[code])
-            src->capture_payload[code] =
-                code == TRACE_MARK_WRAP ? sat_add(src->capture_payload[code], payload) : payload;
-        src->capture_count[code]++;
+        on_capture_marker(run, ev, ns);
         return;
     }
     switch (code) {
     case TRACE_MARK_THREAD_LOST:
-        src->thread_lost = sat_add(src->thread_lost, payload);
-        if ((t = thread_of(run, ev->tid, 1)))
-            callstack_lost(&t->cs, payload);
-        break;
     case TRACE_MARK_THREAD_RESYNC:
-        if ((t = thread_of(run, ev->tid, 1)))
-            callstack_resync(&t->cs, low_half(payload), low_half(payload >> 32));
+    case TRACE_MARK_THREAD_EXIT:
+    case TRACE_MARK_THREAD_NAME:
+        on_thread_marker(run, ev, ns);
         break;
     case TRACE_MARK_DEVICE_DROPPED:
         src->have_device = 1;
         src->device_dropped = payload;
+        instant(run, NULL, ns, "device dropped %llu events in all", (unsigned long long)payload);
         break;
     case TRACE_MARK_STREAM_GAP:
         src->gaps++;
         src->gap_events = sat_add(src->gap_events, payload);
         src->gaps_unknown += payload == 0;
-        break;
-    case TRACE_MARK_THREAD_EXIT:
-        if ((t = thread_of(run, ev->tid, 0)))
-            callstack_reset(&t->cs);
+        instant(run, NULL, ns, "stream gap: %llu events lost (0: unknown)",
+                (unsigned long long)payload);
         break;
     default:
         break; /* the clock anchor was used by the pre-pass; others unknown */
@@ -340,19 +567,37 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         a->first_ns = ns;
     if (a->events == 1 || ns > a->last_ns)
         a->last_ns = ns;
-    uint64_t key = (uint64_t)run->src << 32 | ev->tid;
-    uint32_t seen;
-    if (!u64map_get(&a->threads_seen, key, &seen) && u64map_put(&a->threads_seen, key, 0) < 0)
-        a->oom = 1;
     if (funcstats_id(&a->funcs, ev->func - r->hdr.load_bias, &id) < 0 ||
         !(t = thread_of(run, ev->tid, 1))) {
         a->oom = 1;
         return;
     }
-    if (ev->kind == TRACE_KIND_ENTER)
+    struct analysis_thread *at = &a->threads[t->index];
+    a->threads_with_events += !at->has_events;
+    at->has_events = 1;
+    if (ev->kind == TRACE_KIND_ENTER) {
+        run->site = ev->call_site - r->hdr.load_bias;
         callstack_enter(&t->cs, id, ns);
-    else
+    } else {
         callstack_exit(&t->cs, id, ns);
+    }
+}
+
+static void read_events(struct series_run *run, const struct trace_segment *seg,
+                        struct trace_reader *r)
+{
+    trace_event_t ev;
+    enum trace_reader_status st;
+    while ((st = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
+        if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT)
+            on_call_event(run, r, &ev);
+        else if (ev.kind == TRACE_KIND_MARKER)
+            on_marker(run, r, &ev);
+    }
+    if (st == TRACE_READER_TRUNCATED)
+        diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
+    else if (st == TRACE_READER_IOERR)
+        diag(run->a, seg->path, "read error: %s; rest of file skipped", strerror(r->err));
 }
 
 static void read_segment(struct series_run *run, const struct trace_segment *seg,
@@ -384,38 +629,29 @@ static void read_segment(struct series_run *run, const struct trace_segment *seg
     run->have_seq = 1;
     run->prev_seq = seg->seq;
     a->files_read++;
-
-    trace_event_t ev;
-    enum trace_reader_status st;
-    while ((st = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
-        if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT)
-            on_call_event(run, r, &ev);
-        else if (ev.kind == TRACE_KIND_MARKER)
-            on_marker(run, &ev);
-    }
-    if (st == TRACE_READER_TRUNCATED)
-        diag(a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
-    else if (st == TRACE_READER_IOERR)
-        diag(a, seg->path, "read error: %s; rest of file skipped", strerror(r->err));
+    read_events(run, seg, r);
     trace_reader_close(r);
 }
 
 static void close_thread(struct series_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
+    char label[64];
     callstack_reset(&t->cs);
     const struct callstack_counts *c = &t->cs.c;
+    analysis_thread_label(&a->threads[t->index], label, sizeof label);
     a->unmatched_exits += c->unmatched_exits;
     a->unclosed_enters += c->unclosed_enters;
     if (c->lost_events || c->lost_frames || c->orphan_exits)
         add_note(a, run->src,
-                 "thread %u lost %llu events (%llu open frames cut short, %llu orphaned exits)",
-                 t->tid, (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
+                 "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
+                 (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
     if (c->overflow_enters)
-        add_note(a, run->src, "thread %u: call depth beyond %zu frames: %llu calls not timed",
-                 t->tid, (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
+        add_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
+                 (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
     callstack_free(&t->cs);
+    free(t);
 }
 
 static void series_label(const struct trace_series *s, char *buf, size_t len)
@@ -424,6 +660,17 @@ static void series_label(const struct trace_series *s, char *buf, size_t len)
         snprintf(buf, len, "thread %u: ", s->tid);
     else
         buf[0] = 0;
+}
+
+static void series_notes(struct series_run *run)
+{
+    char label[32];
+    series_label(run->s, label, sizeof label);
+    if (run->wrapped)
+        add_note(run->a, run->src, "%sflight recorder discarded earlier trace segments", label);
+    if (run->segs_missing)
+        add_note(run->a, run->src, "%s%llu trace segments missing", label,
+                 (unsigned long long)run->segs_missing);
 }
 
 void analysis_run_series(struct analysis *a, const struct trace_series *s)
@@ -440,85 +687,33 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s)
     for (size_t i = 0; i < s->nsegs; i++)
         read_segment(&run, &s->segs[i], r);
     free(r);
-    if (run.have_src) {
-        char label[32];
-        series_label(s, label, sizeof label);
-        if (run.wrapped)
-            add_note(a, run.src, "%sflight recorder discarded earlier trace segments", label);
-        if (run.segs_missing)
-            add_note(a, run.src, "%s%llu trace segments missing", label,
-                     (unsigned long long)run.segs_missing);
-    }
+    if (run.have_src)
+        series_notes(&run);
     for (size_t i = 0; i < run.nthreads; i++)
-        close_thread(&run, &run.threads[i]);
+        close_thread(&run, run.threads[i]);
     free(run.threads);
     u64map_free(&run.tids);
 }
 
-/* ---- summary ------------------------------------------------------------ */
+/* ---- totals ------------------------------------------------------------- */
+
+uint64_t analysis_source_dropped(const struct analysis_source *s)
+{
+    /* The same lost events counted two ways: never add them. */
+    return s->have_device && s->device_dropped > s->thread_lost ? s->device_dropped
+                                                                : s->thread_lost;
+}
 
 uint64_t analysis_dropped(const struct analysis *a)
 {
     uint64_t total = 0;
-    for (size_t i = 0; i < a->nsrc; i++) {
-        const struct analysis_source *s = &a->src[i];
-        /* The same lost events counted two ways: never add them. */
-        uint64_t d = s->have_device && s->device_dropped > s->thread_lost ? s->device_dropped
-                                                                         : s->thread_lost;
-        total = sat_add(total, d);
-    }
+    for (size_t i = 0; i < a->nsrc; i++)
+        total = sat_add(total, analysis_source_dropped(&a->src[i]));
     return total;
 }
 
-static void write_source_notes(const struct analysis_source *s, FILE *out)
+uint64_t analysis_span(const struct analysis *a)
 {
-    const char *w = source_word(s);
-    unsigned long long p[CAPTURE_CODES];
-    for (int i = 0; i < CAPTURE_CODES; i++)
-        p[i] = s->capture_payload[i];
-    if (s->capture_count[TRACE_MARK_BUDGET])
-        fprintf(out, "note: %s %u: capture stopped: byte budget %llu reached\n", w, s->id,
-                p[TRACE_MARK_BUDGET]);
-    if (s->capture_count[TRACE_MARK_DISK_FLOOR])
-        fprintf(out, "note: %s %u: capture stopped: free disk below the floor of %llu bytes\n", w,
-                s->id, p[TRACE_MARK_DISK_FLOOR]);
-    if (s->capture_count[TRACE_MARK_WRITE_ERROR])
-        fprintf(out, "note: %s %u: capture stopped: write error: %s (errno %llu)\n", w, s->id,
-                p[TRACE_MARK_WRITE_ERROR] <= 4095 ? strerror((int)p[TRACE_MARK_WRITE_ERROR])
-                                                  : "unknown error",
-                p[TRACE_MARK_WRITE_ERROR]);
-    if (s->capture_count[TRACE_MARK_EVENT_LIMIT])
-        fprintf(out, "note: %s %u: capture stopped: event limit %llu reached\n", w, s->id,
-                p[TRACE_MARK_EVENT_LIMIT]);
-    if (s->capture_count[TRACE_MARK_WRAP])
-        fprintf(out, "note: %s %u: flight recorder wrapped: %llu older events discarded\n", w,
-                s->id, p[TRACE_MARK_WRAP]);
-    if (s->gaps && !s->gaps_unknown)
-        fprintf(out, "note: %s %u: stream gap: %llu events lost\n", w, s->id,
-                (unsigned long long)s->gap_events);
-    else if (s->gaps)
-        fprintf(out, "note: %s %u: stream gap: %s%llu events lost, %llu gaps of unknown size\n", w,
-                s->id, s->gap_events ? "at least " : "", (unsigned long long)s->gap_events,
-                (unsigned long long)s->gaps_unknown);
-    if (s->have_device)
-        fprintf(out, "note: %s %u: device dropped %llu events\n", w, s->id,
-                (unsigned long long)s->device_dropped);
-    for (size_t i = 0; i < s->nnotes; i++)
-        fprintf(out, "%s\n", s->notes[i]);
-}
-
-void analysis_write_summary(const struct analysis *a, FILE *out)
-{
-    uint64_t span = a->events && a->last_ns > a->first_ns
-                        ? (uint64_t)a->last_ns - (uint64_t)a->first_ns
-                        : 0;
-    fprintf(out,
-            "events=%llu threads=%llu functions=%llu span=%.6fs unmatched_exits=%llu "
-            "unclosed_enters=%llu dropped=%llu\n",
-            (unsigned long long)a->events, (unsigned long long)a->threads_seen.count,
-            (unsigned long long)a->funcs.n, (double)span / 1e9,
-            (unsigned long long)a->unmatched_exits, (unsigned long long)a->unclosed_enters,
-            (unsigned long long)analysis_dropped(a));
-    for (size_t i = 0; i < a->nsrc; i++)
-        write_source_notes(&a->src[i], out);
+    return a->events && a->last_ns > a->first_ns ? (uint64_t)a->last_ns - (uint64_t)a->first_ns
+                                                 : 0;
 }

@@ -1,19 +1,27 @@
 /*
  * analysis.h - the analyzer's one streaming pass: series of trace files in,
- * per-function aggregates and loss accounting out.
+ * frames and notes out to sinks (sink.h), loss accounting kept.
  *
  * Sources are what produced the files: a process (local file mode, one
  * series per thread) or a serve connection (one series, all threads
  * interleaved).  Threads are keyed by (source, tid) and demultiplexed from
- * each series into their own shadow stacks (callstack.h); completed calls go
- * to the function table (funcstats.h).  Markers become capture notes and
- * loss counts.  Memory is bounded by threads x depth of the series being
- * read, plus sources, distinct threads and distinct functions.
+ * each series into their own shadow stacks (callstack.h); the frames go to
+ * every sink: always the function table (funcstats.h), plus what the
+ * outputs asked for (calling-context tree, call sites, timeline).  Markers
+ * become capture notes, loss counts, thread names and instants.  Memory is
+ * bounded by threads x depth of the series being read, plus sources,
+ * distinct threads and distinct functions, and what the sinks keep.
  *
- * Order of use: analysis_init, analysis_find_anchors (cheap pre-pass over
- * the tails of the last segments, so that tick timestamps can use the exit
- * clock anchor in the single main pass), analysis_run_series for each
- * series, analysis_write_summary, then the caller reports the table.
+ * Filters select which frames count (their tag.selected): threads by tid or
+ * name, a time window measured from the trace's first event, and the
+ * subtrees of some functions.  Matching always runs on everything, so the
+ * header counts and notes describe all input whatever is selected.
+ *
+ * Order of use: analysis_init, analysis_set_filter and analysis_add_sink
+ * (optional), analysis_prepare (cheap pre-passes: exit clock anchors from
+ * the tails of the last segments, and the trace's start when a time window
+ * needs it), analysis_run_series for each series; then the outputs read
+ * the structure (notes.h formats the header and notes).
  */
 #ifndef CALLSIGHT_ANALYSIS_H
 #define CALLSIGHT_ANALYSIS_H
@@ -22,23 +30,71 @@
 #include <stdio.h>
 
 #include "funcstats.h"
+#include "sink.h"
 #include "trace_files.h"
 #include "u64map.h"
 
 #define ANALYSIS_ANCHOR_TAIL (64u * 1024u) /* bytes of tail searched per series */
+#define ANALYSIS_MAX_SINKS 8
+#define ANALYSIS_NAME_MAX 16               /* bytes of a thread name */
+#define ANALYSIS_CAPTURE_CODES 6           /* capture-stop and wrap markers: 1..5 */
 
-struct analysis_source; /* private */
+enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
+
+struct analysis_source {
+    enum analysis_source_kind kind;
+    uint32_t id;
+    int have_anchor;
+    uint64_t anchor_ticks, anchor_ns;
+    int have_device;
+    uint64_t device_dropped; /* last TRACE_MARK_DEVICE_DROPPED payload */
+    uint64_t thread_lost;    /* sum of TRACE_MARK_THREAD_LOST payloads */
+    uint64_t capture_count[ANALYSIS_CAPTURE_CODES];
+    uint64_t capture_payload[ANALYSIS_CAPTURE_CODES]; /* first one; wrap: the sum */
+    uint64_t gaps, gap_events, gaps_unknown;
+    char **notes; /* thread and series notes, in the order found */
+    size_t nnotes, capnotes;
+};
+
+struct analysis_thread {
+    uint32_t index;                    /* position in analysis.threads */
+    uint32_t src;                      /* position in analysis.src */
+    uint32_t tid;
+    char name[ANALYSIS_NAME_MAX + 1];  /* "" until the runtime names it */
+    int has_events;                    /* had enter/exit records */
+    int selected;                      /* matches the thread filter */
+};
+
+struct analysis_filter {
+    const char *thread;      /* NULL: every thread; all digits: a tid; else a name */
+    int has_since, has_until;
+    int64_t since_ns, until_ns;  /* from the trace's first event */
+    const char *function;    /* --function as given, for the record */
+    const uint64_t *funcs;   /* link-time addresses of --function targets */
+    size_t nfuncs;           /* 0: no function filter */
+};
 
 struct analysis {
     struct funcstats funcs;
     struct analysis_source *src;
     size_t nsrc, capsrc;
-    struct u64map src_index;    /* (kind << 32 | id) -> src position */
-    struct u64map threads_seen; /* (src position << 32 | tid) -> 0 */
-    uint64_t events;            /* enter + exit records */
-    int64_t first_ns, last_ns;  /* over enter/exit records */
+    struct u64map src_index;      /* (kind << 32 | id) -> src position */
+    struct analysis_thread *threads;
+    size_t nthreads, capthreads;
+    struct u64map thread_index;   /* (src position << 32 | tid) -> thread */
+    uint64_t threads_with_events;
+    uint64_t events;              /* enter + exit records */
+    int64_t first_ns, last_ns;    /* over enter/exit records */
     uint64_t unmatched_exits, unclosed_enters;
+    uint64_t calls, calls_selected; /* completed calls: all, and selected */
     size_t files_read, files_bad;
+    struct analysis_filter filter;
+    int filtering;                /* any filter set */
+    struct u64map targets;        /* --function addresses -> 0 */
+    int have_start;
+    int64_t start_ns;             /* the trace's first event (pre-pass) */
+    struct sink sinks[ANALYSIS_MAX_SINKS];
+    size_t nsinks;
     int oom;
     FILE *diag;       /* one line per unreadable or damaged file */
     const char *prog; /* prefix for those lines */
@@ -46,13 +102,22 @@ struct analysis {
 
 void analysis_init(struct analysis *a, FILE *diag, const char *prog);
 void analysis_free(struct analysis *a);
-/* Find exit clock anchors for all sources (reads only file tails). */
-void analysis_find_anchors(struct analysis *a, const struct trace_files *tf);
+/* Select what counts; the strings must outlive the analysis.  0 ok, -1 oom. */
+int analysis_set_filter(struct analysis *a, const struct analysis_filter *f);
+/* Feed another sink.  0 ok, -1 when there are too many. */
+int analysis_add_sink(struct analysis *a, struct sink s);
+/* The pre-passes: exit clock anchors, and the start when a window needs it. */
+void analysis_prepare(struct analysis *a, const struct trace_files *tf);
 /* Read one series from start to end. */
 void analysis_run_series(struct analysis *a, const struct trace_series *s);
-/* The first line and the notes (see the command's --help for the shape). */
-void analysis_write_summary(const struct analysis *a, FILE *out);
 /* Sum over sources of max(device-reported drops, threads' lost events). */
 uint64_t analysis_dropped(const struct analysis *a);
+uint64_t analysis_source_dropped(const struct analysis_source *s);
+/* "pid" or "stream". */
+const char *analysis_source_word(const struct analysis_source *s);
+/* "thread 8" or "thread 8 (name)". */
+void analysis_thread_label(const struct analysis_thread *t, char *buf, size_t len);
+/* Span of the enter/exit records in ns (0 when fewer than two). */
+uint64_t analysis_span(const struct analysis *a);
 
 #endif

@@ -1,11 +1,14 @@
 /*
  * analyze.c - `callsight analyze`: per-function call counts and timing from
- * trace files, local or streamed.
+ * trace files, local or streamed, as a table, JSON, folded stacks, a flame
+ * graph, a Perfetto timeline or a call-site table.
  *
  * The command wires the modules together and owns the exit status:
- *   trace_files (find and group) -> analysis (anchor pre-pass, then one
- *   streaming pass: trace_reader -> callstack -> funcstats) -> symbols (one
- *   batched addr2line) -> analysis_write_summary + report_table.
+ *   trace_files (find and group) -> analysis (pre-passes, then one
+ *   streaming pass: trace_reader -> callstack -> sinks: funcstats always,
+ *   plus cctree, callsites or out_perfetto as the format needs) -> symbols
+ *   (one batched addr2line for functions and call sites) -> the format's
+ *   writer (report.c, out_*.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,13 +16,27 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include "analysis.h"
+#include "callsites.h"
+#include "cctree.h"
 #include "commands.h"
+#include "notes.h"
+#include "out.h"
+#include "out_callers.h"
+#include "out_folded.h"
+#include "out_json.h"
+#include "out_perfetto.h"
+#include "out_svg.h"
 #include "report.h"
 #include "symbols.h"
 #include "trace_files.h"
 
 #define PROG "callsight analyze"
+
+enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS };
+static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers"};
 
 struct options {
     const char *exe;
@@ -27,12 +44,19 @@ struct options {
     size_t top;
     const char **paths;
     size_t npaths;
+    enum format format;
+    const char *out_path;
+    size_t max_stacks;
+    struct analysis_filter filter;
+    uint64_t *funcs; /* --function addresses (malloc'ed) */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: callsight analyze [DIR|FILE ...] --exe BIN [--top N] [--addr2line TOOL]\n"
+"usage: callsight analyze [DIR|FILE ...] --exe BIN [--format F] [-o FILE]\n"
+"                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
+"                         [--function NAME] [--max-stacks N] [--addr2line TOOL]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -43,25 +67,53 @@ static void usage(FILE *out)
 "                                all of its threads interleaved\n"
 "Segments are read in seq order, one series at a time; threads are told\n"
 "apart by (process or stream, tid).  A damaged or foreign file is named on\n"
-"stderr and the rest are still analyzed.\n""Raw tick timestamps become ns by the file's tick_hz, or by the rate between\n"
+"stderr and the rest are still analyzed.\n"
+"Raw tick timestamps become ns by the file's tick_hz, or by the rate between\n"
 "the start and exit clock anchors when the process recorded one.\n"
 "\n"
 "options:\n"
 "  --exe BIN          the instrumented binary that was traced (required): its\n"
 "                     debug info and symbol table name the functions\n"
-"  --top N            print the N functions with the most self time\n"
-"                     (default 20; 0 prints every function)\n"
+"  --format F         text (default), json, folded, svg, perfetto or callers\n"
+"  -o, --output FILE  write there instead of stdout\n"
+"  --top N            text and callers: print the N rows with the most self\n"
+"                     (callers: inclusive) time (default 20; 0 prints all)\n"
+"  --thread TID|NAME  only the threads with this tid, or this name (as the\n"
+"                     runtime recorded it)\n"
+"  --since T, --until T\n"
+"                     only calls that start inside this window; T is a time\n"
+"                     from the trace's first event: a number with a unit,\n"
+"                     s (the default), ms, us or ns, e.g. 1.5, 250ms, 40us\n"
+"  --function NAME    only NAME's calls and everything they call (its subtree);\n"
+"                     NAME as in the table, or a link-time address 0x...\n"
+"  --max-stacks N     folded and svg: distinct stacks kept (default %u); calls\n"
+"                     on further stacks are counted under [other stacks]\n"
 "  --addr2line TOOL   addr2line to run (default: addr2line); for a binary\n"
 "                     built for another architecture, its toolchain's own,\n"
-"                     e.g. aarch64-linux-gnu-addr2line\n"
+"                     e.g. aarch64-linux-gnu-addr2line (--function uses the\n"
+"                     nm beside it)\n"
 "  -h, --help         print this help\n"
+"\n",
+            CCTREE_DEFAULT_MAX);
+    fprintf(out,
+"formats (docs/analysis.md has the details and the JSON schema):\n"
+"  text      the header line, notes and the per-function table below\n"
+"  json      the whole report: header, notes, sources, threads, every function\n"
+"            with calls, incl, self, min, p50, p90, p99, max (ns), file:line\n"
+"  folded    collapsed stacks 'thread;root;child;leaf SELF_NS', one per stack,\n"
+"            for flamegraph.pl, inferno or speedscope\n"
+"  svg       an interactive flame graph in one self-contained file\n"
+"  perfetto  a Perfetto protobuf trace: a timeline per thread, slices per call,\n"
+"            losses as instants; open it in ui.perfetto.dev\n"
+"  callers   the hottest call sites: caller file:line -> function\n"
 "\n"
-"output:\n"
+"text output:\n"
 "  events=N threads=N functions=N span=S.SSSSSSs unmatched_exits=N unclosed_enters=N dropped=N\n"
 "  note: pid|stream ID: ...      one line per capture note: capture stopped\n"
 "                                (byte budget, disk floor, write error, event\n"
 "                                limit), flight-recorder wrap, stream gap,\n"
 "                                device-dropped events, events a thread lost\n"
+"  filter: ...: N of M calls selected     (only when filtering)\n"
 "  (blank line)\n"
 "  calls incl_ms self_ms p50_us p99_us max_us function (file:line)\n"
 "                                one row per function, most self time first\n"
@@ -76,6 +128,8 @@ static void usage(FILE *out)
 "                   larger of the device's count and the threads' own counts\n"
 "  incl_ms/self_ms  total time in the function with/without its callees\n"
 "  p50/p99/max_us   inclusive time per call (percentiles within 2%%)\n"
+"The header and notes always describe all input; filters choose the calls\n"
+"that go into the table and every other output.\n"
 "\n"
 "Functions that cannot be named are shown by address in hex.\n"
 "Exit status: 0 success (notes included), 1 error, 2 usage error.\n");
@@ -113,6 +167,86 @@ static int parse_count(const char *s, size_t *out)
     return 0;
 }
 
+/* A time from the trace's start: a decimal number and a unit (s, ms, us,
+ * ns; s when none).  0 ok, -1 not a time. */
+static int parse_time(const char *s, int64_t *ns)
+{
+    static const struct { const char *unit; double scale; } units[] = {
+        {"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
+    char *end;
+    if ((*s < '0' || *s > '9') && *s != '.')
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno)
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit) && v * units[i].scale < 9.2e18) {
+            *ns = (int64_t)(v * units[i].scale + 0.5);
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_format(const char *v, enum format *f)
+{
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (!strcmp(v, format_names[i])) {
+            *f = (enum format)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* A filter option's value; NULL ok, else what is wrong with it. */
+static const char *take_filter(struct analysis_filter *f, const char *name, const char *v)
+{
+    if (!strcmp(name, "--thread")) {
+        f->thread = v;
+        return *v ? NULL : "--thread needs a tid or a name";
+    }
+    if (!strcmp(name, "--function")) {
+        f->function = v;
+        return *v ? NULL : "--function needs a name";
+    }
+    int since = !strcmp(name, "--since");
+    if (parse_time(v, since ? &f->since_ns : &f->until_ns) < 0)
+        return since ? "--since needs a time such as 1.5, 250ms, 40us"
+                     : "--until needs a time such as 1.5, 250ms, 40us";
+    *(since ? &f->has_since : &f->has_until) = 1;
+    return NULL;
+}
+
+/* One option with a value; 0 ok, 2 usage error reported. */
+static int take_value(struct options *o, const char *name, const char *v)
+{
+    const char *bad = NULL;
+    if (!strcmp(name, "--exe"))
+        o->exe = v;
+    else if (!strcmp(name, "--addr2line"))
+        o->addr2line = v;
+    else if (!strcmp(name, "--output"))
+        o->out_path = v;
+    else if (!strcmp(name, "--top") && parse_count(v, &o->top) < 0)
+        bad = "--top needs a count (0 = all)";
+    else if (!strcmp(name, "--format") && parse_format(v, &o->format) < 0)
+        bad = "--format needs one of text, json, folded, svg, perfetto, callers";
+    else if (!strcmp(name, "--max-stacks") && (parse_count(v, &o->max_stacks) < 0 || o->max_stacks < 2))
+        bad = "--max-stacks needs a count of at least 2";
+    else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
+             !strcmp(name, "--since") || !strcmp(name, "--until"))
+        bad = take_filter(&o->filter, name, v);
+    if (bad) {
+        fprintf(stderr, PROG ": %s, not '%s'\n", bad, v);
+        return 2;
+    }
+    return 0;
+}
+
+static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--format",
+                                             "--output", "-o", "--thread", "--since", "--until",
+                                             "--function", "--max-stacks"};
+
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -120,33 +254,39 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->addr2line = "addr2line";
     o->top = 20;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int missing = 0;
+        const char *a = argv[i], *v = NULL;
+        int missing = 0, rc;
         if (only_paths || a[0] != '-' || !a[1]) {
             o->paths[o->npaths++] = a;
             continue;
         }
         if (!strcmp(a, "--")) {
             only_paths = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 1;
-        } else if ((v = option_value(argc, argv, &i, "--exe", &missing))) {
-            o->exe = v;
-        } else if ((v = option_value(argc, argv, &i, "--addr2line", &missing))) {
-            o->addr2line = v;
-        } else if ((v = option_value(argc, argv, &i, "--top", &missing))) {
-            if (parse_count(v, &o->top) < 0) {
-                fprintf(stderr, PROG ": --top needs a count (0 = all), not '%s'\n", v);
-                return 2;
-            }
-        } else if (missing) {
+        }
+        size_t k = 0;
+        for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
+            v = option_value(argc, argv, &i, value_options[k], &missing);
+        if (missing) {
             fprintf(stderr, PROG ": %s needs a value (try '" PROG " --help')\n", a);
             return 2;
-        } else {
+        }
+        if (!v) {
             fprintf(stderr, PROG ": unknown option '%s' (try '" PROG " --help')\n", a);
             return 2;
         }
+        const char *name = value_options[k - 1];
+        if ((rc = take_value(o, strcmp(name, "-o") ? name : "--output", v)))
+            return rc;
+    }
+    const struct analysis_filter *f = &o->filter;
+    if (f->has_since && f->has_until && f->until_ns < f->since_ns) {
+        fprintf(stderr, PROG ": --until is before --since\n");
+        return 2;
     }
     return 0;
 }
@@ -196,71 +336,259 @@ static int collect(const struct options *o, struct trace_files *tf)
     return 0;
 }
 
-/* Names for every function, in funcstats order; NULL and *rc set on error. */
-static struct symbol *resolve(const struct options *o, const struct funcstats *fs, int *rc)
+/* --function: a link-time address as given, or the addresses nm finds for
+ * the name.  0 ok, else the exit status (reported). */
+static int find_targets(struct options *o)
 {
-    char msg[512];
-    uint64_t *addrs = malloc((fs->n ? fs->n : 1) * sizeof *addrs);
-    struct symbol *syms = calloc(fs->n ? fs->n : 1, sizeof *syms);
-    *rc = 0;
-    if (!addrs || !syms) {
+    struct analysis_filter *f = &o->filter;
+    char nm[512], msg[512];
+    char *end;
+    if (!f->function)
+        return 0;
+    if (!strncmp(f->function, "0x", 2)) {
+        errno = 0;
+        unsigned long long v = strtoull(f->function + 2, &end, 16);
+        if (!errno && end != f->function + 2 && !*end && (o->funcs = malloc(sizeof *o->funcs))) {
+            o->funcs[0] = v;
+            f->funcs = o->funcs;
+            f->nfuncs = 1;
+            return 0;
+        }
+    }
+    symbols_nm_for(o->addr2line, nm, sizeof nm);
+    if (symbols_find_function(nm, o->exe, f->function, &o->funcs, &f->nfuncs, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": --function: %s\n", msg);
+        return 1;
+    }
+    f->funcs = o->funcs;
+    return 0;
+}
+
+/* What one run holds: the analysis, the sinks the format needs, names. */
+struct run {
+    const struct options *o;
+    struct analysis a;
+    struct cctree tree;
+    struct callsites sites;
+    struct out_perfetto perf;
+    int have_tree, have_sites, have_perf;
+    struct symbol *syms; /* functions, then call sites */
+    size_t nsyms;
+    FILE *out;
+};
+
+/* The directory of path, for the timeline's temporary file. */
+static const char *dir_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (!path)
+        return NULL;
+    if (!slash)
+        return ".";
+    snprintf(buf, len, "%.*s", (int)(slash - path ? slash - path : 1), path);
+    return buf;
+}
+
+/* Set up the analysis and the format's sinks.  0 ok, else reported, 1. */
+static int setup(struct run *r)
+{
+    const struct options *o = r->o;
+    char dir[4096];
+    int bad = analysis_set_filter(&r->a, &o->filter) < 0;
+    if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
+        bad |= cctree_init(&r->tree, o->max_stacks) < 0;
+        r->have_tree = 1;
+        bad |= analysis_add_sink(&r->a, cctree_sink(&r->tree)) < 0;
+    } else if (o->format == FMT_CALLERS) {
+        callsites_init(&r->sites);
+        r->have_sites = 1;
+        bad |= analysis_add_sink(&r->a, callsites_sink(&r->sites)) < 0;
+    } else if (o->format == FMT_PERFETTO) {
+        if (out_perfetto_init(&r->perf, &r->a, dir_of(o->out_path, dir, sizeof dir)) < 0) {
+            fprintf(stderr, PROG ": temporary file for the timeline: %s\n", strerror(errno));
+            return 1;
+        }
+        r->have_perf = 1;
+        bad |= analysis_add_sink(&r->a, out_perfetto_sink(&r->perf)) < 0;
+    }
+    if (bad) {
         fprintf(stderr, PROG ": out of memory\n");
-        goto fail;
+        return 1;
+    }
+    return 0;
+}
+
+/* Names for every function and call site, from one addr2line run.  A call
+ * site is looked up one byte before its return address, inside the call.
+ * 0 ok, else reported, 1. */
+static int resolve(struct run *r)
+{
+    const struct funcstats *fs = &r->a.funcs;
+    size_t nsites = r->have_sites ? r->sites.nsites : 0;
+    char msg[512];
+    r->nsyms = fs->n + nsites;
+    uint64_t *addrs = malloc((r->nsyms ? r->nsyms : 1) * sizeof *addrs);
+    r->syms = calloc(r->nsyms ? r->nsyms : 1, sizeof *r->syms);
+    if (!addrs || !r->syms) {
+        free(addrs);
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
     }
     for (size_t i = 0; i < fs->n; i++)
         addrs[i] = fs->v[i].addr;
-    if (fs->n && symbols_resolve(o->addr2line, o->exe, addrs, fs->n, syms, msg, sizeof msg) < 0) {
+    for (size_t i = 0; i < nsites; i++)
+        addrs[fs->n + i] = r->sites.sites[i] ? r->sites.sites[i] - 1 : 0;
+    int rc = 0;
+    if (r->nsyms &&
+        symbols_resolve(r->o->addr2line, r->o->exe, addrs, r->nsyms, r->syms, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
-        goto fail;
+        rc = 1;
     }
     free(addrs);
-    return syms;
-fail:
-    free(addrs);
-    free(syms);
-    *rc = 1;
-    return NULL;
+    return rc;
 }
 
-static int analyze(const struct options *o, struct trace_files *tf)
+static int write_text(FILE *out, const struct out_view *v)
 {
-    struct analysis a;
-    struct symbol *syms = NULL;
-    int rc = 0;
+    notes_write_text(v->a, out);
+    notes_write_filter(v->a, out);
+    fputc('\n', out);
+    return report_table(out, &v->a->funcs, v->funcs, v->top, v->a->filtering);
+}
 
-    analysis_init(&a, stderr, PROG);
-    analysis_find_anchors(&a, tf);
+/* Write the format.  0 ok, else reported, 1. */
+static int write_output(struct run *r)
+{
+    const struct options *o = r->o;
+    const char *base = strrchr(o->exe, '/');
+    struct out_view v = {&r->a, r->syms, r->have_sites ? &r->sites : NULL,
+                         r->syms + r->a.funcs.n, r->have_tree ? &r->tree : NULL, o->top,
+                         base ? base + 1 : o->exe};
+    int rc;
+    switch (o->format) {
+    case FMT_JSON: rc = out_json_write(r->out, &v); break;
+    case FMT_FOLDED: rc = out_folded_write(r->out, &v); break;
+    case FMT_SVG: rc = out_svg_write(r->out, &v); break;
+    case FMT_CALLERS: rc = out_callers_write(r->out, &v); break;
+    case FMT_PERFETTO: rc = out_perfetto_finish(&r->perf, &v, r->out); break;
+    default: rc = write_text(r->out, &v); break;
+    }
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
+        return 1;
+    }
+    if (r->have_tree && r->tree.overflow)
+        fprintf(stderr, PROG ": note: %llu calls on stacks beyond --max-stacks %zu are counted "
+                        "under [other stacks]\n",
+                (unsigned long long)r->tree.overflow, r->tree.max_nodes);
+    return 0;
+}
+
+static int run_pass(struct run *r, struct trace_files *tf)
+{
+    struct analysis *a = &r->a;
+    analysis_prepare(a, tf);
     for (size_t i = 0; i < tf->nseries; i++)
-        analysis_run_series(&a, &tf->series[i]);
-    if (a.oom) {
+        analysis_run_series(a, &tf->series[i]);
+    if (a->oom || a->funcs.oom || (r->have_tree && r->tree.oom) || (r->have_sites && r->sites.oom)) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = 1;
-    } else if (!a.files_read) {
-        fprintf(stderr, PROG ": none of the %zu trace files could be read\n", a.files_bad);
-        rc = 1;
-    } else if ((syms = resolve(o, &a.funcs, &rc))) {
-        analysis_write_summary(&a, stdout);
-        putchar('\n');
-        if (report_table(stdout, &a.funcs, syms, o->top) < 0) {
-            fprintf(stderr, PROG ": out of memory\n");
-            rc = 1;
-        }
-        symbols_free(syms, a.funcs.n);
-        free(syms);
+        return 1;
     }
-    analysis_free(&a);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
-        rc = 1;
+    if (!a->files_read) {
+        fprintf(stderr, PROG ": none of the %zu trace files could be read\n", a->files_bad);
+        return 1;
     }
+    return 0;
+}
+
+static void run_free(struct run *r)
+{
+    if (r->syms)
+        symbols_free(r->syms, r->nsyms);
+    free(r->syms);
+    if (r->have_tree)
+        cctree_free(&r->tree);
+    if (r->have_sites)
+        callsites_free(&r->sites);
+    if (r->have_perf)
+        out_perfetto_free(&r->perf);
+    analysis_free(&r->a);
+}
+
+static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.out = out;
+    analysis_init(&r.a, stderr, PROG);
+    int rc = setup(&r);
+    if (!rc)
+        rc = run_pass(&r, tf);
+    if (!rc)
+        rc = resolve(&r);
+    if (!rc)
+        rc = write_output(&r);
+    run_free(&r);
     return rc;
+}
+
+/* Open the output; NULL when reported (rc set). */
+static FILE *open_output(const struct options *o, int *rc)
+{
+    if (!o->out_path) {
+        if (o->format == FMT_PERFETTO && isatty(1)) {
+            fprintf(stderr, PROG ": a perfetto trace is binary: give -o FILE or redirect stdout\n");
+            *rc = 2;
+            return NULL;
+        }
+        return stdout;
+    }
+    FILE *f = fopen(o->out_path, "wb");
+    if (!f) {
+        fprintf(stderr, PROG ": -o %s: %s\n", o->out_path, strerror(errno));
+        *rc = 1;
+    }
+    return f;
+}
+
+/* Flush and close; a failed write is an error.  rc: the status so far. */
+static int close_output(const struct options *o, FILE *out, int rc)
+{
+    int bad = fflush(out) != 0 || ferror(out);
+    const char *what = o->out_path ? o->out_path : "the report";
+    if (out != stdout && fclose(out) != 0)
+        bad = 1;
+    if (bad && !rc) {
+        fprintf(stderr, PROG ": writing %s: %s\n", what, strerror(errno));
+        rc = 1;
+    }
+    if (rc && o->out_path)
+        unlink(o->out_path); /* no half-written file left to mislead */
+    return rc;
+}
+
+static int prepare(struct options *o, int argc, char **argv)
+{
+    char msg[512];
+    int rc = parse_args(argc, argv, o);
+    if (rc)
+        return rc == 1 ? -1 : rc;
+    if (!o->npaths)
+        o->paths[o->npaths++] = "./traces";
+    if ((rc = check_exe(o->exe)))
+        return rc;
+    if (symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        return 1;
+    }
+    return find_targets(o);
 }
 
 int cmd_analyze(int argc, char **argv)
 {
     struct options o = {0};
     struct trace_files tf;
-    char msg[512];
     int rc;
 
     o.paths = calloc((size_t)argc + 1, sizeof *o.paths);
@@ -268,27 +596,19 @@ int cmd_analyze(int argc, char **argv)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
-    rc = parse_args(argc, argv, &o);
+    rc = prepare(&o, argc, argv);
     if (rc) {
         free(o.paths);
-        return rc == 1 ? 0 : rc;
-    }
-    if (!o.npaths)
-        o.paths[o.npaths++] = "./traces";
-    if ((rc = check_exe(o.exe))) {
-        free(o.paths);
-        return rc;
-    }
-    if (symbols_check_tool(o.addr2line, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        free(o.paths);
-        return 1;
+        free(o.funcs);
+        return rc < 0 ? 0 : rc;
     }
     trace_files_init(&tf);
     rc = collect(&o, &tf);
-    if (!rc)
-        rc = analyze(&o, &tf);
+    FILE *out = rc ? NULL : open_output(&o, &rc);
+    if (out)
+        rc = close_output(&o, out, analyze(&o, &tf, out));
     trace_files_free(&tf);
     free(o.paths);
+    free(o.funcs);
     return rc;
 }

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void callstack_init(struct callstack *s, size_t max_depth, callstack_sink sink, void *ctx)
+void callstack_init(struct callstack *s, size_t max_depth, const struct callstack_hooks *hooks,
+                    void *ctx)
 {
     memset(s, 0, sizeof *s);
     s->max_depth = max_depth ? max_depth : 1;
-    s->sink = sink;
+    s->hooks = hooks;
     s->ctx = ctx;
 }
 
@@ -42,6 +43,13 @@ static int reserve(struct callstack *s)
     return 1;
 }
 
+static void see_time(struct callstack *s, int64_t ts)
+{
+    if (!s->have_ts || ts > s->last_ts)
+        s->last_ts = ts;
+    s->have_ts = 1;
+}
+
 static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
 {
     s->depth++;
@@ -53,11 +61,23 @@ static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder
             s->c.overflow_enters++;
         return;
     }
-    s->frames[s->n++] = (struct callstack_frame){func, ts, 0, s->depth, placeholder};
+    struct callstack_frame *f = &s->frames[s->n++];
+    *f = (struct callstack_frame){func, ts, 0, s->depth, placeholder, {0}};
+    if (s->hooks && s->hooks->open)
+        s->hooks->open(s->ctx, s, f);
+}
+
+/* Pop the top frame without a call: it ends at the latest time seen. */
+static void cut_top(struct callstack *s)
+{
+    const struct callstack_frame *f = &s->frames[--s->n];
+    if (s->hooks && s->hooks->close)
+        s->hooks->close(s->ctx, f, s->last_ts, CALLSTACK_CUT, 0, 0);
 }
 
 void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)
 {
+    see_time(s, ts);
     push(s, func, ts, 0);
 }
 
@@ -70,12 +90,13 @@ static void complete(struct callstack *s, int64_t ts)
     if (s->n)
         s->frames[s->n - 1].child_ns += incl;
     s->c.calls++;
-    if (s->sink)
-        s->sink(s->ctx, f->func, incl, self);
+    if (s->hooks && s->hooks->close)
+        s->hooks->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
 }
 
 void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
 {
+    see_time(s, ts);
     s->depth--;
     if (s->overflow) {
         s->overflow--; /* pairs with an enter that was only counted */
@@ -87,7 +108,7 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
     }
     struct callstack_frame *top = &s->frames[s->n - 1];
     if (top->placeholder) {
-        s->n--;
+        cut_top(s);
         s->c.orphan_exits++;
         return;
     }
@@ -104,7 +125,8 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
     if (i == 0 || s->frames[i - 1].placeholder)
         return; /* not open here: ignore it */
     s->c.unclosed_enters += s->n - i;
-    s->n = i;
+    while (s->n > i)
+        cut_top(s);
     complete(s, ts);
 }
 
@@ -126,9 +148,9 @@ void callstack_resync(struct callstack *s, int32_t low, int32_t after)
     }
     /* Frames above the low mark were exited inside the hole. */
     while (s->n && s->frames[s->n - 1].depth > low) {
-        s->n--;
-        if (!s->frames[s->n].placeholder)
+        if (!s->frames[s->n - 1].placeholder)
             s->c.lost_frames++;
+        cut_top(s);
     }
     /* Frames entered inside the hole and still open after it. */
     s->depth = low;
@@ -136,7 +158,7 @@ void callstack_resync(struct callstack *s, int32_t low, int32_t after)
     if (open > (int64_t)s->max_depth)
         open = (int64_t)s->max_depth;
     for (int64_t k = 0; k < open; k++)
-        push(s, 0, 0, 1);
+        push(s, 0, s->last_ts, 1);
     s->depth = after;
 }
 
@@ -146,7 +168,8 @@ void callstack_reset(struct callstack *s)
         if (!s->frames[i].placeholder)
             s->c.unclosed_enters++;
     s->c.unclosed_enters += s->overflow; /* beyond max_depth, never exited */
-    s->n = 0;
+    while (s->n)
+        cut_top(s);
     s->overflow = 0;
     s->depth = 0;
 }

@@ -21,6 +21,16 @@
  *     open as unclosed enters (placeholders excepted) and empties the stack;
  *   - beyond max_depth frames, enters and their exits are counted, not timed.
  *
+ * The owner watches frames come and go through two hooks: `open` when a
+ * frame is pushed (it may fill the frame's tag: what the owner wants to
+ * carry with the call, e.g. its call site and calling-context node), and
+ * `close` when it leaves the stack, either returned (a completed call, with
+ * its inclusive and self time) or cut (unclosed, lost in a hole, or a
+ * placeholder popped by an orphaned exit).  Every open is matched by exactly
+ * one close, in stack order, so a timeline built from them nests strictly.
+ * A cut frame closes at the thread's latest timestamp seen, which never goes
+ * backwards.
+ *
  * Depths in the resync marker are relative to the thread's first event;
  * the stack keeps that same running depth (enter +1, exit -1, whatever the
  * matching made of the event), so the two correspond even after unmatched
@@ -34,12 +44,22 @@
 
 #define CALLSTACK_MAX_DEPTH ((size_t)1 << 20)
 
+/* Carried with a frame for its owner; set by the open hook, zero before. */
+struct callstack_tag {
+    uint64_t site;    /* link-time return address in the caller */
+    uint32_t node;    /* the owner's calling-context node */
+    uint8_t target;   /* one of the owner's --function targets */
+    uint8_t in_scope; /* inside the owner's thread and function filters */
+    uint8_t selected; /* in scope and inside the time window: it counts */
+};
+
 struct callstack_frame {
     uint64_t func;
     int64_t start;      /* ns */
     uint64_t child_ns;  /* inclusive time of completed direct children */
     int64_t depth;      /* running depth after this enter */
     int placeholder;    /* entered inside a hole: function unknown */
+    struct callstack_tag tag;
 };
 
 struct callstack_counts {
@@ -52,20 +72,35 @@ struct callstack_counts {
     uint64_t overflow_enters; /* enters beyond max_depth (not timed) */
 };
 
-/* Called for every completed call. */
-typedef void (*callstack_sink)(void *ctx, uint64_t func, uint64_t incl_ns, uint64_t self_ns);
+enum callstack_end {
+    CALLSTACK_RETURNED, /* its exit matched: a completed call */
+    CALLSTACK_CUT       /* left without its own exit: no call */
+};
+
+struct callstack;
+
+struct callstack_hooks {
+    /* f was pushed and is the top of s (placeholders too); may be NULL. */
+    void (*open)(void *ctx, struct callstack *s, struct callstack_frame *f);
+    /* f left the stack at ts; incl and self are 0 for a cut frame. */
+    void (*close)(void *ctx, const struct callstack_frame *f, int64_t ts, enum callstack_end how,
+                  uint64_t incl_ns, uint64_t self_ns);
+};
 
 struct callstack {
     struct callstack_frame *frames;
     size_t n, cap, max_depth;
     int64_t depth;     /* running depth, as the runtime counts it */
     uint64_t overflow; /* open enters not on the stack (beyond max_depth) */
+    int64_t last_ts;   /* latest enter/exit time seen: where cuts happen */
+    int have_ts;
     struct callstack_counts c;
-    callstack_sink sink;
+    const struct callstack_hooks *hooks; /* NULL: just count */
     void *ctx;
 };
 
-void callstack_init(struct callstack *s, size_t max_depth, callstack_sink sink, void *ctx);
+void callstack_init(struct callstack *s, size_t max_depth, const struct callstack_hooks *hooks,
+                    void *ctx);
 void callstack_free(struct callstack *s);
 void callstack_enter(struct callstack *s, uint64_t func, int64_t ts);
 void callstack_exit(struct callstack *s, uint64_t func, int64_t ts);

@@ -12,5 +12,6 @@
 
 int cmd_analyze(int argc, char **argv); /* analyze.c */
 int cmd_serve(int argc, char **argv);   /* serve.c */
+int cmd_diff(int argc, char **argv);    /* diff.c */
 
 #endif

@@ -22,6 +22,7 @@ struct command {
 static const struct command commands[] = {
     {"analyze", cmd_analyze, "report per-function call counts and timing from trace files"},
     {"serve", cmd_serve, "receive streams from trace_stream clients and write trace files"},
+    {"diff", cmd_diff, "compare two JSON reports function by function; gate CI on regressions"},
 };
 
 static void usage(FILE *out)

@@ -20,7 +20,8 @@ void report_label(const struct symbol *sym, unsigned long long addr, char *buf, 
     snprintf(buf, len, "%s (%s:%lu)", sym->name, base ? base + 1 : sym->file, sym->line);
 }
 
-int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top)
+int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top,
+                 int only_called)
 {
     uint32_t *order = funcstats_by_self(fs);
     char label[1024];
@@ -28,9 +29,11 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
         return -1;
     fprintf(out, "%10s %12s %12s %11s %11s %11s  %s\n", "calls", "incl_ms", "self_ms", "p50_us",
             "p99_us", "max_us", "function (file:line)");
-    size_t rows = top && top < fs->n ? top : fs->n;
-    for (size_t i = 0; i < rows; i++) {
+    for (size_t i = 0, rows = 0; i < fs->n && (!top || rows < top); i++) {
         const struct funcstats_entry *e = &fs->v[order[i]];
+        if (only_called && !e->calls)
+            continue;
+        rows++;
         report_label(syms ? &syms[order[i]] : NULL, (unsigned long long)e->addr, label,
                      sizeof label);
         fprintf(out, "%10llu %12.3f %12.3f %11.3f %11.3f %11.3f  %s\n",

@@ -17,9 +17,11 @@
 #include "funcstats.h"
 #include "symbols.h"
 
-/* syms is indexed like fs->v (NULL: all in hex); top 0 means every row.
- * 0 ok, -1 out of memory. */
-int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top);
+/* syms is indexed like fs->v (NULL: all in hex); top 0 means every row;
+ * only_called leaves out functions without calls (when filtering).  0 ok,
+ * -1 out of memory. */
+int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top,
+                 int only_called);
 /* "name (file:line)" etc. for one function, into buf. */
 void report_label(const struct symbol *sym, unsigned long long addr, char *buf, size_t len);
 

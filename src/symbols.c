@@ -107,11 +107,24 @@ static void first_line(FILE *f, char *buf, size_t len)
         buf[strcspn(buf, "\r\n")] = 0;
 }
 
-static int run_tool(const char *tool, const char *exe, FILE *in, FILE *out, FILE *err,
+/* The tool's stdin, stdout and stderr, closed once it has run. */
+static void close_files(FILE *in, FILE *out, FILE *err)
+{
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    if (err)
+        fclose(err);
+}
+
+/* Run argv (argv[0] the tool, found in PATH) on exe with these stdin,
+ * stdout and stderr; 0 when it exits with 0. */
+static int run_tool(char *const argv[], const char *exe, FILE *in, FILE *out, FILE *err,
                     char *msg, size_t msglen)
 {
     posix_spawn_file_actions_t fa;
-    char *argv[] = {(char *)tool, "-f", "-C", "-e", (char *)exe, NULL};
+    const char *tool = argv[0];
     pid_t pid;
     int rc, status;
 
@@ -185,16 +198,84 @@ int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, si
         goto done;
     }
     rewind(in);
-    if (run_tool(tool, exe, in, res, err, msg, msglen) == 0)
+    char *argv[] = {(char *)tool, "-f", "-C", "-e", (char *)exe, NULL};
+    if (run_tool(argv, exe, in, res, err, msg, msglen) == 0)
         rc = read_output(res, n, out, tool, msg, msglen);
 done:
-    if (in)
-        fclose(in);
-    if (res)
-        fclose(res);
-    if (err)
-        fclose(err);
+    close_files(in, res, err);
     if (rc < 0)
         symbols_free(out, n);
+    return rc;
+}
+
+void symbols_nm_for(const char *addr2line, char *buf, size_t len)
+{
+    size_t n = strlen(addr2line), k = strlen("addr2line");
+    if (n >= k && !strcmp(addr2line + n - k, "addr2line"))
+        snprintf(buf, len, "%.*snm", (int)(n - k), addr2line);
+    else
+        snprintf(buf, len, "nm");
+}
+
+/* Does nm's name stand for `want`: the same, or a compiler's clone of it
+ * ("fib.constprop.0"), or a C++ function of that name ("ns::f(int)")? */
+static int name_is(const char *have, const char *want)
+{
+    size_t n = strlen(want);
+    return !strncmp(have, want, n) && (!have[n] || have[n] == '.' || have[n] == '(');
+}
+
+/* Collect the code symbols named `want` from nm's output. */
+static int scan_nm(FILE *res, const char *want, uint64_t **addrs, size_t *n, char *msg,
+                   size_t msglen)
+{
+    char *line = NULL;
+    size_t cap = 0, have = 0;
+    rewind(res);
+    while (getline(&line, &cap, res) > 0) {
+        unsigned long long addr;
+        char type;
+        int off = 0;
+        line[strcspn(line, "\r\n")] = 0;
+        if (sscanf(line, "%llx %c %n", &addr, &type, &off) < 2 || !off || !strchr("tTwWi", type) ||
+            !name_is(line + off, want))
+            continue;
+        if (*n == have) {
+            have = have ? have * 2 : 8;
+            uint64_t *v = realloc(*addrs, have * sizeof *v);
+            if (!v) {
+                snprintf(msg, msglen, "out of memory");
+                free(line);
+                return -1;
+            }
+            *addrs = v;
+        }
+        (*addrs)[(*n)++] = addr;
+    }
+    free(line);
+    return 0;
+}
+
+int symbols_find_function(const char *nm, const char *exe, const char *name, uint64_t **addrs,
+                          size_t *n, char *msg, size_t msglen)
+{
+    FILE *in = fopen("/dev/null", "r"), *res = tmpfile(), *err = tmpfile();
+    char *argv[] = {(char *)nm, "-C", "--defined-only", (char *)exe, NULL};
+    int rc = -1;
+    *addrs = NULL;
+    *n = 0;
+    if (!in || !res || !err)
+        snprintf(msg, msglen, "temporary file: %s", strerror(errno));
+    else if (run_tool(argv, exe, in, res, err, msg, msglen) == 0)
+        rc = scan_nm(res, name, addrs, n, msg, msglen);
+    close_files(in, res, err);
+    if (rc == 0 && !*n) {
+        snprintf(msg, msglen, "no function named '%s' in %s", name, exe);
+        rc = -1;
+    }
+    if (rc < 0) {
+        free(*addrs);
+        *addrs = NULL;
+    }
     return rc;
 }

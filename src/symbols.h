@@ -33,6 +33,18 @@ int symbols_check_tool(const char *tool, char *msg, size_t msglen);
 int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, size_t n,
                     struct symbol *out, char *msg, size_t msglen);
 void symbols_free(struct symbol *syms, size_t n);
+/* The nm beside an addr2line ("aarch64-linux-gnu-addr2line" ->
+ * "aarch64-linux-gnu-nm"; anything else -> "nm"). */
+void symbols_nm_for(const char *addr2line, char *buf, size_t len);
+/*
+ * The link-time addresses of the functions named `name` in exe (all of
+ * them: static functions of that name in several files, compiler clones
+ * such as name.constprop.0), from one `nm -C --defined-only` run.  0 and a
+ * malloc'ed *addrs of *n >= 1; -1 with a one-line reason in msg (including
+ * "no function named ...").
+ */
+int symbols_find_function(const char *nm, const char *exe, const char *name, uint64_t **addrs,
+                          size_t *n, char *msg, size_t msglen);
 /* Parse one pair of addr2line -f output lines into *sym.  0 ok, -1 no memory. */
 int symbols_parse(const char *name_line, const char *loc_line, struct symbol *sym);
 

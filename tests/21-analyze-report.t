@@ -10,35 +10,10 @@ CS="${CALLSIGHT_BUILD:?set CALLSIGHT_BUILD}/callsight"
 tmp=$(mktemp -d /tmp/callsight-t21.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# gen OUT < spec: a synthetic trace file (H header, E/X/M events, RAW bytes).
-cat >"$tmp/gen.pl" <<'PERL'
-use strict; no warnings 'portable';
-my $out = shift; open(my $o, '>', $out) or die "$out: $!"; binmode $o;
-my $L = '<';
-sub num { my $v = shift; $v =~ /^0x/i ? hex($v) : $v }
-while (<STDIN>) {
-    my @f = split; next unless @f;
-    if ($f[0] eq 'H') {
-        my %h = (magic => "MLTRACE", version => 2, esize => 32, hsize => 80, flags => 0,
-                 bias => 0, hz => 0, t0t => 0, t0n => 0, hook => 0, pid => 1, seq => 0);
-        for (@f[1..$#f]) { my ($k, $v) = split /=/; $h{$k} = $k eq 'magic' ? $v : num($v) }
-        $L = ($h{flags} & 4) ? '>' : '<';
-        print $o pack("a8 L$L L$L L$L L$L Q$L Q$L Q$L Q$L Q$L L$L L$L Q$L", $h{magic},
-            $h{version}, $h{esize}, $h{hsize}, $h{flags}, $h{bias}, $h{hz}, $h{t0t}, $h{t0n},
-            $h{hook}, $h{pid}, $h{seq}, 0);
-        print $o "\xee" x ($h{hsize} - 80) if $h{hsize} > 80;
-    } elsif ($f[0] =~ /^[EXM]$/) {
-        my %k = (E => 0, X => 1, M => 2);
-        my ($ts, $fn, $site, $tid) = $f[0] eq 'M' ? (num($f[1]), num($f[2]), num($f[3]), $f[4])
-                                                  : (num($f[1]), num($f[2]), 0, $f[3]);
-        print $o pack("Q$L Q$L Q$L L$L C x3", $ts, $fn, $site, $tid, $k{$f[0]});
-    } elsif ($f[0] eq 'RAW') {
-        print $o "\0" x $f[1];
-    }
-}
-close $o or die;
-PERL
-gen() { perl "$tmp/gen.pl" "$1"; }
+# gen OUT < spec: a synthetic trace file (H header, E/X/M events, RAW bytes;
+# see tests/tools/tracegen.pl).
+TRACEGEN=$(cd "$(dirname "$0")" && pwd)/tools/tracegen.pl
+gen() { perl "$TRACEGEN" "$1"; }
 
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }

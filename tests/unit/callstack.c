@@ -22,12 +22,40 @@ struct call {
 static struct call calls[64];
 static size_t ncalls;
 
-static void sink(void *ctx, uint64_t func, uint64_t incl, uint64_t self)
+/* Opens and closes seen, and the times of cuts, for the hook tests. */
+static size_t nopen, nclose, ncut;
+static int64_t cut_ts[64];
+static int nesting_ok = 1;
+static int64_t depth_now;
+
+static void on_open(void *ctx, struct callstack *st, struct callstack_frame *f)
 {
     (void)ctx;
-    if (ncalls < 64)
-        calls[ncalls++] = (struct call){func, incl, self};
+    nopen++;
+    depth_now++;
+    if (f != &st->frames[st->n - 1])
+        nesting_ok = 0;
+    f->tag.node = (uint32_t)st->n; /* closes must come back in stack order */
 }
+
+static void on_close(void *ctx, const struct callstack_frame *f, int64_t ts,
+                     enum callstack_end how, uint64_t incl, uint64_t self)
+{
+    (void)ctx;
+    nclose++;
+    if ((int64_t)f->tag.node != depth_now--)
+        nesting_ok = 0;
+    if (how == CALLSTACK_CUT) {
+        if (ncut < 64)
+            cut_ts[ncut] = ts;
+        ncut++;
+        return;
+    }
+    if (ncalls < 64)
+        calls[ncalls++] = (struct call){f->func, incl, self};
+}
+
+static const struct callstack_hooks hooks = {on_open, on_close};
 
 static int call_is(size_t i, uint64_t func, uint64_t incl, uint64_t self)
 {
@@ -43,8 +71,9 @@ static struct callstack s;
 static void fresh(size_t max_depth)
 {
     callstack_free(&s);
-    callstack_init(&s, max_depth, sink, NULL);
-    ncalls = 0;
+    callstack_init(&s, max_depth, &hooks, NULL);
+    ncalls = nopen = nclose = ncut = 0;
+    depth_now = 0;
 }
 
 static int counts_are(uint64_t calls_, uint64_t unmatched, uint64_t unclosed, uint64_t lost,
@@ -66,7 +95,7 @@ enum { A = 1, B, C, D, E, X };
 
 int main(void)
 {
-    printf("1..23\n");
+    printf("1..27\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -219,6 +248,36 @@ int main(void)
     callstack_lost(&s, 7);
     callstack_resync(&s, 2, 2);
     ok(s.n == 2 && s.overflow == 0 && s.c.lost_frames == 4, "cap 4: a hole down to depth 2 cuts 2 stacked and 2 extra frames");
+
+    /* The hooks: every open closed once, in stack order; cuts at the
+     * latest time seen. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    nesting_ok = 1;
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_exit(&s, A, 50); /* C and B cut at 50, A returns */
+    ok(nopen == 3 && nclose == 3 && ncut == 2 && cut_ts[0] == 50 && cut_ts[1] == 50 && nesting_ok,
+       "hooks: an unmatched exit cuts the frames above at its time, top first");
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_lost(&s, 4);
+    callstack_resync(&s, 1, 3); /* B cut; two placeholders open at 10 */
+    ok(nopen == 4 && ncut == 1 && cut_ts[0] == 10 && s.frames[2].start == 10 && nesting_ok,
+       "hooks: resync cuts lost frames and opens placeholders at the latest time");
+    callstack_exit(&s, X, 30);
+    callstack_enter(&s, C, 40);
+    callstack_reset(&s);
+    ok(nopen == 5 && nclose == 5 && ncut == 5 && cut_ts[4] == 40 && nesting_ok,
+       "hooks: orphan exit and reset cut what is open; every open closed once");
+    fresh(2);
+    for (int i = 0; i < 4; i++)
+        callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
+    for (int i = 3; i >= 0; i--)
+        callstack_exit(&s, (uint64_t)A + (uint64_t)i, 10 - i);
+    ok(nopen == 2 && nclose == 2 && ncalls == 2 && nesting_ok,
+       "hooks: frames beyond the cap are neither opened nor closed");
 
     callstack_free(&s);
     return 0;

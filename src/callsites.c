@@ -1,0 +1,113 @@
+/*
+ * callsites.c - per call-site aggregation (see callsites.h).
+ */
+#include "callsites.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void callsites_init(struct callsites *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void callsites_free(struct callsites *c)
+{
+    free(c->sites);
+    free(c->rows);
+    u64map_free(&c->site_index);
+    u64map_free(&c->row_index);
+    callsites_init(c);
+}
+
+/* Room for one more element of size `size` in *v.  0 ok, -1 oom. */
+static int reserve(void *vp, size_t *cap, size_t n, size_t size)
+{
+    void **v = vp;
+    if (n < *cap)
+        return 0;
+    if (n >= UINT32_MAX - 1)
+        return -1;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *p = realloc(*v, c * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static int site_id(struct callsites *c, uint64_t addr, uint32_t *id)
+{
+    if (u64map_get(&c->site_index, addr, id))
+        return 0;
+    if (reserve(&c->sites, &c->capsites, c->nsites, sizeof *c->sites) < 0 ||
+        u64map_put(&c->site_index, addr, (uint32_t)c->nsites) < 0)
+        return -1;
+    c->sites[c->nsites] = addr;
+    *id = (uint32_t)c->nsites++;
+    return 0;
+}
+
+static struct callsites_row *row_of(struct callsites *c, uint64_t site, uint32_t func)
+{
+    uint32_t sid, r;
+    if (site_id(c, site, &sid) < 0)
+        return NULL;
+    uint64_t key = (uint64_t)sid << 32 | func;
+    if (u64map_get(&c->row_index, key, &r))
+        return &c->rows[r];
+    if (reserve(&c->rows, &c->caprows, c->nrows, sizeof *c->rows) < 0 ||
+        u64map_put(&c->row_index, key, (uint32_t)c->nrows) < 0)
+        return NULL;
+    c->rows[c->nrows] = (struct callsites_row){sid, func, 0, 0, 0};
+    return &c->rows[c->nrows++];
+}
+
+static void sites_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
+                        int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
+{
+    struct callsites *c = ctx;
+    (void)t;
+    (void)ts;
+    if (how != CALLSTACK_RETURNED || !f->tag.selected)
+        return;
+    struct callsites_row *row = row_of(c, f->tag.site, (uint32_t)f->func);
+    if (!row) {
+        c->oom = 1;
+        return;
+    }
+    row->calls++;
+    row->incl_ns += incl;
+    row->self_ns += self;
+}
+
+struct sink callsites_sink(struct callsites *c)
+{
+    return (struct sink){.ctx = c, .close = sites_close};
+}
+
+static int cmp_incl(const void *pa, const void *pb, void *ctx)
+{
+    const struct callsites *c = ctx;
+    const struct callsites_row *a = &c->rows[*(const uint32_t *)pa];
+    const struct callsites_row *b = &c->rows[*(const uint32_t *)pb];
+    if (a->incl_ns != b->incl_ns)
+        return a->incl_ns > b->incl_ns ? -1 : 1;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    if (c->sites[a->site] != c->sites[b->site])
+        return c->sites[a->site] < c->sites[b->site] ? -1 : 1;
+    return a->func < b->func ? -1 : a->func > b->func;
+}
+
+uint32_t *callsites_by_incl(const struct callsites *c)
+{
+    uint32_t *order = malloc((c->nrows ? c->nrows : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < c->nrows; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, c->nrows, sizeof *order, cmp_incl, (void *)c);
+    return order;
+}

@@ -1,0 +1,44 @@
+/*
+ * callsites.h - time by call site: which line calls which function, how
+ * often, and for how long.
+ *
+ * As a sink it adds each selected completed call to the row of (call site,
+ * callee): the call site is the return address the compiler's hook passed
+ * with the enter, made link-time like the function's.  Sites get dense ids
+ * so that the names of functions and sites go to addr2line in one batch.
+ * Memory grows with distinct (site, callee) pairs, which the program's code
+ * bounds, never with events.
+ */
+#ifndef CALLSIGHT_CALLSITES_H
+#define CALLSIGHT_CALLSITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sink.h"
+#include "u64map.h"
+
+struct callsites_row {
+    uint32_t site; /* index into sites */
+    uint32_t func; /* function id (funcstats) */
+    uint64_t calls, incl_ns, self_ns;
+};
+
+struct callsites {
+    uint64_t *sites; /* link-time return addresses, by id */
+    size_t nsites, capsites;
+    struct u64map site_index; /* address -> id */
+    struct callsites_row *rows;
+    size_t nrows, caprows;
+    struct u64map row_index; /* site id << 32 | func -> row */
+    int oom;
+};
+
+void callsites_init(struct callsites *c);
+void callsites_free(struct callsites *c);
+struct sink callsites_sink(struct callsites *c);
+/* Row indexes by inclusive time descending (then calls, site, callee);
+ * malloc'ed, c->nrows long, NULL when out of memory. */
+uint32_t *callsites_by_incl(const struct callsites *c);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * diff.c - `callsight diff BASE.json NEW.json`: what changed per function
+ * between two `analyze --format json` reports, and a gate for CI.
+ *
+ * Both reports are read whole (json.c) and checked against the schema;
+ * functions are matched by name and source file (base name), or by address
+ * when they have no name.  Rows are printed by the size of their change on
+ * the key, largest first; with --fail-over PCT the exit status is 1 when
+ * any function's key grew by more than PCT percent (a function new in NEW,
+ * or up from 0, counts as grown without bound).  Exact call counts make a
+ * gate on --key calls deterministic.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "json.h"
+#include "out_json.h"
+
+#define PROG "callsight diff"
+#define DIFF_MAX_BYTES ((size_t)1 << 30) /* a report larger than this is not ours */
+
+enum key { KEY_CALLS, KEY_SELF, KEY_INCL, KEY_P99 };
+static const char *const key_names[] = {"calls", "self", "incl", "p99"};
+static const char *const key_fields[] = {"calls", "self_ns", "incl_ns", "p99_ns"};
+
+struct row {
+    char *id;      /* "name (file)" or the address */
+    uint64_t v[2]; /* base, new */
+    int in[2];     /* present in base, new */
+};
+
+struct table {
+    struct row *rows;
+    size_t n, cap;
+};
+
+struct diff_opts {
+    const char *path[2];
+    enum key key;
+    int gate;
+    double pct;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: callsight diff BASE.json NEW.json [--key calls|self|incl|p99] [--fail-over PCT]\n"
+"\n"
+"Compare two reports of 'callsight analyze --format json', function by\n"
+"function (matched by name and source file, or by address when unnamed).\n"
+"\n"
+"options:\n"
+"  --key K          what to compare: calls, self (self time, the default),\n"
+"                   incl (inclusive time) or p99 (99th percentile call time)\n"
+"  --fail-over PCT  exit 1 when any function's key grew by more than PCT\n"
+"                   percent (a function new in NEW, or up from 0, counts)\n"
+"  -h, --help       print this help\n"
+"\n"
+"output: a summary line, then one row per function whose key changed,\n"
+"largest change first:\n"
+"  base new delta change function       (times in ms, calls as counts;\n"
+"                                        change in %%, 'new' or 'gone')\n"
+"and a row is marked REGRESSED when it is over --fail-over.\n"
+"\n"
+"Exit status: 0 no regression, 1 a function regressed over PCT, 2 usage\n"
+"error or a report that cannot be read.\n");
+}
+
+static int parse_args(int argc, char **argv, struct diff_opts *o)
+{
+    int npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        }
+        if ((!strcmp(a, "--key") || !strcmp(a, "--fail-over")) && i + 1 >= argc) {
+            fprintf(stderr, PROG ": %s needs a value (try '" PROG " --help')\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--key")) {
+            const char *v = argv[++i];
+            size_t k = 0;
+            while (k < 4 && strcmp(v, key_names[k]))
+                k++;
+            if (k == 4) {
+                fprintf(stderr, PROG ": --key needs calls, self, incl or p99, not '%s'\n", v);
+                return 2;
+            }
+            o->key = (enum key)k;
+        } else if (!strcmp(a, "--fail-over")) {
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            o->pct = strtod(v, &end);
+            if (errno || end == v || *end || !(o->pct >= 0) || isinf(o->pct)) {
+                fprintf(stderr, PROG ": --fail-over needs a percentage >= 0, not '%s'\n", v);
+                return 2;
+            }
+            o->gate = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, PROG ": unknown option '%s' (try '" PROG " --help')\n", a);
+            return 2;
+        } else if (npaths < 2) {
+            o->path[npaths++] = a;
+        } else {
+            fprintf(stderr, PROG ": give two reports, BASE.json and NEW.json\n");
+            return 2;
+        }
+    }
+    if (npaths != 2) {
+        fprintf(stderr, PROG ": give two reports, BASE.json and NEW.json (try '" PROG " --help')\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* The whole file, NUL-terminated, in *out.  0 ok; -1 with msg set. */
+static int read_file(const char *path, char **out, size_t *len, char *msg, size_t msglen)
+{
+    FILE *f = fopen(path, "rb");
+    char *b = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    if (!f) {
+        snprintf(msg, msglen, "%s", strerror(errno));
+        return -1;
+    }
+    while (!err) {
+        if (n == cap) {
+            char *nb = cap < DIFF_MAX_BYTES ? realloc(b, (cap = cap ? cap * 2 : 65536) + 1) : NULL;
+            if (!nb) {
+                err = cap >= DIFF_MAX_BYTES ? EFBIG : ENOMEM;
+                break;
+            }
+            b = nb;
+        }
+        size_t k = fread(b + n, 1, cap - n, f);
+        n += k;
+        if (!k) {
+            err = ferror(f) ? EIO : 0;
+            break;
+        }
+    }
+    fclose(f);
+    if (err) {
+        free(b);
+        if (err == EFBIG)
+            snprintf(msg, msglen, "larger than %zu bytes: not a callsight report", DIFF_MAX_BYTES);
+        else
+            snprintf(msg, msglen, "%s", strerror(err));
+        return -1;
+    }
+    b[n] = 0;
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+/* "name (file base name)", or the address; NULL when the row is bad. */
+static char *row_id(const struct json *f)
+{
+    const struct json *name = json_get(f, "name"), *file = json_get(f, "file");
+    const struct json *addr = json_get(f, "addr");
+    char buf[2048];
+    if (name && name->type == JSON_STRING) {
+        const char *base = file && file->type == JSON_STRING ? strrchr(file->str, '/') : NULL;
+        const char *fs = file && file->type == JSON_STRING ? (base ? base + 1 : file->str) : NULL;
+        snprintf(buf, sizeof buf, fs ? "%s (%s)" : "%s", name->str, fs);
+    } else if (addr && addr->type == JSON_STRING) {
+        snprintf(buf, sizeof buf, "%s", addr->str);
+    } else {
+        return NULL;
+    }
+    return strdup(buf);
+}
+
+/* Add one report row to side `side` of the table.  0 ok, -1 msg set. */
+static int add_row(struct table *t, const struct json *f, enum key key, int side, size_t i,
+                   char *msg, size_t msglen)
+{
+    const struct json *v = json_get(f, key_fields[key]);
+    char *id = f->type == JSON_OBJECT ? row_id(f) : NULL;
+    if (!id || !v || v->type != JSON_NUMBER || !v->is_uint) {
+        snprintf(msg, msglen, "functions[%zu]: %s", i,
+                 !id ? "neither \"name\" nor \"addr\"" : "no whole number for the key");
+        free(id);
+        return -1;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        struct row *rows = realloc(t->rows, cap * sizeof *rows);
+        if (!rows) {
+            free(id);
+            snprintf(msg, msglen, "out of memory");
+            return -1;
+        }
+        t->rows = rows;
+        t->cap = cap;
+    }
+    struct row *r = &t->rows[t->n++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->v[side] = v->u;
+    r->in[side] = 1;
+    return 0;
+}
+
+static int cmp_id(const void *pa, const void *pb)
+{
+    return strcmp(((const struct row *)pa)->id, ((const struct row *)pb)->id);
+}
+
+/* Rows of both reports sorted by id, then one row per id.  The same id
+ * twice in one report (static functions in files of one base name) is
+ * summed, for p99 the larger taken. */
+static void merge_rows(struct table *t, enum key key)
+{
+    size_t out = 0;
+    qsort(t->rows, t->n, sizeof *t->rows, cmp_id);
+    for (size_t i = 0; i < t->n; i++) {
+        struct row *r = &t->rows[i], *m = out ? &t->rows[out - 1] : NULL;
+        if (!m || strcmp(m->id, r->id)) {
+            t->rows[out++] = *r;
+            continue;
+        }
+        for (int s = 0; s < 2; s++) {
+            uint64_t a = m->v[s], b = r->v[s];
+            m->v[s] = key == KEY_P99 ? (a > b ? a : b) : a + b;
+            m->in[s] |= r->in[s];
+        }
+        free(r->id);
+    }
+    t->n = out;
+}
+
+/* Check the report's identity and add its functions.  0 ok, -1 msg set. */
+static int add_report(struct table *t, const struct json *doc, enum key key, int side, char *msg,
+                      size_t msglen)
+{
+    const struct json *format = json_get(doc, "format"), *version = json_get(doc, "version");
+    const struct json *funcs = json_get(doc, "functions");
+    if (!format || format->type != JSON_STRING || strcmp(format->str, OUT_JSON_FORMAT)) {
+        snprintf(msg, msglen, "not a callsight report (no \"format\": \"%s\")", OUT_JSON_FORMAT);
+        return -1;
+    }
+    if (!version || !version->is_uint || version->u != OUT_JSON_VERSION) {
+        snprintf(msg, msglen, "report version is not %d", OUT_JSON_VERSION);
+        return -1;
+    }
+    if (!funcs || funcs->type != JSON_ARRAY) {
+        snprintf(msg, msglen, "no \"functions\" array");
+        return -1;
+    }
+    for (size_t i = 0; i < funcs->n; i++)
+        if (add_row(t, &funcs->items[i], key, side, i, msg, msglen) < 0)
+            return -1;
+    return 0;
+}
+
+/* Read, parse and add one report; 0 ok, else reported. */
+static int load(struct table *t, const struct diff_opts *o, int side)
+{
+    char msg[512], *text = NULL;
+    size_t len;
+    struct json doc;
+    int rc = -1;
+    if (read_file(o->path[side], &text, &len, msg, sizeof msg) == 0 &&
+        json_parse(text, len, &doc, msg, sizeof msg) == 0) {
+        rc = add_report(t, &doc, o->key, side, msg, sizeof msg);
+        json_free(&doc);
+    }
+    free(text);
+    if (rc < 0)
+        fprintf(stderr, PROG ": %s: %s\n", o->path[side], msg);
+    return rc;
+}
+
+static double delta(const struct row *r)
+{
+    return (double)r->v[1] - (double)r->v[0];
+}
+
+static int cmp_change(const void *pa, const void *pb)
+{
+    const struct row *a = pa, *b = pb;
+    double da = fabs(delta(a)), db = fabs(delta(b));
+    if (da != db)
+        return da > db ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static int regressed(const struct row *r, const struct diff_opts *o)
+{
+    if (!o->gate || r->v[1] <= r->v[0])
+        return 0;
+    return r->v[0] == 0 || delta(r) * 100.0 > o->pct * (double)r->v[0];
+}
+
+static void print_row(const struct row *r, const struct diff_opts *o)
+{
+    char change[32];
+    if (!r->in[0])
+        snprintf(change, sizeof change, "new");
+    else if (!r->in[1])
+        snprintf(change, sizeof change, "gone");
+    else if (!r->v[0])
+        snprintf(change, sizeof change, "+inf%%");
+    else
+        snprintf(change, sizeof change, "%+.1f%%", 100.0 * delta(r) / (double)r->v[0]);
+    if (o->key == KEY_CALLS)
+        printf("%12llu %12llu %+13.0f %8s  %s", (unsigned long long)r->v[0],
+               (unsigned long long)r->v[1], delta(r), change, r->id);
+    else
+        printf("%12.3f %12.3f %+13.3f %8s  %s", (double)r->v[0] / 1e6, (double)r->v[1] / 1e6,
+               delta(r) / 1e6, change, r->id);
+    puts(regressed(r, o) ? "  REGRESSED" : "");
+}
+
+static int report(struct table *t, const struct diff_opts *o)
+{
+    size_t changed = 0, worse = 0;
+    qsort(t->rows, t->n, sizeof *t->rows, cmp_change);
+    for (size_t i = 0; i < t->n; i++) {
+        changed += t->rows[i].v[0] != t->rows[i].v[1] || t->rows[i].in[0] != t->rows[i].in[1];
+        worse += regressed(&t->rows[i], o);
+    }
+    printf("diff: key=%s functions=%zu changed=%zu", key_names[o->key], t->n, changed);
+    if (o->gate)
+        printf(" regressed=%zu (over %g%%)", worse, o->pct);
+    printf("\n\n%12s %12s %13s %8s  %s\n", o->key == KEY_CALLS ? "base" : "base_ms",
+           o->key == KEY_CALLS ? "new" : "new_ms", o->key == KEY_CALLS ? "delta" : "delta_ms",
+           "change", "function");
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].v[0] != t->rows[i].v[1] || t->rows[i].in[0] != t->rows[i].in[1])
+            print_row(&t->rows[i], o);
+    return worse ? 1 : 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    struct diff_opts o = {{NULL, NULL}, KEY_SELF, 0, 0};
+    struct table t = {NULL, 0, 0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (load(&t, &o, 0) < 0 || load(&t, &o, 1) < 0) {
+        rc = 2;
+    } else {
+        merge_rows(&t, o.key);
+        rc = report(&t, &o);
+    }
+    for (size_t i = 0; i < t.n; i++)
+        free(t.rows[i].id);
+    free(t.rows);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
+        rc = 2;
+    }
+    return rc;
+}

@@ -1,0 +1,107 @@
+/*
+ * notes.c - header line and capture notes (see notes.h).
+ */
+#include "notes.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "trace.h"
+
+struct emit {
+    void (*fn)(void *ctx, const char *note);
+    void *ctx;
+    const struct analysis_source *s;
+};
+
+static void emit(const struct emit *e, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "%s %u: ", analysis_source_word(e->s), e->s->id);
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    e->fn(e->ctx, buf);
+}
+
+static void capture_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    unsigned long long p[ANALYSIS_CAPTURE_CODES];
+    for (int i = 0; i < ANALYSIS_CAPTURE_CODES; i++)
+        p[i] = s->capture_payload[i];
+    if (s->capture_count[TRACE_MARK_BUDGET])
+        emit(e, "capture stopped: byte budget %llu reached", p[TRACE_MARK_BUDGET]);
+    if (s->capture_count[TRACE_MARK_DISK_FLOOR])
+        emit(e, "capture stopped: free disk below the floor of %llu bytes",
+             p[TRACE_MARK_DISK_FLOOR]);
+    if (s->capture_count[TRACE_MARK_WRITE_ERROR])
+        emit(e, "capture stopped: write error: %s (errno %llu)",
+             p[TRACE_MARK_WRITE_ERROR] <= 4095 ? strerror((int)p[TRACE_MARK_WRITE_ERROR])
+                                               : "unknown error",
+             p[TRACE_MARK_WRITE_ERROR]);
+    if (s->capture_count[TRACE_MARK_EVENT_LIMIT])
+        emit(e, "capture stopped: event limit %llu reached", p[TRACE_MARK_EVENT_LIMIT]);
+    if (s->capture_count[TRACE_MARK_WRAP])
+        emit(e, "flight recorder wrapped: %llu older events discarded", p[TRACE_MARK_WRAP]);
+}
+
+static void loss_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    if (s->gaps && !s->gaps_unknown)
+        emit(e, "stream gap: %llu events lost", (unsigned long long)s->gap_events);
+    else if (s->gaps)
+        emit(e, "stream gap: %s%llu events lost, %llu gaps of unknown size",
+             s->gap_events ? "at least " : "", (unsigned long long)s->gap_events,
+             (unsigned long long)s->gaps_unknown);
+    if (s->have_device)
+        emit(e, "device dropped %llu events", (unsigned long long)s->device_dropped);
+    for (size_t i = 0; i < s->nnotes; i++)
+        e->fn(e->ctx, s->notes[i]);
+}
+
+void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
+{
+    for (size_t i = 0; i < a->nsrc; i++) {
+        struct emit e = {fn, ctx, &a->src[i]};
+        capture_notes(&e);
+        loss_notes(&e);
+    }
+}
+
+static void print_note(void *ctx, const char *note)
+{
+    fprintf(ctx, "note: %s\n", note);
+}
+
+void notes_write_text(const struct analysis *a, FILE *out)
+{
+    fprintf(out,
+            "events=%llu threads=%llu functions=%llu span=%.6fs unmatched_exits=%llu "
+            "unclosed_enters=%llu dropped=%llu\n",
+            (unsigned long long)a->events, (unsigned long long)a->threads_with_events,
+            (unsigned long long)a->funcs.n, (double)analysis_span(a) / 1e9,
+            (unsigned long long)a->unmatched_exits, (unsigned long long)a->unclosed_enters,
+            (unsigned long long)analysis_dropped(a));
+    notes_each(a, print_note, out);
+}
+
+void notes_write_filter(const struct analysis *a, FILE *out)
+{
+    const struct analysis_filter *f = &a->filter;
+    if (!a->filtering)
+        return;
+    fputs("filter:", out);
+    if (f->thread)
+        fprintf(out, " thread=%s", f->thread);
+    if (f->has_since)
+        fprintf(out, " since=%.6fs", (double)f->since_ns / 1e9);
+    if (f->has_until)
+        fprintf(out, " until=%.6fs", (double)f->until_ns / 1e9);
+    if (f->nfuncs)
+        fprintf(out, " function=%s", f->function ? f->function : "?");
+    fprintf(out, ": %llu of %llu calls selected\n", (unsigned long long)a->calls_selected,
+            (unsigned long long)a->calls);
+}

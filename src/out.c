@@ -1,0 +1,102 @@
+/*
+ * out.c - labels and tree order shared by the output formats (see out.h).
+ */
+#include "out.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size_t len)
+{
+    if (v->funcs && v->funcs[id].name)
+        return v->funcs[id].name;
+    snprintf(buf, len, "0x%llx", (unsigned long long)v->a->funcs.v[id].addr);
+    return buf;
+}
+
+void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t len)
+{
+    const struct cctree_node *n = &v->tree->v[node];
+    switch (n->kind) {
+    case CCTREE_ROOT:
+        snprintf(buf, len, "all");
+        break;
+    case CCTREE_OTHER:
+        snprintf(buf, len, "[other stacks]");
+        break;
+    case CCTREE_LOST:
+        snprintf(buf, len, "[lost frames]");
+        break;
+    case CCTREE_THREAD:
+        analysis_thread_label(&v->a->threads[n->key], buf, len);
+        break;
+    case CCTREE_FUNC: {
+        char hex[32];
+        snprintf(buf, len, "%s", out_func_name(v, n->key, hex, sizeof hex));
+        break;
+    }
+    }
+}
+
+/* Siblings' order: by kind (threads first), then threads by first sight,
+ * functions by name then address. */
+static int cmp_nodes(const void *pa, const void *pb, void *ctx)
+{
+    const struct out_view *v = ctx;
+    const struct cctree_node *a = &v->tree->v[*(const uint32_t *)pa];
+    const struct cctree_node *b = &v->tree->v[*(const uint32_t *)pb];
+    if (a->kind != b->kind)
+        return a->kind == CCTREE_THREAD ? -1 : b->kind == CCTREE_THREAD ? 1 : (int)a->kind - (int)b->kind;
+    if (a->kind == CCTREE_FUNC) {
+        const char *na = v->funcs ? v->funcs[a->key].name : NULL;
+        const char *nb = v->funcs ? v->funcs[b->key].name : NULL;
+        int c = na && nb ? strcmp(na, nb) : (nb != NULL) - (na != NULL);
+        if (c)
+            return c;
+        uint64_t xa = v->a->funcs.v[a->key].addr, xb = v->a->funcs.v[b->key].addr;
+        return xa < xb ? -1 : xa > xb;
+    }
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+long out_tree_order(const struct out_view *v, uint32_t **order, uint32_t **depth)
+{
+    const struct cctree *t = v->tree;
+    uint32_t *stack = malloc(t->n * sizeof *stack), *sdepth = malloc(t->n * sizeof *sdepth);
+    *order = malloc(t->n * sizeof **order);
+    *depth = malloc(t->n * sizeof **depth);
+    long filled = 0;
+    size_t top = 0;
+    if (!stack || !sdepth || !*order || !*depth)
+        goto fail;
+    stack[top] = 0;
+    sdepth[top++] = 0;
+    while (top) {
+        uint32_t node = stack[--top], d = sdepth[top];
+        (*order)[filled] = node;
+        (*depth)[filled++] = d;
+        size_t first = top;
+        for (uint32_t c = t->v[node].first_child; c != CCTREE_NONE; c = t->v[c].next_sibling) {
+            stack[top] = c;
+            sdepth[top++] = d + 1;
+        }
+        qsort_r(stack + first, top - first, sizeof *stack, cmp_nodes, (void *)v);
+        /* Popped last-first: reverse so the first in order comes out first. */
+        for (size_t i = first, j = top; i + 1 < j; i++, j--) {
+            uint32_t tmp = stack[i];
+            stack[i] = stack[j - 1];
+            stack[j - 1] = tmp;
+        }
+    }
+    free(stack);
+    free(sdepth);
+    return filled;
+fail:
+    free(stack);
+    free(sdepth);
+    free(*order);
+    free(*depth);
+    *order = *depth = NULL;
+    return -1;
+}

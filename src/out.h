@@ -1,0 +1,45 @@
+/*
+ * out.h - what every output format is given, and the labels they share.
+ *
+ * After the pass, analyze resolves names (one addr2line batch for the
+ * functions and the call sites) and hands each output module a view: the
+ * analysis, the names, and the optional aggregates (calling-context tree,
+ * call sites) that the format asked for.  Output modules (report.c for the
+ * text table, out_json.c, out_folded.c, out_svg.c, out_callers.c; the
+ * timeline is out_perfetto.c, a sink that writes while the pass runs) only
+ * read it.
+ */
+#ifndef CALLSIGHT_OUT_H
+#define CALLSIGHT_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "callsites.h"
+#include "cctree.h"
+#include "symbols.h"
+
+struct out_view {
+    const struct analysis *a;
+    const struct symbol *funcs;      /* indexed like a->funcs.v; NULL: hex */
+    const struct callsites *sites;   /* NULL unless the format needs them */
+    const struct symbol *site_syms;  /* indexed like sites->sites */
+    const struct cctree *tree;       /* NULL unless the format needs it */
+    size_t top;                      /* rows to print, 0 all */
+    const char *title;
+};
+
+/* The function's bare name, or its address in hex (in buf). */
+const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size_t len);
+/* A tree node's label: a thread, a function, "[lost frames]", "[other stacks]". */
+void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t len);
+/*
+ * The tree's nodes in depth-first order, children sorted (threads in order
+ * of first sight, then functions by name), each with its depth (the root
+ * is depth 0).  Malloc'ed arrays of v->tree->n in *order and *depth; returns
+ * how many were filled, or -1 when out of memory.
+ */
+long out_tree_order(const struct out_view *v, uint32_t **order, uint32_t **depth);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * out_json.c - the JSON report (see out_json.h).  Written by hand, field by
+ * field, in a fixed order, so that the output is stable and diffable.
+ */
+#include "out_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "notes.h"
+
+static void json_str(FILE *out, const char *s)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c < 0x7f ? c : '?', out);
+    }
+    fputc('"', out);
+}
+
+static void json_u64(FILE *out, const char *key, uint64_t v, const char *after)
+{
+    fprintf(out, "\"%s\": %llu%s", key, (unsigned long long)v, after);
+}
+
+static void write_summary(FILE *out, const struct analysis *a)
+{
+    fputs("  \"summary\": {", out);
+    json_u64(out, "events", a->events, ", ");
+    json_u64(out, "threads", a->threads_with_events, ", ");
+    json_u64(out, "functions", a->funcs.n, ", ");
+    json_u64(out, "span_ns", analysis_span(a), ", ");
+    json_u64(out, "unmatched_exits", a->unmatched_exits, ", ");
+    json_u64(out, "unclosed_enters", a->unclosed_enters, ", ");
+    json_u64(out, "dropped", analysis_dropped(a), ", ");
+    json_u64(out, "calls", a->calls, ", ");
+    json_u64(out, "calls_selected", a->calls_selected, "},\n");
+}
+
+static void write_filter(FILE *out, const struct analysis *a)
+{
+    const struct analysis_filter *f = &a->filter;
+    fputs("  \"filter\": ", out);
+    if (!a->filtering) {
+        fputs("null,\n", out);
+        return;
+    }
+    fputs("{\"thread\": ", out);
+    json_str(out, f->thread);
+    fputs(", \"since_ns\": ", out);
+    f->has_since ? fprintf(out, "%lld", (long long)f->since_ns) : fputs("null", out);
+    fputs(", \"until_ns\": ", out);
+    f->has_until ? fprintf(out, "%lld", (long long)f->until_ns) : fputs("null", out);
+    fputs(", \"function\": ", out);
+    json_str(out, f->nfuncs ? f->function : NULL);
+    fputs("},\n", out);
+}
+
+struct note_list {
+    FILE *out;
+    int n;
+};
+
+static void write_note(void *ctx, const char *note)
+{
+    struct note_list *l = ctx;
+    fputs(l->n++ ? ",\n    " : "\n    ", l->out);
+    json_str(l->out, note);
+}
+
+static void write_sources(FILE *out, const struct analysis *a)
+{
+    fputs("  \"sources\": [", out);
+    for (size_t i = 0; i < a->nsrc; i++) {
+        const struct analysis_source *s = &a->src[i];
+        fprintf(out, "%s\n    {\"kind\": \"%s\", \"id\": %u, ", i ? "," : "",
+                analysis_source_word(s), s->id);
+        json_u64(out, "dropped", analysis_source_dropped(s), "}");
+    }
+    fputs(a->nsrc ? "\n  ],\n" : "],\n", out);
+}
+
+static void write_threads(FILE *out, const struct analysis *a)
+{
+    int n = 0;
+    fputs("  \"threads\": [", out);
+    for (size_t i = 0; i < a->nthreads; i++) {
+        const struct analysis_thread *t = &a->threads[i];
+        if (!t->has_events)
+            continue;
+        const struct analysis_source *s = &a->src[t->src];
+        fprintf(out, "%s\n    {\"source\": \"%s\", \"source_id\": %u, \"tid\": %u, \"name\": ",
+                n++ ? "," : "", analysis_source_word(s), s->id, t->tid);
+        json_str(out, t->name[0] ? t->name : NULL);
+        fputc('}', out);
+    }
+    fputs(n ? "\n  ],\n" : "],\n", out);
+}
+
+static void write_row(FILE *out, const struct out_view *v, uint32_t id)
+{
+    const struct funcstats_entry *e = &v->a->funcs.v[id];
+    const struct symbol *sym = v->funcs ? &v->funcs[id] : NULL;
+    fputs("    {\"name\": ", out);
+    json_str(out, sym ? sym->name : NULL);
+    fputs(", \"file\": ", out);
+    json_str(out, sym ? sym->file : NULL);
+    sym && sym->line ? fprintf(out, ", \"line\": %lu", sym->line) : fputs(", \"line\": null", out);
+    fprintf(out, ", \"addr\": \"0x%llx\", ", (unsigned long long)e->addr);
+    json_u64(out, "calls", e->calls, ", ");
+    json_u64(out, "incl_ns", e->incl_ns, ", ");
+    json_u64(out, "self_ns", e->self_ns, ", ");
+    json_u64(out, "min_ns", e->lat.n ? e->lat.min : 0, ", ");
+    json_u64(out, "p50_ns", hist_percentile(&e->lat, 50), ", ");
+    json_u64(out, "p90_ns", hist_percentile(&e->lat, 90), ", ");
+    json_u64(out, "p99_ns", hist_percentile(&e->lat, 99), ", ");
+    json_u64(out, "max_ns", e->lat.n ? e->lat.max : 0, "}");
+}
+
+static int write_functions(FILE *out, const struct out_view *v)
+{
+    const struct funcstats *fs = &v->a->funcs;
+    uint32_t *order = funcstats_by_self(fs);
+    int n = 0;
+    if (!order)
+        return -1;
+    fputs("  \"functions\": [", out);
+    for (size_t i = 0; i < fs->n; i++) {
+        if (v->a->filtering && !fs->v[order[i]].calls)
+            continue;
+        fputs(n++ ? ",\n" : "\n", out);
+        write_row(out, v, order[i]);
+    }
+    fputs(n ? "\n  ]\n" : "]\n", out);
+    free(order);
+    return 0;
+}
+
+int out_json_write(FILE *out, const struct out_view *v)
+{
+    const struct analysis *a = v->a;
+    struct note_list notes = {out, 0};
+    fprintf(out, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"title\": ", OUT_JSON_FORMAT,
+            OUT_JSON_VERSION);
+    json_str(out, v->title);
+    fputs(",\n", out);
+    write_summary(out, a);
+    write_filter(out, a);
+    fputs("  \"notes\": [", out);
+    notes_each(a, write_note, &notes);
+    fputs(notes.n ? "\n  ],\n" : "],\n", out);
+    write_sources(out, a);
+    write_threads(out, a);
+    int rc = write_functions(out, v);
+    fputs("}\n", out);
+    return rc;
+}

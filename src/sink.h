@@ -1,0 +1,41 @@
+/*
+ * sink.h - what the analysis pass feeds its consumers ("sinks").
+ *
+ * The pass (analysis.c) reads events once and turns them into frames on
+ * per-thread shadow stacks (callstack.h).  Every sink sees the same four
+ * kinds of news, in the order they happen within a thread:
+ *
+ *   thread   a thread was first seen, or its name changed
+ *   open     a frame was pushed; its tag says whether it is in scope (the
+ *            thread and function filters) and selected (in scope, and it
+ *            started inside the time window).  A sink may set tag.node.
+ *   close    the frame left the stack: returned (a completed call, with
+ *            inclusive and self time) or cut (no call; see callstack.h)
+ *   instant  a loss or capture note, on a thread or (t == NULL) its source;
+ *            only those on selected threads and inside the time window
+ *
+ * The function table, the calling-context tree, the call-site table and
+ * the Perfetto timeline are sinks; each keeps what it needs and nothing
+ * that grows with the number of events.
+ */
+#ifndef CALLSIGHT_SINK_H
+#define CALLSIGHT_SINK_H
+
+#include <stdint.h>
+
+#include "callstack.h"
+
+struct analysis_thread;
+
+struct sink {
+    void *ctx;
+    void (*thread)(void *ctx, const struct analysis_thread *t);
+    void (*open)(void *ctx, const struct analysis_thread *t, const struct callstack *s,
+                 struct callstack_frame *f);
+    void (*close)(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
+                  int64_t ts, enum callstack_end how, uint64_t incl_ns, uint64_t self_ns);
+    void (*instant)(void *ctx, const struct analysis_thread *t, uint32_t src, int64_t ts,
+                    const char *what);
+};
+
+#endif
