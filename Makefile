@@ -20,7 +20,7 @@ CFLAGS_ALL := $(STRICT) $(OPT) -g $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 HOST_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
-HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o)
+HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse
@@ -42,6 +42,20 @@ $(BUILD)/callsight: $(BUILD)/obj/main.o $(HOST_OBJ)
 $(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
+
+# The files `callsight init` installs, built into callsight by tools/embed.c
+# (src/embedded.h), so an installed callsight needs no source tree.
+EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+            wiring/callsight.mk wiring/callsight.cmake
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) $(STRICT) -O2 -o $@ $<
+$(BUILD)/gen/embedded_data.c: $(BUILD)/tools/embed $(EMBEDDED)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed $@ $(EMBEDDED)
+$(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c src/embedded.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
 
 # The runtime is compiled without -finstrument-functions, always.
 $(BUILD)/runtime/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
@@ -87,3 +101,13 @@ clean:
 # Benchmarks (bench/README.md): `make bench`, or `make bench QUICK=1` for the
 # under-a-minute run the test suite uses to keep the harness from rotting.
 -include bench/bench.mk
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the host tool, the device
+# client (for this machine) and the man page.
+PREFIX ?= /usr/local
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/callsight $(BUILD)/trace_stream $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/callsight.1 $(DESTDIR)$(PREFIX)/share/man/man1/callsight.1
+

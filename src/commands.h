@@ -13,5 +13,6 @@
 int cmd_analyze(int argc, char **argv); /* analyze.c */
 int cmd_serve(int argc, char **argv);   /* serve.c */
 int cmd_diff(int argc, char **argv);    /* diff.c */
+int cmd_init(int argc, char **argv);    /* init.c */
 
 #endif

@@ -1,0 +1,78 @@
+# cross_lib.sh - one cross-compiled device end to end, for tests/6[3-9]-cross-*.t.
+# Source it after lib.sh and workload_expect.sh, then:
+#
+#   cross_file_mode GROUP TRIPLE QEMU TICKS
+#
+# installs GROUP through scripts/deps.sh when something is missing (a visible
+# SKIP when that fails), cross-builds the runtime (strict C11) and
+# examples/workload statically with TRIPLE-gcc, runs it under qemu-QEMU-static
+# in file mode, checks that every file is little-endian with the TICKS flag
+# TICKS (1: the target's counter ran, 0: CLOCK_MONOTONIC), and that
+# `callsight analyze --addr2line TRIPLE-addr2line` gives the exact counts
+# with every name resolved.  Plans its own tests.
+CROSS_PARAMS="8 12 12 64 8"
+
+cross_tools_ok() { # TRIPLE QEMU
+    command -v "$1-gcc" && command -v "$1-addr2line" && command -v "qemu-$2-static"
+} > /dev/null 2>&1
+
+# u32/u64 at OFFSET of FILE, read little-endian whatever the host.
+le32() { local b; b=($(od -An -tx1 -j "$2" -N 4 "$1")); echo $((16#${b[3]}${b[2]}${b[1]}${b[0]})); }
+le64() { local b; b=($(od -An -tx1 -j "$2" -N 8 "$1")); echo $((16#${b[7]}${b[6]}${b[5]}${b[4]}${b[3]}${b[2]}${b[1]}${b[0]})); }
+
+cross_headers() { # DIR TICKS: every file: magic, LE version/size/header, flags
+    local f bad=0 want_flags=$2
+    for f in "$1"/trace.*.bin; do
+        [ "$(head -c 7 "$f")" = MLTRACE ] &&
+            [ "$(le32 "$f" 8) $(le32 "$f" 12) $(le32 "$f" 16)" = "2 32 80" ] &&
+            [ "$(le32 "$f" 20)" = "$want_flags" ] ||
+            { diag "$f: $(od -An -tx1 -N 40 "$f" | tr -s ' \n' ' ')"; bad=1; }
+        if [ "$want_flags" = 1 ] && [ "$(le64 "$f" 32)" -le 0 ]; then diag "$f: tick_hz 0"; bad=1; fi
+    done
+    return $bad
+}
+
+cross_file_mode() {
+    local group=$1 triple=$2 qemu=$3 ticks=$4 ROOT bin=$T/workload.$2
+    ROOT=$(cd "$TESTS/.." && pwd)
+    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
+        "$ROOT/scripts/deps.sh" install "$group" > "$T/deps.out" 2>&1
+    fi
+    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
+        plan 1
+        skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
+        return 0
+    fi
+    plan 9
+    expect_counts $CROSS_PARAMS > "$T/expect"
+    "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c "$ROOT/runtime/trace.c" \
+        -o "$T/trace.o" 2> "$T/cc1.err"
+    ok $? "$triple-gcc builds the runtime, strict C11, warning-free"
+    sed 's/^/# /' "$T/cc1.err"
+    "$triple-gcc" -finstrument-functions -g -O2 -I"$ROOT/runtime" "$ROOT/examples/workload.c" \
+        "$T/trace.o" -pthread -static -o "$bin" 2> "$T/cc2.err"
+    ok $? "and the instrumented workload, statically linked"
+    TRACE_ENABLE=1 TRACE_DIR="$T/files" timeout 120 "qemu-$qemu-static" "$bin" $CROSS_PARAMS \
+        > "$T/run.out" 2> "$T/run.err"
+    ok $? "it runs traced under qemu-$qemu-static (file mode)"
+    sed 's/^/# /' "$T/run.err"
+    is "$(ls "$T/files" | wc -l)" 13 "one trace file per thread (main + 12 workers)"
+    cross_headers "$T/files" "$ticks"
+    ok $? "every file is little-endian (version 2, 32-byte events, 80-byte header), flags=$ticks$( [ "$ticks" = 1 ] && echo ' (TICKS: the counter clock ran), tick_hz > 0')"
+    "$CS" analyze "$T/files" --exe "$bin" --addr2line "$triple-addr2line" --top 0 \
+        > "$T/a.txt" 2> "$T/a.err"
+    ok $? "callsight analyze --exe BIN --addr2line $triple-addr2line exits 0"
+    sed 's/^/# /' "$T/a.err"
+    local h calls
+    h=$(head -n 1 "$T/a.txt"); diag "$h"
+    calls=$(awk '{s += $2} END {print s}' "$T/expect")
+    is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
+        "$((2 * calls)) 13 0 0 0" "events=$((2 * calls)) threads=13 unmatched_exits=0 unclosed_enters=0 dropped=0"
+    local bad=0 f want
+    while read -r f want; do
+        [ "$(calls_of "$f" "$T/a.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/a.txt") want $want"; bad=1; }
+    done < "$T/expect"
+    ok $bad "every function has its exact call count"
+    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$T/a.txt" | wc -l)" \
+        "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
+}
