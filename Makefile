@@ -91,6 +91,8 @@ asan-test:
 test: deps
 	$(MAKE) check
 	$(MAKE) asan-test
+	$(MAKE) fuzz-ci
+	$(MAKE) tsan-test
 
 demo: all $(BUILD)/examples/workload
 	@scripts/demo.sh $(BUILD)
@@ -111,3 +113,6 @@ install: all
 	install -m 755 $(BUILD)/callsight $(BUILD)/trace_stream $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/callsight.1 $(DESTDIR)$(PREFIX)/share/man/man1/callsight.1
 
+# Fuzzing (fuzz/fuzz.mk) and the TSan run over the ring (tests/tsan/tsan.mk).
+-include fuzz/fuzz.mk
+-include tests/tsan/tsan.mk

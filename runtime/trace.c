@@ -11,7 +11,10 @@
  *     file mode    append to TRACE_DIR/trace.<pid>.<tid>.<seq>.bin, one
  *                  series of segments per thread, within a per-process budget
  *     stream mode  (TRACE_SHM=/name) copy the batch into a POSIX shared-memory
- *                  ring that trace_stream (stream/) drains off the device
+ *                  ring that trace_stream (stream/) drains off the device;
+ *                  the process holds a shared flock on the ring while it
+ *                  lives (trace_stream's proof that it did not die), and a
+ *                  ring lock left by a dead holder is taken over
  *
  * The layouts are fixed by trace.h (event, file header, marker codes) and
  * trace_shm.h (ring header).  Everything is configured once, in a
@@ -36,11 +39,13 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -129,6 +134,7 @@ static trace_shm_header_t *g_ring; /* stream mode when non-NULL */
 static unsigned char *g_ring_data;
 static uint32_t g_ring_cap;   /* our copy: the shared one is not trusted */
 static int g_ring_joined;     /* this process counts in `writers` */
+static int g_ring_fd = -1;    /* kept open for its shared flock: proof of life */
 
 /* ---- messages -------------------------------------------------------------
  * One line on stderr, "callsight: " first.  write(2), not stdio: it may run
@@ -715,6 +721,25 @@ static void ring_pause(void)
 #endif
 }
 
+/* Cold: we gave up waiting for the lock.  If its holder's thread no longer
+ * exists (killed inside its critical section), take the lock over from it:
+ * the CAS succeeds only if nobody else did first.  The dead holder either
+ * published head or not; storage past head is unpublished, so the ring is
+ * consistent either way.  A holder we cannot check (EPERM) or a reused tid
+ * counts as alive, and we drop as before: never worse than waiting. */
+static TR_COLD int ring_lock_recover(uint32_t tid)
+{
+    _Atomic uint32_t *lock = RING_U32(lock);
+    uint32_t holder = atomic_load_explicit(lock, memory_order_relaxed);
+    if (holder == 0 || holder > (uint32_t)INT_MAX)
+        return 0;
+    if (kill((pid_t)holder, 0) == 0 || errno != ESRCH)
+        return 0;
+    /* acquire: as in ring_lock; whatever the dead holder published is seen */
+    return atomic_compare_exchange_strong_explicit(lock, &holder, tid ? tid : 1u, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
 /* Bounded: a holder killed inside its critical section leaves the lock
  * taken forever, and on one core spinning would starve a live holder; so
  * spin a little, yield a little, then give up (the caller drops). */
@@ -734,7 +759,7 @@ static int ring_lock(uint32_t tid)
         else
             sched_yield();
     }
-    return 0;
+    return ring_lock_recover(tid);
 }
 
 /* capacity is a multiple of 32, so a wrap falls between two records. */
@@ -938,6 +963,23 @@ static void ring_announce(void)
     g_ring_joined = 1;
 }
 
+/* A shared flock on the segment, held until this process (and any child
+ * forked with the descriptor) ends: the kernel drops it however we die, so
+ * trace_stream, trying an exclusive lock now and then, learns that tracers
+ * counted in `writers` are gone when no shared lock is left.  Taken before we
+ * count as a writer.  trace_stream holds its exclusive lock only for an
+ * instant, so a bounded number of tries suffices. */
+static const char *ring_hold_liveness(int fd)
+{
+    uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
+    while (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono_ns() > deadline)
+            return "cannot hold a shared lock on the ring";
+        ring_sleep_1ms();
+    }
+    return NULL;
+}
+
 /* Attaches TRACE_SHM, creating it when absent.  On failure says why once;
  * the caller falls back to files.  The segment is the client's to unlink,
  * except one we created and could not set up (it never had a magic). */
@@ -954,12 +996,15 @@ static int ring_attach(const char *name, uint64_t size)
         why = fd >= 0 ? ring_open(fd) : strerror(errno);
     } else
         why = strerror(errno);
-    if (fd >= 0)
-        close(fd);
+    if (!why)
+        why = ring_hold_liveness(fd);
     if (why) {
+        if (fd >= 0)
+            close(fd);
         say("TRACE_SHM=", name, ": ", why, "; writing trace files instead", (char *)0);
         return 0;
     }
+    g_ring_fd = fd;
     ring_announce();
     return 1;
 }

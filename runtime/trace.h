@@ -112,7 +112,30 @@ enum trace_mark {
      * packed little-endian (byte i at bits 8i), so it survives the same byte
      * swapping as every other field.
      */
-    TRACE_MARK_THREAD_NAME = 21
+    TRACE_MARK_THREAD_NAME = 21,
+    /*
+     * Written by serve: the device's client found that tracer processes
+     * died without detaching (killed).  Whatever they had buffered and not
+     * flushed is lost, count unknown; their threads' open frames never
+     * close.  Payload: how many processes.
+     */
+    TRACE_MARK_TRACER_VANISHED = 22,
+    /*
+     * Written by serve: the connection of a resumable stream (its client
+     * sent a TRACE_CHUNK_RESUME) was cut.  Loss is unknown at this point;
+     * if the stream reconnects, its files continue in the same series with
+     * TRACE_MARK_STREAM_RESUMED.  Payload: records received on the stream
+     * so far (all its connections).
+     */
+    TRACE_MARK_STREAM_CUT = 23,
+    /*
+     * Written by serve: a stream reconnected after a cut; the files
+     * continue here.  Payload: exactly how many records were lost between
+     * the last record before it and the first after it (0 = none).  When
+     * that is not 0 a TRACE_MARK_STREAM_GAP with the same count follows at
+     * once.  Every thread's call stack may have a hole here.
+     */
+    TRACE_MARK_STREAM_RESUMED = 24
 };
 
 /* ---- trace file -------------------------------------------------------- */

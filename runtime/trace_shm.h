@@ -56,8 +56,10 @@ typedef struct trace_shm_header {
     char magic[8];      /* "TKSHM\0\0\0"; written last by the creator */
     uint32_t version;   /* TRACE_SHM_VERSION */
     uint32_t capacity;  /* storage bytes after the header, multiple of 32 */
-    uint32_t writers;   /* tracer processes attached right now */
-    uint32_t lock;      /* spinlock: 0 free, else the holder's tid */
+    uint32_t writers;   /* tracer processes attached right now; each also holds
+                         * a shared flock on the segment while it lives */
+    uint32_t lock;      /* spinlock: 0 free, else the holder's tid; a writer that
+                         * gives up takes it over if that thread is gone */
     uint64_t head;      /* monotonic write offset, bytes (writers, release) */
     uint64_t tail;      /* monotonic read offset, bytes (reader, release) */
     uint64_t dropped;   /* enter/exit events dropped because no room / no lock */
@@ -124,8 +126,53 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 
 enum trace_chunk_type {
     TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */
-    TRACE_CHUNK_NOTICE = 1  /* u64: the device's cumulative dropped-event count */
+    TRACE_CHUNK_NOTICE = 1, /* u64: the device's cumulative dropped-event count */
+    /*
+     * trace_stream_resume_t: who this stream is and what it has done so far.
+     * Sent right after every handshake, so a server can tell a reconnecting
+     * client's connection from a new one and, comparing with what it received
+     * on the stream's earlier connections, count exactly what was lost in
+     * between.  Servers that predate it skip it (unknown type).  A client
+     * repeats it, unchanged, as a heartbeat when it has sent nothing for a
+     * while; a server ignores all but a connection's first.
+     */
+    TRACE_CHUNK_RESUME = 2,
+    /*
+     * u64: how many tracer processes vanished without detaching (killed):
+     * they still count in the ring's `writers` but none holds the ring's
+     * liveness lock any more.  Whatever they had not flushed is lost, count
+     * unknown.  The client sends it once, after draining the ring, and ends.
+     */
+    TRACE_CHUNK_TRACER_LOST = 3
 };
+
+/*
+ * Payload of TRACE_CHUNK_RESUME, little-endian like everything on the wire.
+ * Counts are event records (enter, exit and markers alike) the client took
+ * from the ring since the stream began, before this connection:
+ *   sent       records in event chunks that were handed whole to the socket
+ *   discarded  records taken from the ring but never sent: taken while no
+ *              connection was up, or in a chunk whose sending failed
+ * The server received at most `sent` of them on the earlier connections, so
+ * records lost = sent + discarded - received there, exactly.
+ */
+typedef struct trace_stream_resume {
+    uint64_t stream_id; /* random, fixed for the life of one trace_stream */
+    uint64_t start_ns;  /* CLOCK_REALTIME ns when that trace_stream started */
+    uint32_t conn_seq;  /* 1 for the first connection, then 2, 3, ... */
+    uint32_t pad;       /* zero */
+    uint64_t sent;      /* records sent before this connection */
+    uint64_t discarded; /* records taken but not sent before this connection */
+} trace_stream_resume_t;
+
+#define TRACE_STREAM_RESUME_SIZE 40u
+_Static_assert(sizeof(trace_stream_resume_t) == TRACE_STREAM_RESUME_SIZE, "resume notice is 40 bytes");
+_Static_assert(offsetof(trace_stream_resume_t, stream_id) == 0, "stream_id at 0");
+_Static_assert(offsetof(trace_stream_resume_t, start_ns) == 8, "start_ns at 8");
+_Static_assert(offsetof(trace_stream_resume_t, conn_seq) == 16, "conn_seq at 16");
+_Static_assert(offsetof(trace_stream_resume_t, pad) == 20, "pad at 20");
+_Static_assert(offsetof(trace_stream_resume_t, sent) == 24, "sent at 24");
+_Static_assert(offsetof(trace_stream_resume_t, discarded) == 32, "discarded at 32");
 
 typedef struct trace_stream_chunk_header {
     uint32_t type;     /* enum trace_chunk_type; unknown types are skipped */

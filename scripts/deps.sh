@@ -5,6 +5,14 @@
 #   scripts/deps.sh check     exit 0 when nothing is missing, else list it
 #   scripts/deps.sh install   install what is missing (apt-get as root;
 #                             otherwise print the exact command and fail)
+#   scripts/deps.sh check bench, install bench
+#                             the same, plus what `make bench` alone needs
+#                             (uftrace, the peer it is measured against)
+#   scripts/deps.sh install cmake|cross|cross-aarch64|cross-armhf|cross-s390x
+#                             cmake, or cross gcc + binutils + qemu-user for
+#                             the init and device tests (tests/6*.t)
+#   scripts/deps.sh install stream-aarch64   cross-aarch64 plus libzstd-dev:arm64
+#                             (enables the arm64 architecture in dpkg)
 #
 # The Makefile runs `install` only when `check` fails, so a machine that has
 # everything never touches apt.
@@ -18,14 +26,55 @@ have_header() {
         cc -x c - -o /dev/null "$2" >/dev/null 2>&1
 }
 
+# cmake, cross-aarch64, cross-armhf, cross-s390x, cross (all three): what the
+# init and device tests need (tests/6*.t install them on demand).
+# cross_need TRIPLE DEBIAN-ARCH QEMU: a static-linking cross gcc, its
+# binutils (addr2line) and qemu-user to run the result.
+cross_need() {
+    printf "int main(void){return 0;}\n" |
+        "$1-gcc" -static -x c - -o /dev/null >/dev/null 2>&1 || need "gcc-$1 libc6-dev-$2-cross"
+    command -v "$1-addr2line" >/dev/null 2>&1 || need "binutils-$1"
+    command -v "qemu-$3-static" >/dev/null 2>&1 || need qemu-user-static
+}
+# cross_zstd TRIPLE DEBIAN-ARCH: the target's static libzstd (multiarch), for
+# building trace_stream for it.
+cross_zstd() {
+    printf "#include <zstd.h>\nint main(void){return (int)ZSTD_versionNumber();}\n" |
+        "$1-gcc" -static -x c - -o /dev/null -lzstd >/dev/null 2>&1 || need "libzstd-dev:$2"
+}
+check_cross() {
+    case "$group" in cmake) command -v cmake >/dev/null 2>&1 || need cmake ;; esac
+    case "$group" in cross-aarch64 | cross | stream-aarch64) cross_need aarch64-linux-gnu arm64 aarch64 ;; esac
+    case "$group" in stream-aarch64) cross_zstd aarch64-linux-gnu arm64 ;; esac
+    case "$group" in cross-armhf | cross) cross_need arm-linux-gnueabihf armhf arm ;; esac
+    case "$group" in cross-s390x | cross) cross_need s390x-linux-gnu s390x s390x ;; esac
+}
+
 check() {
     missing=""
     command -v cc >/dev/null 2>&1 || need gcc
     have_header zstd.h -lzstd || need libzstd-dev
     command -v addr2line >/dev/null 2>&1 || need binutils
     command -v prove >/dev/null 2>&1 || need perl
+    command -v clang >/dev/null 2>&1 || need clang # libFuzzer for make fuzz / fuzz-ci
+    # analyze's formats checked by independent readers in the tests: JSON,
+    # XML and PNG (python3), Perfetto's protobuf (protoc), the flame graph
+    # rendered by a browser (headless chromium)
+    command -v python3 >/dev/null 2>&1 || need python3
+    command -v protoc >/dev/null 2>&1 || need protobuf-compiler
+    command -v chromium >/dev/null 2>&1 || need chromium
+    if [ "$group" = bench ]; then
+        command -v uftrace >/dev/null 2>&1 || need uftrace
+    fi
+    check_cross
     [ -z "$missing" ]
 }
+
+group=${2:-} # "" (build, demo, tests) or bench
+case "$group" in
+"" | bench | cmake | cross | cross-aarch64 | cross-armhf | cross-s390x | stream-aarch64) ;;
+*) echo "deps.sh: unknown group '$group' (known: bench cmake cross cross-aarch64 cross-armhf cross-s390x stream-aarch64)" >&2; exit 2 ;;
+esac
 
 case "${1:-check}" in
 check)
@@ -43,11 +92,15 @@ install)
     fi
     echo "deps.sh: installing$missing"
     export DEBIAN_FRONTEND=noninteractive
+    # a target library (libzstd-dev:arm64) needs its architecture enabled
+    for a in $(echo "$missing" | tr " " "\n" | sed -n "s/.*://p" | sort -u); do
+        dpkg --add-architecture "$a" || exit 1
+    done
     apt-get update -q && $cmd || exit 1
     check || { echo "deps.sh: still missing:$missing" >&2; exit 1; }
     ;;
 *)
-    echo "usage: scripts/deps.sh check|install" >&2
+    echo "usage: scripts/deps.sh check|install [bench]" >&2
     exit 2
     ;;
 esac

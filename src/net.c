@@ -5,7 +5,10 @@
 #include "net.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -87,4 +90,109 @@ int net_read_full(int fd, void *buf, size_t len, size_t *got)
     }
     *got = have;
     return 0;
+}
+
+/* ---- who may connect --------------------------------------------------- */
+
+static int parse_cidr(const char *s, size_t len, struct net_cidr *c)
+{
+    char buf[INET6_ADDRSTRLEN + 8];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *slash = strchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    if (inet_pton(AF_INET, buf, c->addr) == 1)
+        c->family = AF_INET;
+    else if (inet_pton(AF_INET6, buf, c->addr) == 1)
+        c->family = AF_INET6;
+    else
+        return -1;
+    int max = c->family == AF_INET ? 32 : 128;
+    c->bits = max;
+    if (slash) {
+        char *end;
+        long v = strtol(slash + 1, &end, 10);
+        if (end == slash + 1 || *end || v < 0 || v > max)
+            return -1;
+        c->bits = (int)v;
+    }
+    return 0;
+}
+
+int net_allow_parse(const char *spec, struct net_allow *a, char *err, size_t err_len)
+{
+    a->n = 0;
+    for (const char *p = spec;;) {
+        size_t len = strcspn(p, ",");
+        if (a->n == NET_ALLOW_MAX) {
+            snprintf(err, err_len, "--allow takes at most %d prefixes", NET_ALLOW_MAX);
+            return -1;
+        }
+        if (parse_cidr(p, len, &a->cidr[a->n])) {
+            snprintf(err, err_len, "--allow: '%.*s' is not an address or CIDR prefix", (int)len, p);
+            return -1;
+        }
+        a->n++;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+static int prefix_match(const unsigned char *addr, const unsigned char *net, int bits)
+{
+    int whole = bits / 8, rest = bits % 8;
+    if (memcmp(addr, net, (size_t)whole))
+        return 0;
+    if (rest == 0)
+        return 1;
+    unsigned char mask = (unsigned char)(0xffu << (8 - rest));
+    return (addr[whole] & mask) == (net[whole] & mask);
+}
+
+/* The address as family + bytes; an IPv4-mapped IPv6 address becomes IPv4. */
+static int addr_bytes(const struct sockaddr *sa, unsigned char *out)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (sa->sa_family == AF_INET) {
+        memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        return AF_INET;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const unsigned char *b = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+        if (!memcmp(b, mapped, 12)) {
+            memcpy(out, b + 12, 4);
+            return AF_INET;
+        }
+        memcpy(out, b, 16);
+        return AF_INET6;
+    }
+    return -1;
+}
+
+int net_allow_match(const struct net_allow *a, const struct sockaddr *sa)
+{
+    unsigned char b[16];
+    if (a->n == 0)
+        return 1;
+    int family = addr_bytes(sa, b);
+    for (int i = 0; i < a->n; i++)
+        if (a->cidr[i].family == family && prefix_match(b, a->cidr[i].addr, a->cidr[i].bits))
+            return 1;
+    return 0;
+}
+
+int net_bound_loopback(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    unsigned char b[16];
+    static const unsigned char v6_loop[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    int family = addr_bytes((struct sockaddr *)&ss, b);
+    return (family == AF_INET && b[0] == 127) || (family == AF_INET6 && !memcmp(b, v6_loop, 16));
 }

@@ -31,4 +31,30 @@ void net_addr_name(const struct sockaddr *sa, socklen_t len, char *buf, size_t b
  */
 int net_read_full(int fd, void *buf, size_t len, size_t *got);
 
+/* Who may connect: up to NET_ALLOW_MAX IPv4 or IPv6 prefixes. */
+#define NET_ALLOW_MAX 32
+
+struct net_cidr {
+    int family;                 /* AF_INET or AF_INET6 */
+    unsigned char addr[16];     /* network order; 4 bytes used for IPv4 */
+    int bits;                   /* prefix length */
+};
+
+struct net_allow {
+    int n;                      /* 0: everyone may connect */
+    struct net_cidr cidr[NET_ALLOW_MAX];
+};
+
+/*
+ * Parse "CIDR[,CIDR...]" (192.168.1.0/24, 10.1.2.3, fd00::/8; an address
+ * without /N is one host).  0, or -1 with the reason.
+ */
+int net_allow_parse(const char *spec, struct net_allow *a, char *err, size_t err_len);
+
+/* 1 when a is empty or sa falls in one of its prefixes (IPv4-mapped IPv6 counts as IPv4). */
+int net_allow_match(const struct net_allow *a, const struct sockaddr *sa);
+
+/* 1 when the listening socket fd is bound to a loopback address only. */
+int net_bound_loopback(int fd);
+
 #endif

@@ -4,9 +4,11 @@
  *
  * The command owns the listening socket and the connection threads: one
  * detached thread per connection (stream_conn.c does the protocol and the
- * files), at most MAX_CONNS at a time.  The threads share nothing but the
- * connection-id allocator in stream_file.c; the list of open sockets here is
- * only for shutting them down.
+ * files), at most --max-conns at a time.  The threads share nothing but the
+ * connection-id allocator in stream_file.c and the stream registry
+ * (stream_registry.c, for reconnecting clients); the list of open sockets
+ * here is only for shutting them down.  Before a connection gets a thread
+ * it must pass --allow and the --min-free-mb floor.
  *
  * SIGINT/SIGTERM are blocked in every thread and taken only while the main
  * thread waits in pselect(), so accepting stops cleanly: the open sockets are
@@ -18,6 +20,7 @@
  * itself go to stderr.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -33,7 +37,10 @@
 #include "stream_conn.h"
 #include "stream_file.h"
 
-#define MAX_CONNS 64
+#define MAX_CONNS 1024      /* --max-conns at most; the slot table's size */
+#define DEFAULT_CONNS 64
+#define DEFAULT_MIN_FREE_MB 1024
+#define IDLE_MAX_S 86400
 #define STATUS_SECS 2
 #define MIB (1024u * 1024u)
 #define MAX_MB (1u << 30) /* keeps byte counts far from overflow */
@@ -42,6 +49,8 @@ struct serve_opts {
     const char *host, *port, *out;
     long max_mb, seg_mb;
     int quiet;
+    long max_conns, idle_secs, min_free_mb;
+    const char *allow; /* NULL: anyone */
 };
 
 struct job {
@@ -59,6 +68,10 @@ static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
 static int slots[MAX_CONNS];
 static int active;
 static unsigned long served;
+static int max_conns = DEFAULT_CONNS;
+static struct net_allow allow;
+static const char *out_dir;
+static uint64_t min_free_bytes;
 
 static void on_stop_signal(int sig)
 {
@@ -69,7 +82,9 @@ static void on_stop_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: callsight serve [--host H] [--port P] [--out DIR] [--max-mb N] [--seg-mb N] [--quiet]\n"
+            "usage: callsight serve [--host H] [--port P] [--out DIR] [--max-mb N] [--seg-mb N]\n"
+            "                       [--max-conns N] [--idle-timeout S] [--min-free-mb N]\n"
+            "                       [--allow CIDR[,CIDR...]] [--quiet]\n"
             "\n"
             "Receive event streams from trace_stream clients and write one series of\n"
             "trace files per connection, DIR/trace.stream.<id>.<seq>.bin, for\n"
@@ -83,13 +98,23 @@ static void usage(FILE *out)
             "               budget marker; the rest of its stream is read and counted\n"
             "               (default 4096)\n"
             "  --seg-mb N   start a new segment file every N MB (default 256)\n"
+            "  --max-conns N       at most N connections at once; more are told so and\n"
+            "                      closed (default %d, at most %d)\n"
+            "  --idle-timeout S    close a connection that sends nothing for S seconds\n"
+            "                      (default 0: never)\n"
+            "  --min-free-mb N     stop writing (with a marker) and refuse connections\n"
+            "                      while DIR's filesystem has less than N MB free\n"
+            "                      (default %d; 0: no floor)\n"
+            "  --allow CIDRS       only these IPv4/IPv6 prefixes may connect, e.g.\n"
+            "                      10.0.0.0/8,192.168.1.7 (default: anyone; binding a\n"
+            "                      non-loopback address without it prints a warning)\n"
             "  --quiet      no periodic status lines\n"
             "  --help       this text\n"
             "\n"
             "Prints to stdout, one line each: where it listens (first line), every\n"
             "connection opened and closed, the device's dropped-event notices, and\n"
             "every %d s per streaming connection its rate, compression and drops.\n",
-            STATUS_SECS);
+            DEFAULT_CONNS, MAX_CONNS, DEFAULT_MIN_FREE_MB, STATUS_SECS);
 }
 
 static int parse_mb(const char *opt, const char *s, long *out)
@@ -99,6 +124,19 @@ static int parse_mb(const char *opt, const char *s, long *out)
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || errno || end == s || *end || v < 1 || v > (long)MAX_MB) {
         fprintf(stderr, "callsight serve: %s needs a size in MB from 1 to %u\n", opt, MAX_MB);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_count(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "callsight serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
         return -1;
     }
     *out = v;
@@ -120,7 +158,8 @@ static int parse_port(const char *s)
 /* 0 run, 1 done (help printed), -1 usage error. */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-    *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0};
+    *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0, DEFAULT_CONNS, 0,
+                             DEFAULT_MIN_FREE_MB, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -143,6 +182,22 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
         } else if (!strcmp(a, "--seg-mb")) {
             if (parse_mb(a, v, &o->seg_mb))
                 return -1;
+        } else if (!strcmp(a, "--max-conns")) {
+            if (parse_count(a, v, 1, MAX_CONNS, &o->max_conns))
+                return -1;
+        } else if (!strcmp(a, "--idle-timeout")) {
+            if (parse_count(a, v, 0, IDLE_MAX_S, &o->idle_secs))
+                return -1;
+        } else if (!strcmp(a, "--min-free-mb")) {
+            if (parse_count(a, v, 0, (long)MAX_MB, &o->min_free_mb))
+                return -1;
+        } else if (!strcmp(a, "--allow") && v) {
+            char err[128];
+            if (net_allow_parse(v, &allow, err, sizeof err)) {
+                fprintf(stderr, "callsight serve: %s\n", err);
+                return -1;
+            }
+            o->allow = v;
         } else {
             fprintf(stderr, "callsight serve: %s '%s' (try --help)\n",
                     a[0] == '-' ? (v ? "unknown option" : "missing value for") : "unexpected argument", a);
@@ -169,6 +224,26 @@ static void *conn_thread(void *arg)
     return NULL;
 }
 
+/*
+ * Tell a refused peer why (best effort: trace_stream never reads, but a
+ * person with nc does), then close.  Never blocks: the socket is fresh.
+ */
+static void refuse(int fd, const char *msg, int len)
+{
+    if (len > 0)
+        (void)!send(fd, msg, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    close(fd);
+}
+
+/* 1 when the out directory's filesystem is below --min-free-mb. */
+static int disk_low(void)
+{
+    struct statvfs sv;
+    if (min_free_bytes == 0 || statvfs(out_dir, &sv) != 0)
+        return 0;
+    return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < min_free_bytes;
+}
+
 /* Hand an accepted socket to a new thread, or refuse it when all slots are taken. */
 static void start_conn(int fd, const char *peer)
 {
@@ -184,9 +259,9 @@ static void start_conn(int fd, const char *peer)
     j->fd = fd;
     snprintf(j->peer, sizeof j->peer, "%s", peer);
     pthread_mutex_lock(&slots_lock);
-    for (j->slot = 0; j->slot < MAX_CONNS && slots[j->slot] >= 0; j->slot++)
+    for (j->slot = 0; j->slot < max_conns && slots[j->slot] >= 0; j->slot++)
         ;
-    int ok = j->slot < MAX_CONNS;
+    int ok = j->slot < max_conns;
     if (ok) {
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -200,10 +275,12 @@ static void start_conn(int fd, const char *peer)
     }
     pthread_mutex_unlock(&slots_lock);
     if (!ok) {
-        printf("callsight serve: connection from %s refused: %d connections already open\n", peer,
-               MAX_CONNS);
+        char msg[128];
+        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %d connections already open\n",
+                         peer, max_conns);
+        fputs(msg, stdout);
         fflush(stdout);
-        close(fd);
+        refuse(fd, msg, n);
         free(j);
     }
 }
@@ -222,6 +299,21 @@ static void accept_one(int lfd)
         return;
     }
     net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
+    if (!net_allow_match(&allow, (struct sockaddr *)&ss)) {
+        printf("callsight serve: connection from %s refused: not in --allow\n", peer);
+        fflush(stdout);
+        close(fd);
+        return;
+    }
+    if (disk_low()) {
+        char msg[NET_NAME_MAX + 160];
+        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: less than %lu MB "
+                         "free in %s\n", peer, (unsigned long)(min_free_bytes >> 20), out_dir);
+        fputs(msg, stdout);
+        fflush(stdout);
+        refuse(fd, msg, n);
+        return;
+    }
     start_conn(fd, peer);
 }
 
@@ -241,6 +333,31 @@ static int accept_loop(int lfd, const sigset_t *waitmask)
         }
     }
     return 0;
+}
+
+/*
+ * Stopping: connections the kernel completed but we had not accepted yet
+ * have sent data their clients count as sent.  Take them too (bounded by
+ * the backlog), so stop_conns writes what they sent like everyone else's.
+ */
+static void accept_backlog(int lfd)
+{
+    int fl = fcntl(lfd, F_GETFL);
+    if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0)
+        return;
+    for (int i = 0; i < MAX_CONNS; i++) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        char peer[NET_NAME_MAX];
+        int fd = accept(lfd, (struct sockaddr *)&ss, &len);
+        if (fd < 0)
+            return;
+        net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
+        if (net_allow_match(&allow, (struct sockaddr *)&ss))
+            start_conn(fd, peer);
+        else
+            close(fd);
+    }
 }
 
 /* Let every connection write what it has and close its files. */
@@ -295,13 +412,21 @@ int cmd_serve(int argc, char **argv)
     }
     for (int i = 0; i < MAX_CONNS; i++)
         slots[i] = -1;
+    max_conns = (int)o.max_conns;
+    out_dir = o.out;
+    min_free_bytes = (uint64_t)o.min_free_mb * MIB;
     conn_opts = (struct stream_conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
-                                          o.quiet, STATUS_SECS, &stopping};
+                                          o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
+                                          min_free_bytes};
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
+    if (!o.allow && !net_bound_loopback(lfd))
+        printf("callsight serve: warning: listening on %s without --allow: anyone who can reach it may "
+               "send data\n", where);
     fflush(stdout);
     rc = accept_loop(lfd, &waitmask);
+    accept_backlog(lfd);
     close(lfd);
     stop_conns();
     printf("callsight serve: stopped after %lu connection%s\n", served, served == 1 ? "" : "s");

@@ -12,6 +12,10 @@
  *   conn 3: 812345 events/s, 2000000 events, compression 7.9x, dropped 0 so far
  *   conn 3: budget of 4096 MB reached; discarding the rest of the stream
  *   conn 3: warning: skipping chunk of unknown type 7 (100 bytes); later ones silently
+ *   conn 3: stream 0123456789abcdef resumed (connection 2): 2000 events lost in the gap
+ *       (1500 discarded on the device while disconnected, 500 lost in flight)
+ *   conn 3: 1 tracer process died without detaching (killed?); what it had not flushed is lost
+ *   conn 3: free space in DIR is below 1024 MB; discarding the rest of the stream
  *   conn 3 closed (127.0.0.1:5555): 2000000 events, 1 segment, 64000080 bytes written,
  *       8123456 bytes received, dropped 0[, N events discarded (budget reached)]
  *       [, N unknown chunks skipped][; error: <why>|; cut: <where>][ (server stopping)]
@@ -19,7 +23,15 @@
  *   connection from 127.0.0.1:5555 closed before sending a handshake
  *
  * An abnormal end (error or cut) after the handshake also leaves a
- * TRACE_MARK_STREAM_GAP marker in the file, so the analyzer reports it too.
+ * TRACE_MARK_STREAM_GAP marker in the file, so the analyzer reports it too;
+ * for a resumable stream (one that sent a TRACE_CHUNK_RESUME) it is a
+ * TRACE_MARK_STREAM_CUT, sized exactly when the stream comes back.
+ *
+ * The file is opened at the first chunk, not at the handshake: a resume
+ * notice there (trace_stream sends one after every handshake) says whether
+ * this connection continues an earlier one's series (stream_registry.c).
+ * A silent socket is closed after --idle-timeout (SO_RCVTIMEO), and free
+ * space is checked at most once a second (--min-free-mb).
  */
 #include "stream_conn.h"
 
@@ -29,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include <zstd.h>
@@ -36,6 +51,7 @@
 #include "net.h"
 #include "stream_file.h"
 #include "stream_proto.h"
+#include "stream_registry.h"
 #include "trace.h"
 
 #define MB (1024.0 * 1024.0)
@@ -57,6 +73,10 @@ struct conn {
     double status_at;     /* when the last status line was due */
     uint64_t status_events;
     char end[STREAM_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
+    int opened;           /* the file exists: opened at the first chunk or at the end */
+    int slot;             /* stream registry slot, -1 for a stream without identity */
+    uint64_t stream_received; /* records received on the stream, all its connections */
+    double space_at;      /* when free space on the out filesystem is next checked */
 };
 
 static void say(const char *fmt, ...)
@@ -70,6 +90,16 @@ static void say(const char *fmt, ...)
     fflush(stdout);
     funlockfile(stdout);
     va_end(ap);
+}
+
+/* What a failed read means: the peer went quiet past --idle-timeout, or an error. */
+static const char *read_error(const struct conn *c, char *buf, size_t len)
+{
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        snprintf(buf, len, "idle: nothing received for %d s", c->o->idle_secs);
+        return buf;
+    }
+    return strerror(errno);
 }
 
 static double now_s(void)
@@ -87,8 +117,9 @@ static int read_exact(struct conn *c, void *buf, size_t len, const char *what)
     c->received += got;
     if (rc == 0)
         return 0;
+    char idle[64];
     if (rc < 0)
-        snprintf(c->end, sizeof c->end, "cut: read failed in %s: %s", what, strerror(errno));
+        snprintf(c->end, sizeof c->end, "cut: read failed in %s: %s", what, read_error(c, idle, sizeof idle));
     else
         snprintf(c->end, sizeof c->end, "cut: connection ended inside %s (%zu of %zu bytes)", what, got,
                  len);
@@ -114,8 +145,9 @@ static int read_hello(struct conn *c)
         return -1;
     }
     if (rc < 0) {
+        char idle[64];
         say("connection from %s closed: error: reading the handshake failed: %s", c->peer,
-            strerror(errno));
+            read_error(c, idle, sizeof idle));
         return -1;
     }
     if (stream_hello_decode(raw, &c->hello, why, sizeof why)) {
@@ -125,18 +157,37 @@ static int read_hello(struct conn *c)
     return 0;
 }
 
-static int start(struct conn *c)
+/*
+ * The connection's files: a new series, or (prev known) the continuation of
+ * its stream's series.  Opened at the first chunk, because a resume notice
+ * there says which.  0, or -1 (said).
+ */
+static int open_file(struct conn *c, const struct stream_prev *prev)
 {
     char err[STREAM_FILE_ERR_MAX + 64];
-    if (read_hello(c))
-        return -1;
-    if (stream_file_open(&c->file, c->o->dir, c->o->seg_bytes, c->o->budget_bytes, &c->hello, err,
-                         sizeof err)) {
+    const struct stream_conn_opts *o = c->o;
+    int rc = -1;
+    if (prev && prev->known) {
+        rc = stream_file_continue(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello,
+                                  prev->file_id, prev->next_seq, err, sizeof err);
+        if (rc)
+            say("connection from %s: %s; starting a new series", c->peer, err);
+    }
+    if (rc && stream_file_open(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello, err,
+                               sizeof err)) {
         say("connection from %s closed: error: %s", c->peer, err);
         return -1;
     }
+    c->opened = 1;
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
+    return 0;
+}
+
+static int start(struct conn *c)
+{
+    if (read_hello(c))
+        return -1;
     c->dctx = ZSTD_createDCtx();
     c->raw = malloc(STREAM_RAW_CAP);
     c->frame = malloc(STREAM_FRAME_CAP);
@@ -152,11 +203,32 @@ static int start(struct conn *c)
 
 static void report_news(struct conn *c, enum stream_file_news news)
 {
-    if (news == STREAM_FILE_BUDGET_REACHED)
+    if (news == STREAM_FILE_DISK_LOW)
+        say("conn %u: free space in %s is below %" PRIu64 " MB; discarding the rest of the stream",
+            (unsigned)c->file.id, c->o->dir, c->o->min_free_bytes / (1024u * 1024u));
+    else if (news == STREAM_FILE_BUDGET_REACHED)
         say("conn %u: budget of %.0f MB reached; discarding the rest of the stream",
             (unsigned)c->file.id, (double)c->file.budget / MB);
     else if (news == STREAM_FILE_WRITE_FAILED)
         say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
+}
+
+/*
+ * The whole out directory is bounded: at most once a second per connection,
+ * statvfs the filesystem, and stop writing this connection below the floor.
+ */
+static void check_space(struct conn *c)
+{
+    struct statvfs sv;
+    double t = now_s();
+    if (c->o->min_free_bytes == 0 || c->file.stopped || t < c->space_at)
+        return;
+    c->space_at = t + 1.0;
+    if (statvfs(c->o->dir, &sv) != 0)
+        return; /* the write itself will fail and say why */
+    uint64_t free_bytes = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    if (free_bytes < c->o->min_free_bytes)
+        report_news(c, stream_file_stop_disk_low(&c->file, c->o->min_free_bytes));
 }
 
 static void on_events(struct conn *c, const struct stream_chunk *h)
@@ -165,7 +237,57 @@ static void on_events(struct conn *c, const struct stream_chunk *h)
         stream_events_swap(c->raw, h->raw_len);
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
+    c->stream_received += h->raw_len / TRACE_EVENT_SIZE;
+    check_space(c);
     report_news(c, stream_file_append(&c->file, c->raw, h->raw_len / TRACE_EVENT_SIZE));
+}
+
+static void on_tracer_lost(struct conn *c)
+{
+    uint64_t n = stream_notice_count(c->raw, c->hello.swapped);
+    say("conn %u: %" PRIu64 " tracer process%s died without detaching (killed?); what %s had not "
+        "flushed is lost", (unsigned)c->file.id, n, n == 1 ? "" : "es", n == 1 ? "it" : "they");
+    report_news(c, stream_file_mark(&c->file, TRACE_MARK_TRACER_VANISHED, n));
+}
+
+/*
+ * The stream says who it is and what it did before this connection.  Claim
+ * it, continue its series, and on a reconnection count exactly what went
+ * missing: everything it sent or discarded before, less what we received.
+ */
+static int on_resume(struct conn *c)
+{
+    struct stream_resume r;
+    struct stream_prev prev = {0, 0, 0, 0};
+    stream_resume_decode(c->raw, c->hello.swapped, &r);
+    if (stream_registry_claim(r.stream_id, r.start_ns, c->fd, &prev, &c->slot))
+        c->slot = -1;
+    if (open_file(c, &prev))
+        return -1;
+    c->stream_received = prev.received;
+    if (r.conn_seq <= 1)
+        return 0;
+    unsigned id = (unsigned)c->file.id;
+    if (prev.known && r.sent >= prev.received) {
+        uint64_t lost = r.sent + r.discarded - prev.received;
+        say("conn %u: stream %016" PRIx64 " resumed (connection %u): %" PRIu64 " events lost in the gap (%"
+            PRIu64 " discarded on the device while disconnected, %" PRIu64 " lost in flight)", id,
+            r.stream_id, (unsigned)r.conn_seq, lost, r.discarded, r.sent - prev.received);
+        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
+        if (lost)
+            report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
+    } else {
+        if (prev.known)
+            say("conn %u: stream %016" PRIx64 " resumed (connection %u) claiming %" PRIu64 " events sent "
+                "but %" PRIu64 " arrived; the gap's size is unknown", id, r.stream_id, (unsigned)r.conn_seq,
+                r.sent, prev.received);
+        else
+            say("conn %u: stream %016" PRIx64 " resumed (connection %u), unknown here (serve restarted?): "
+                "it sent %" PRIu64 " and discarded %" PRIu64 " events before; the gap's size is unknown",
+                id, r.stream_id, (unsigned)r.conn_seq, r.sent, r.discarded);
+        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+    }
+    return 0;
 }
 
 static void on_notice(struct conn *c)
@@ -206,8 +328,9 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
     if (rc == 1 && got == 0)
         return 1;
     if (rc < 0) {
+        char idle[64];
         snprintf(c->end, sizeof c->end, "cut: read failed in chunk %" PRIu64 "'s header: %s", n,
-                 strerror(errno));
+                 read_error(c, idle, sizeof idle));
         return -1;
     }
     if (rc == 1) {
@@ -223,7 +346,8 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
     return 0;
 }
 
-/* Read and act on one chunk.  0 go on, 1 clean end of stream, -1 ended abnormally. */
+/* Read and act on one chunk.  0 go on, 1 clean end of stream, -1 ended abnormally,
+ * 2 ended because no file could be opened (said). */
 static int next_chunk(struct conn *c)
 {
     char what[48], why[STREAM_WHY_MAX];
@@ -232,11 +356,15 @@ static int next_chunk(struct conn *c)
     int rc = read_chunk_header(c, n, &h);
     if (rc)
         return rc;
+    /* Only a resume notice as the first chunk decides where the files go. */
+    int first_resume = !c->opened && h.type == TRACE_CHUNK_RESUME;
+    if (!c->opened && !first_resume && open_file(c, NULL))
+        return 2;
     snprintf(what, sizeof what, "chunk %" PRIu64, n);
     if (read_exact(c, c->frame, h.zstd_len, what))
         return -1;
     c->chunks++;
-    if (h.type != TRACE_CHUNK_EVENTS && h.type != TRACE_CHUNK_NOTICE) {
+    if (!stream_chunk_known(h.type)) {
         on_unknown(c, &h);
         return 0;
     }
@@ -244,10 +372,15 @@ static int next_chunk(struct conn *c)
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
+    if (first_resume)
+        return on_resume(c) ? 2 : 0;
     if (h.type == TRACE_CHUNK_EVENTS)
         on_events(c, &h);
-    else
+    else if (h.type == TRACE_CHUNK_NOTICE)
         on_notice(c);
+    else if (h.type == TRACE_CHUNK_TRACER_LOST)
+        on_tracer_lost(c);
+    /* a resume notice later in a connection changes nothing */
     maybe_status(c);
     return 0;
 }
@@ -259,13 +392,19 @@ static void finish(struct conn *c)
     char extra[160] = "";
     size_t len = 0;
     const struct stream_file *f = &c->file;
-    /* An abnormal end loses what was in flight: say so in the trace itself. */
+    if (!c->opened && open_file(c, NULL))
+        return;
+    /* An abnormal end loses what was in flight: say so in the trace itself.
+     * A resumable stream's loss is counted exactly if it comes back. */
     if (c->end[0])
-        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+        report_news(c, c->slot >= 0 ? stream_file_mark(&c->file, TRACE_MARK_STREAM_CUT, c->stream_received)
+                                    : stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
     stream_file_close(&c->file);
+    if (c->slot >= 0)
+        stream_registry_release(c->slot, f->id, f->seq + 1, c->stream_received);
     if (f->discarded)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
-                                f->discarded, f->error[0] ? "write failed" : "budget reached");
+                                f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low" : "budget reached");
     if (c->unknown && len < sizeof extra)
         snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " unknown chunks skipped", c->unknown);
     say("conn %u closed (%s): %" PRIu64 " events, %u segment%s, %" PRIu64 " bytes written, %" PRIu64
@@ -282,12 +421,20 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     c.fd = fd;
     c.peer = peer;
     c.o = o;
+    c.slot = -1;
+    if (o->idle_secs > 0) {
+        struct timeval tv = {o->idle_secs, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
     int rc = start(&c);
     if (rc < 0)
         return;
     while (rc == 0)
         rc = next_chunk(&c);
-    finish(&c);
+    if (rc != 2)
+        finish(&c);
+    else if (c.slot >= 0)
+        stream_registry_release(c.slot, 0, 0, 0);
     ZSTD_freeDCtx(c.dctx);
     free(c.raw);
     free(c.frame);

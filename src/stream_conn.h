@@ -3,7 +3,8 @@
  *
  * callsight serve runs stream_conn_serve() in a thread per accepted socket.
  * It reads and checks the handshake, claims a connection id and its trace
- * file (only after a valid handshake), then reads, checks, decompresses and
+ * file (only after a valid handshake, at the first chunk, continuing the
+ * series of an earlier connection of the same stream), then reads, checks, decompresses and
  * appends chunks until the peer closes.  A malformed stream ends only its own
  * connection; what was written stays valid.  Everything it has to say goes to
  * stdout as one line each, prefixed "callsight serve: ".
@@ -21,6 +22,8 @@ struct stream_conn_opts {
     int quiet;               /* no periodic status lines */
     int status_secs;         /* interval of the status lines */
     const atomic_int *stopping; /* set when serve shuts down, for the close line */
+    int idle_secs;           /* close a connection silent this long; 0 never */
+    uint64_t min_free_bytes; /* stop writing below this much free space; 0 never */
 };
 
 /* Serve one connection to its end; the caller closes fd afterwards. */

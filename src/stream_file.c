@@ -212,8 +212,8 @@ static int start_segment(struct stream_file *f, int fd)
     return -1;
 }
 
-int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                     const struct stream_hello *h, char *err, size_t err_len)
+static int file_setup(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                      const struct stream_hello *h, char *err, size_t err_len)
 {
     memset(f, 0, sizeof *f);
     f->dir = dir;
@@ -230,9 +230,35 @@ int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, u
         snprintf(err, err_len, "segment size or budget too small for a header and a record");
         return -1;
     }
+    return 0;
+}
+
+int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                     const struct stream_hello *h, char *err, size_t err_len)
+{
+    if (file_setup(f, dir, seg_cap, budget, h, err, err_len))
+        return -1;
     int fd = claim_id(f);
     if (fd < 0 || start_segment(f, fd) != 0) {
         snprintf(err, err_len, "cannot create a trace file in %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int stream_file_continue(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                         const struct stream_hello *h, uint32_t id, uint32_t seq, char *err,
+                         size_t err_len)
+{
+    if (file_setup(f, dir, seg_cap, budget, h, err, err_len))
+        return -1;
+    f->id = id;
+    f->seq = seq;
+    f->first_seq = seq;
+    int fd = create_segment(f, seq);
+    if (fd < 0 || start_segment(f, fd) != 0) {
+        snprintf(err, err_len, "cannot create segment %u of series %u in %s: %s", (unsigned)seq,
+                 (unsigned)id, dir, strerror(errno));
         return -1;
     }
     return 0;
@@ -286,6 +312,15 @@ static enum stream_file_news stop_for_budget(struct stream_file *f)
 {
     write_final_marker(f, TRACE_MARK_BUDGET, f->budget);
     return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_BUDGET_REACHED;
+}
+
+enum stream_file_news stream_file_stop_disk_low(struct stream_file *f, uint64_t floor_bytes)
+{
+    if (f->stopped)
+        return STREAM_FILE_OK;
+    f->low_space = 1;
+    write_final_marker(f, TRACE_MARK_DISK_FLOOR, floor_bytes);
+    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_DISK_LOW;
 }
 
 static enum stream_file_news stop_for_failure(struct stream_file *f, const char *what)
@@ -376,7 +411,7 @@ enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uin
 
 uint32_t stream_file_segments(const struct stream_file *f)
 {
-    return f->seq + 1;
+    return f->seq + 1 - f->first_seq;
 }
 
 void stream_file_close(struct stream_file *f)

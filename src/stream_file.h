@@ -31,6 +31,7 @@ struct stream_file {
     uint64_t seg_cap;      /* rotate before a segment passes this many bytes */
     uint64_t budget;       /* all segments together stay within this */
     uint32_t id, seq;
+    uint32_t first_seq;    /* this connection's first segment (0 unless it continues a series) */
     int fd;                /* current segment, -1 once closed */
     uint32_t flags;        /* calibration for every segment's header */
     uint64_t load_bias, tick_hz, t0_ticks, t0_ns, hook_ns;
@@ -40,6 +41,7 @@ struct stream_file {
     uint64_t discarded;    /* device records not written: budget reached or a write failed */
     uint64_t last_ts;      /* ts of the last device record written */
     int stopped;           /* budget reached or a write failed: nothing more is written */
+    int low_space;         /* stopped because the filesystem ran low */
     char error[STREAM_FILE_ERR_MAX]; /* why it stopped, when a write failed */
 };
 
@@ -47,7 +49,8 @@ struct stream_file {
 enum stream_file_news {
     STREAM_FILE_OK = 0,
     STREAM_FILE_BUDGET_REACHED, /* this write hit the budget; the rest is discarded */
-    STREAM_FILE_WRITE_FAILED    /* a write failed; f->error says why; the rest is discarded */
+    STREAM_FILE_WRITE_FAILED,   /* a write failed; f->error says why; the rest is discarded */
+    STREAM_FILE_DISK_LOW        /* free space fell below the floor; the rest is discarded */
 };
 
 /*
@@ -64,13 +67,25 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len);
 int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
                      const struct stream_hello *h, char *err, size_t err_len);
 
+/*
+ * Continue connection id's series at segment seq (a stream that reconnected;
+ * the stream registry guarantees nobody else writes that series).  The new
+ * segment is created with O_EXCL all the same.  0, or -1 with the reason.
+ */
+int stream_file_continue(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                         const struct stream_hello *h, uint32_t id, uint32_t seq, char *err,
+                         size_t err_len);
+
 /* Append n little-endian device records. */
 enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n);
 
 /* Append a serve marker: code, payload, ts of the last record, tid 0. */
 enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload);
 
-/* Segments written so far (1 after open). */
+/* Stop writing because the filesystem is low on space, with a TRACE_MARK_DISK_FLOOR marker. */
+enum stream_file_news stream_file_stop_disk_low(struct stream_file *f, uint64_t floor_bytes);
+
+/* Segments this connection wrote so far (1 after open). */
 uint32_t stream_file_segments(const struct stream_file *f);
 
 void stream_file_close(struct stream_file *f);

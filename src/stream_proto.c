@@ -71,9 +71,15 @@ void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE]
     out->zstd_len = get32(raw + offsetof(trace_stream_chunk_header_t, zstd_len), swapped);
 }
 
+int stream_chunk_known(uint32_t type)
+{
+    return type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
+           type == TRACE_CHUNK_TRACER_LOST;
+}
+
 int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
 {
-    if (c->type != TRACE_CHUNK_EVENTS && c->type != TRACE_CHUNK_NOTICE) {
+    if (!stream_chunk_known(c->type)) {
         if (c->zstd_len > STREAM_FRAME_CAP) {
             snprintf(why, why_len, "unknown chunk type %u is too long (%u bytes)", (unsigned)c->type,
                      (unsigned)c->zstd_len);
@@ -91,8 +97,11 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
                  TRACE_EVENT_SIZE);
         return -1;
     }
-    if (c->type == TRACE_CHUNK_NOTICE && c->raw_len != 8) {
-        snprintf(why, why_len, "notice raw_len %u (expected 8)", (unsigned)c->raw_len);
+    uint32_t fixed = c->type == TRACE_CHUNK_RESUME ? TRACE_STREAM_RESUME_SIZE : 8u;
+    if (c->type != TRACE_CHUNK_EVENTS && c->raw_len != fixed) {
+        snprintf(why, why_len, "%s raw_len %u (expected %u)", c->type == TRACE_CHUNK_NOTICE ? "notice"
+                 : c->type == TRACE_CHUNK_RESUME ? "resume notice" : "tracer-lost notice",
+                 (unsigned)c->raw_len, (unsigned)fixed);
         return -1;
     }
     if (c->zstd_len == 0 || c->zstd_len > ZSTD_compressBound(c->raw_len)) {
@@ -151,4 +160,14 @@ void stream_events_swap(unsigned char *buf, size_t len)
 uint64_t stream_notice_count(const unsigned char payload[8], int swapped)
 {
     return get64(payload, swapped);
+}
+
+void stream_resume_decode(const unsigned char payload[TRACE_STREAM_RESUME_SIZE], int swapped,
+                          struct stream_resume *out)
+{
+    out->stream_id = get64(payload + offsetof(trace_stream_resume_t, stream_id), swapped);
+    out->start_ns = get64(payload + offsetof(trace_stream_resume_t, start_ns), swapped);
+    out->conn_seq = get32(payload + offsetof(trace_stream_resume_t, conn_seq), swapped);
+    out->sent = get64(payload + offsetof(trace_stream_resume_t, sent), swapped);
+    out->discarded = get64(payload + offsetof(trace_stream_resume_t, discarded), swapped);
 }

@@ -39,6 +39,13 @@ struct stream_chunk {
     uint32_t type, raw_len, zstd_len;
 };
 
+/* A TRACE_CHUNK_RESUME payload, in host order. */
+struct stream_resume {
+    uint64_t stream_id, start_ns;
+    uint32_t conn_seq;
+    uint64_t sent, discarded;
+};
+
 /* 0 and *out filled, or -1 with the reason. */
 int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], struct stream_hello *out,
                         char *why, size_t why_len);
@@ -46,9 +53,13 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
 void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
                          struct stream_chunk *out);
 
+/* 1 for the chunk types this server acts on. */
+int stream_chunk_known(uint32_t type);
+
 /*
  * Check a chunk header's lengths before reading its payload: for known types
- * raw_len within the limit (a multiple of 32 for events, 8 for a notice) and
+ * raw_len within the limit (a multiple of 32 for events, 8 for a notice or a
+ * tracer-lost notice, 40 for a resume notice) and
  * 0 < zstd_len <= zstd's bound for raw_len; for unknown types only that
  * zstd_len fits the frame buffer.  0 ok, -1 with the reason.
  */
@@ -65,7 +76,10 @@ int stream_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *d
 /* Rewrite the big-endian records of a swapped stream as little-endian, in place. */
 void stream_events_swap(unsigned char *buf, size_t len);
 
-/* A notice payload's dropped-event count. */
+void stream_resume_decode(const unsigned char payload[TRACE_STREAM_RESUME_SIZE], int swapped,
+                          struct stream_resume *out);
+
+/* A notice payload's dropped-event count (also: a tracer-lost notice's process count). */
 uint64_t stream_notice_count(const unsigned char payload[8], int swapped);
 
 #endif

@@ -11,6 +11,14 @@
  * frame and sends it.  It exits once the tracer has detached and the ring is
  * empty, and removes the ring: the client owns the ring's lifetime.
  *
+ * Faults.  Every tracer holds a shared flock on the ring for its lifetime;
+ * when an exclusive one succeeds while `writers` > 0, the tracers counted
+ * there died without detaching: drain, say so (chunk TRACER_LOST), exit 3.
+ * When the server goes away the ring is still drained, what cannot be sent
+ * is counted as discarded, and the client reconnects with a doubling
+ * backoff for up to --retry seconds; after every handshake a RESUME chunk
+ * names the stream and carries its totals, so serve counts the gap exactly.
+ *
  * The traced process never does I/O and never waits for this client; when
  * the ring is full the tracer drops events and counts them in the ring
  * header.  trace_stream forwards that count as a notice chunk whenever it
@@ -27,6 +35,7 @@
  * shared between processes); the program checks this at start.
  */
 #define _XOPEN_SOURCE 700 /* POSIX.1-2008 with XSI: shm_open, getaddrinfo, SA_RESETHAND */
+#define _DEFAULT_SOURCE    /* and flock(2), which every Unix the ring runs on has */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -86,10 +96,26 @@ _Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
 /* Idle sleeps: start short so a burst is picked up quickly, back off to this. */
 #define IDLE_MIN_MS 1
 #define IDLE_MAX_MS 8
+/* How often to test whether the tracers counted in `writers` still live. */
+#define LIVENESS_MS 200
+/* Reconnecting: the first retry after this, doubling up to the maximum. */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define DEFAULT_RETRY_S 30
+/* After this long without sending, repeat the resume notice: a heartbeat,
+ * so a server's --idle-timeout above it never cuts a healthy quiet stream. */
+#define DEFAULT_HEARTBEAT_S 5
+#define HEARTBEAT_MAX_S 3600
+#define RETRY_MAX_S 86400
+
+/* Exit status when tracers vanished without detaching (all else sent). */
+#define EXIT_TRACER_LOST 3
 
 struct options {
     int level;
     int quiet;
+    long retry_s; /* how long to keep reconnecting; 0: give up at once */
+    long heartbeat_s; /* resend the resume notice after this long quiet */
     const char *shm;
     const char *host;
     const char *port;
@@ -102,11 +128,16 @@ struct ring {
     size_t map_len;
     uint32_t capacity;
     uint64_t tail; /* our copy; only this process writes the header's tail */
+    int fd;        /* kept open: our exclusive flock tests the tracers' shared ones */
+    uint64_t live_at; /* when (ms) to test the tracers' liveness next */
+    uint32_t vanished; /* tracers found dead while still counted in `writers` */
+    int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
 };
 
 struct sender {
-    int sock;
+    int sock;             /* -1 while disconnected */
     int level;
+    const struct options *o;
     ZSTD_CCtx *cctx;
     unsigned char *raw;  /* CHUNK_RAW bytes drained from the ring */
     unsigned char *wire; /* chunk header followed by the zstd frame */
@@ -115,6 +146,16 @@ struct sender {
     uint64_t chunks;      /* event chunks sent */
     uint64_t wire_bytes;  /* everything sent: handshake, chunks, notices */
     uint64_t dropped_sent; /* last dropped count sent in a notice */
+    int notice_due;       /* a new connection gets the count even if unchanged */
+    /* The stream's identity and totals, for TRACE_CHUNK_RESUME. */
+    uint64_t stream_id, start_ns;
+    uint32_t conn_seq;    /* connections made so far */
+    uint64_t discarded;   /* records taken from the ring and never sent */
+    uint64_t sent_before, discarded_before; /* the totals when this connection began */
+    uint64_t last_send;   /* ms of the last successful send */
+    uint64_t down_since;  /* ms when the connection was lost */
+    uint64_t next_try;    /* ms of the next reconnection attempt */
+    int backoff_ms;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -130,7 +171,8 @@ static void on_stop_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: trace_stream [--level N] [--quiet] SHM HOST PORT\n"
+            "usage: trace_stream [--level N] [--retry SECONDS] [--heartbeat SECONDS] [--quiet]\n"
+            "                    SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
             "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
@@ -140,12 +182,20 @@ static void usage(FILE *out)
             "removes the ring.  SIGINT/SIGTERM: send what is in the ring, then exit.\n"
             "\n"
             "  --level N   zstd compression level (default %d)\n"
+            "  --retry S   when the server goes away, keep reconnecting for S seconds\n"
+            "              (default %d; 0: exit at once), draining the ring meanwhile\n"
+            "              and counting what cannot be sent as discarded\n"
+            "  --heartbeat S  when nothing was sent for S seconds, send a small notice\n"
+            "              so the server's --idle-timeout (keep it above S) does not\n"
+            "              cut a quiet stream (default %d)\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
             "The summary counts forwarded records (enter, exit and marker events)\n"
-            "and the events the tracer dropped because the ring was full.\n",
-            DEFAULT_LEVEL);
+            "and the events the tracer dropped because the ring was full.\n"
+            "Exit status: 0 done, 1 error, 2 usage, %d tracers died without detaching\n"
+            "(everything they had put in the ring was still sent).\n",
+            DEFAULT_LEVEL, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, EXIT_TRACER_LOST);
 }
 
 static int host_is_little_endian(void)
@@ -177,6 +227,13 @@ static void event_to_le(unsigned char *p)
     put_le64(p + offsetof(trace_event_t, func), ev.func);
     put_le64(p + offsetof(trace_event_t, call_site), ev.call_site);
     put_le32(p + offsetof(trace_event_t, tid), ev.tid);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static void sleep_ms(int ms)
@@ -215,6 +272,8 @@ static int parse_args(int argc, char **argv, struct options *o)
     int npos = 0;
     o->level = DEFAULT_LEVEL;
     o->quiet = 0;
+    o->retry_s = DEFAULT_RETRY_S;
+    o->heartbeat_s = DEFAULT_HEARTBEAT_S;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long v;
@@ -230,6 +289,20 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return -1;
             }
             o->level = (int)v;
+            i++;
+        } else if (!strcmp(a, "--retry")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 0, RETRY_MAX_S, &v)) {
+                fprintf(stderr, "trace_stream: --retry needs seconds from 0 to %d\n", RETRY_MAX_S);
+                return -1;
+            }
+            o->retry_s = v;
+            i++;
+        } else if (!strcmp(a, "--heartbeat")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, HEARTBEAT_MAX_S, &v)) {
+                fprintf(stderr, "trace_stream: --heartbeat needs seconds from 1 to %d\n", HEARTBEAT_MAX_S);
+                return -1;
+            }
+            o->heartbeat_s = v;
             i++;
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "trace_stream: unknown option '%s' (try --help)\n", a);
@@ -317,11 +390,12 @@ static int ring_create(struct ring *r, uint32_t cap)
         return -1;
     }
     int rc = ring_map(r, fd, len);
-    close(fd);
     if (rc) {
+        close(fd);
         shm_unlink(r->name);
         return -1;
     }
+    r->fd = fd;
     /* ftruncate zero-filled everything: counters, lock and the tracer's half. */
     trace_shm_header_t *h = r->hdr;
     h->version = TRACE_SHM_VERSION;
@@ -381,13 +455,15 @@ static int ring_attach(struct ring *r)
         return -1;
     }
     int rc = ring_map(r, fd, (size_t)st.st_size);
-    close(fd);
-    if (rc)
+    if (rc) {
+        close(fd);
         return -1;
+    }
     while (!magic_ok(r->hdr)) {
         if (waited++ >= ATTACH_WAIT_MS) {
             fprintf(stderr, "trace_stream: %s is not a callsight ring (no TKSHM magic)\n", r->name);
             munmap(r->hdr, r->map_len);
+            close(fd);
             return -1;
         }
         sleep_ms(1);
@@ -396,8 +472,10 @@ static int ring_attach(struct ring *r)
     if (why) {
         fprintf(stderr, "trace_stream: broken ring %s: %s\n", r->name, why);
         munmap(r->hdr, r->map_len);
+        close(fd);
         return -1;
     }
+    r->fd = fd;
     r->capacity = r->hdr->capacity;
     r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
     return 0;
@@ -436,7 +514,40 @@ static int ring_open(struct ring *r, int quiet)
 static void ring_close(struct ring *r)
 {
     munmap(r->hdr, r->map_len);
+    close(r->fd);
     shm_unlink(r->name);
+}
+
+/*
+ * Every tracer holds a shared flock on the segment for its lifetime (the
+ * kernel drops it however the process ends) and takes it before it counts
+ * itself in `writers`.  So while we hold the exclusive lock no tracer is
+ * alive, and any `writers` left are tracers that died without detaching.
+ * Tested every LIVENESS_MS while writers > 0; the lock is let go at once,
+ * so a tracer attaching meanwhile waits an instant at most.  Tracers of
+ * other agents (the reference implementation) hold no such lock, so death
+ * is concluded only once a shared lock has been seen on this ring: a live
+ * callsight tracer shows it at our first look.  Returns the number of dead
+ * tracers still counted (0: all is well, or we cannot tell).
+ */
+static uint32_t ring_dead_writers(struct ring *r)
+{
+    uint64_t t = now_ms();
+    if (t < r->live_at)
+        return 0;
+    r->live_at = t + LIVENESS_MS;
+    if (atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire) == 0)
+        return 0;
+    if (flock(r->fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            r->lock_seen = 1;
+        return 0; /* a tracer lives (or we were interrupted: look again later) */
+    }
+    /* acquire: a tracer that detached normally decremented with release
+     * before its shared lock went; what is left is the dead ones' */
+    uint32_t dead = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
+    flock(r->fd, LOCK_UN);
+    return r->lock_seen ? dead : 0;
 }
 
 /*
@@ -471,7 +582,7 @@ static long ring_take(struct ring *r, unsigned char *buf, size_t max)
 
 /* ---- the connection ----------------------------------------------------- */
 
-static int net_connect(const char *host, const char *port)
+static int net_connect(const char *host, const char *port, int quiet)
 {
     struct addrinfo hints, *res, *ai;
     memset(&hints, 0, sizeof hints);
@@ -479,7 +590,8 @@ static int net_connect(const char *host, const char *port)
     hints.ai_socktype = SOCK_STREAM;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc) {
-        fprintf(stderr, "trace_stream: cannot resolve %s port %s: %s\n", host, port, gai_strerror(rc));
+        if (!quiet)
+            fprintf(stderr, "trace_stream: cannot resolve %s port %s: %s\n", host, port, gai_strerror(rc));
         return -1;
     }
     int fd = -1, err = 0;
@@ -496,7 +608,7 @@ static int net_connect(const char *host, const char *port)
         }
     }
     freeaddrinfo(res);
-    if (fd < 0)
+    if (fd < 0 && !quiet)
         fprintf(stderr, "trace_stream: cannot connect to %s:%s: %s\n", host, port, strerror(err));
     return fd;
 }
@@ -509,6 +621,7 @@ static void report_send_error(int err)
         fprintf(stderr, "trace_stream: sending to the server failed: %s\n", strerror(err));
 }
 
+/* 0 sent, -1 the connection failed (reported). */
 static int send_all(struct sender *s, const unsigned char *buf, size_t len)
 {
     while (len) {
@@ -523,15 +636,40 @@ static int send_all(struct sender *s, const unsigned char *buf, size_t len)
         len -= (size_t)n;
         s->wire_bytes += (uint64_t)n;
     }
+    s->last_send = now_ms();
+    return 0;
+}
+
+/*
+ * The connection is gone (already reported).  With --retry 0 that ends the
+ * program (-1); otherwise we go on draining the ring, counting what we take
+ * as discarded, and try to reconnect with a doubling backoff (0).
+ */
+static int sender_lost(struct sender *s)
+{
+    close(s->sock);
+    s->sock = -1;
+    if (s->o->retry_s == 0)
+        return -1;
+    s->down_since = now_ms();
+    s->backoff_ms = BACKOFF_MIN_MS;
+    s->next_try = s->down_since + BACKOFF_MIN_MS;
+    fprintf(stderr, "trace_stream: reconnecting for up to %ld s; meanwhile the ring is drained and "
+                    "what cannot be sent is counted as discarded\n", s->o->retry_s);
     return 0;
 }
 
 /*
  * Sleep up to ms, waking early if the server closes the connection (it never
- * sends anything, so a readable socket means EOF or an error).
+ * sends anything, so a readable socket means EOF or an error).  0, or -1
+ * when the connection is gone and may not be retried.
  */
 static int idle_wait(struct sender *s, int ms)
 {
+    if (s->sock < 0) {
+        sleep_ms(ms);
+        return 0;
+    }
     struct pollfd p = {s->sock, POLLIN, 0};
     int rc = poll(&p, 1, ms);
     if (rc <= 0)
@@ -541,14 +679,16 @@ static int idle_wait(struct sender *s, int ms)
     if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)))
         return 0;
     report_send_error(n == 0 ? EPIPE : errno);
-    return -1;
+    return sender_lost(s);
 }
+
+static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
 
 /*
  * A tracer has been here once its `writers` increment is visible (acquire:
  * it wrote the header's lower half before), or once head moved: a tracer
  * can come and go between two looks.  1 when attached, 0 when stopped by a
- * signal first, -1 when the server went away.
+ * signal first, -1 when the server went away for good.
  */
 static int wait_for_tracer(struct ring *r, struct sender *s, int quiet)
 {
@@ -565,7 +705,7 @@ static int wait_for_tracer(struct ring *r, struct sender *s, int quiet)
             return 1;
         if (stop_requested)
             return 0;
-        if (idle_wait(s, 5))
+        if (maybe_reconnect(s, NULL) || idle_wait(s, 5))
             return -1;
     }
 }
@@ -585,7 +725,11 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     return send_all(s, hs, sizeof hs);
 }
 
-/* Compress `len` bytes of payload into one frame and send it as a chunk. */
+/*
+ * Compress `len` bytes of payload into one frame and send it as a chunk.
+ * 0 sent, 1 the connection is lost (reported; the caller decides), -1 a
+ * compression failure.
+ */
 static int send_chunk(struct sender *s, uint32_t type, const void *payload, size_t len)
 {
     unsigned char *frame = s->wire + TRACE_STREAM_CHUNK_HEADER_SIZE;
@@ -598,23 +742,106 @@ static int send_chunk(struct sender *s, uint32_t type, const void *payload, size
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, type), type);
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)len);
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
-    return send_all(s, s->wire, TRACE_STREAM_CHUNK_HEADER_SIZE + z);
+    return send_all(s, s->wire, TRACE_STREAM_CHUNK_HEADER_SIZE + z) ? 1 : 0;
+}
+
+/* A small chunk (notice, resume, tracer lost): 0 sent or lost-and-retrying, -1 fatal. */
+static int send_small(struct sender *s, uint32_t type, const void *payload, size_t len)
+{
+    if (s->sock < 0)
+        return 0;
+    int rc = send_chunk(s, type, payload, len);
+    if (rc == 1)
+        return sender_lost(s);
+    return rc;
 }
 
 static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h)
 {
     uint64_t dropped = atomic_load_explicit(a64(&h->dropped), memory_order_relaxed);
-    if (dropped == s->dropped_sent)
+    if (s->sock < 0 || (dropped == s->dropped_sent && !(s->notice_due && dropped)))
         return 0;
     unsigned char payload[8];
     put_le64(payload, dropped);
-    if (send_chunk(s, TRACE_CHUNK_NOTICE, payload, sizeof payload))
+    s->notice_due = 0;
+    if (send_small(s, TRACE_CHUNK_NOTICE, payload, sizeof payload))
         return -1;
-    s->dropped_sent = dropped;
+    if (s->sock >= 0)
+        s->dropped_sent = dropped;
     return 0;
 }
 
-/* Take one chunk's worth from the ring and send it; 1 if there was nothing. */
+/*
+ * Handshake, then who we are and what we did before this connection
+ * (TRACE_CHUNK_RESUME), on every connection: the first one tells the server
+ * the stream's identity, later ones let it count exactly what went missing.
+ */
+static int send_resume(struct sender *s)
+{
+    unsigned char p[TRACE_STREAM_RESUME_SIZE] = {0};
+    put_le64(p + offsetof(trace_stream_resume_t, stream_id), s->stream_id);
+    put_le64(p + offsetof(trace_stream_resume_t, start_ns), s->start_ns);
+    put_le32(p + offsetof(trace_stream_resume_t, conn_seq), s->conn_seq);
+    put_le64(p + offsetof(trace_stream_resume_t, sent), s->sent_before);
+    put_le64(p + offsetof(trace_stream_resume_t, discarded), s->discarded_before);
+    return send_small(s, TRACE_CHUNK_RESUME, p, sizeof p);
+}
+
+static int send_hello(struct sender *s, const trace_shm_header_t *h)
+{
+    if (send_handshake(s, h))
+        return sender_lost(s);
+    s->conn_seq++;
+    s->sent_before = s->events;
+    s->discarded_before = s->discarded;
+    s->notice_due = s->conn_seq > 1;
+    return send_resume(s);
+}
+
+/* A quiet stream repeats its resume notice (servers ignore it after the first). */
+static int heartbeat(struct sender *s)
+{
+    if (s->sock < 0 || now_ms() - s->last_send < (uint64_t)s->o->heartbeat_s * 1000u)
+        return 0;
+    return send_resume(s);
+}
+
+/*
+ * While disconnected: try again when the backoff has passed.  With h, a new
+ * connection gets its handshake at once; without (no tracer yet, so no
+ * calibration to send) the caller sends it later.  0 (connected or not
+ * yet), -1 when --retry has run out.
+ */
+static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h)
+{
+    if (s->sock >= 0)
+        return 0;
+    uint64_t t = now_ms();
+    if (t - s->down_since >= (uint64_t)s->o->retry_s * 1000u) {
+        fprintf(stderr, "trace_stream: gave up reconnecting to %s:%s after %ld s; %" PRIu64
+                        " events discarded\n", s->o->host, s->o->port, s->o->retry_s, s->discarded);
+        return -1;
+    }
+    if (t < s->next_try)
+        return 0;
+    s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
+    s->next_try = t + (uint64_t)s->backoff_ms;
+    s->sock = net_connect(s->o->host, s->o->port, 1);
+    if (s->sock < 0)
+        return 0;
+    if (h && send_hello(s, h))
+        return -1;
+    if (s->sock >= 0)
+        fprintf(stderr, "trace_stream: reconnected to %s:%s (connection %" PRIu32 "); %" PRIu64
+                        " events discarded so far\n", s->o->host, s->o->port, (uint32_t)(s->conn_seq + (h ? 0u : 1u)), s->discarded);
+    return 0;
+}
+
+/*
+ * Take one chunk's worth from the ring and send it; 1 if there was nothing.
+ * While disconnected the ring is still drained (the tracer must never find
+ * it full because of us) and what is taken is counted as discarded.
+ */
 static int forward_chunk(struct ring *r, struct sender *s)
 {
     long n = ring_take(r, s->raw, CHUNK_RAW);
@@ -622,22 +849,33 @@ static int forward_chunk(struct ring *r, struct sender *s)
         return -1;
     if (n == 0)
         return 1;
+    uint64_t records = (uint64_t)n / TRACE_EVENT_SIZE;
+    if (s->sock < 0) {
+        s->discarded += records;
+        return 0;
+    }
     if (!host_is_little_endian())
         for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
             event_to_le(s->raw + off);
-    if (send_chunk(s, TRACE_CHUNK_EVENTS, s->raw, (size_t)n))
+    int rc = send_chunk(s, TRACE_CHUNK_EVENTS, s->raw, (size_t)n);
+    if (rc < 0)
         return -1;
-    s->events += (uint64_t)n / TRACE_EVENT_SIZE;
+    if (rc == 1) {
+        s->discarded += records; /* some of it may have left: the server's count decides */
+        return sender_lost(s);
+    }
+    s->events += records;
     s->chunks++;
     return 0;
 }
 
 /*
  * Forward until the tracer has detached and the ring is empty, or, after
- * SIGINT/SIGTERM, until what the ring held at that moment is sent.  The
- * tracer publishes its last head before it decrements `writers` (both
- * release), so reading writers == 0 (acquire) and then an empty ring means
- * nothing more comes.
+ * SIGINT/SIGTERM, until what the ring held at that moment is sent, or until
+ * the tracers are found dead and what they left is sent.  The tracer
+ * publishes its last head before it decrements `writers` (both release), so
+ * reading writers == 0 (acquire) and then an empty ring means nothing more
+ * comes.
  */
 static int drain(struct ring *r, struct sender *s)
 {
@@ -650,7 +888,11 @@ static int drain(struct ring *r, struct sender *s)
         }
         if (stopping && r->tail >= stop_at)
             return 0; /* sent what the ring held when we were asked to stop */
+        if (maybe_reconnect(s, r->hdr))
+            return -1;
         uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
+        if (!r->vanished)
+            r->vanished = ring_dead_writers(r);
         int rc = forward_chunk(r, s);
         if (rc < 0 || send_notice_if_changed(s, r->hdr))
             return -1;
@@ -658,21 +900,65 @@ static int drain(struct ring *r, struct sender *s)
             idle_ms = IDLE_MIN_MS;
             continue;
         }
-        if (writers == 0 || stopping)
+        if (writers == 0 || stopping || r->vanished)
             return 0;
-        if (idle_wait(s, idle_ms))
+        if (heartbeat(s) || idle_wait(s, idle_ms))
             return -1;
         idle_ms = idle_ms * 2 > IDLE_MAX_MS ? IDLE_MAX_MS : idle_ms * 2;
     }
 }
 
+/*
+ * The ring is drained but the server is away: what was discarded must still
+ * reach it (in the resume notice), so keep trying within --retry.
+ */
+static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h)
+{
+    while (s->sock < 0 && !stop_requested) {
+        if (maybe_reconnect(s, h))
+            return -1;
+        if (s->sock < 0)
+            sleep_ms(10);
+    }
+    if (s->sock < 0) {
+        fprintf(stderr, "trace_stream: stopped while disconnected; %" PRIu64 " events discarded\n",
+                s->discarded);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- program ------------------------------------------------------------ */
 
-static int sender_init(struct sender *s, int sock, int level)
+/* A random stream id: /dev/urandom, else the clock and pid mixed. */
+static uint64_t random_id(void)
 {
+    uint64_t id = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&id, sizeof id, 1, f) != 1)
+            id = 0;
+        fclose(f);
+    }
+    if (id == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 40);
+        id = id * 0x9e3779b97f4a7c15u + 1;
+    }
+    return id;
+}
+
+static int sender_init(struct sender *s, int sock, const struct options *o)
+{
+    struct timespec ts;
     memset(s, 0, sizeof *s);
     s->sock = sock;
-    s->level = level;
+    s->level = o->level;
+    s->o = o;
+    s->stream_id = random_id();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     s->cctx = ZSTD_createCCtx();
     s->raw = malloc(CHUNK_RAW);
     s->wire_cap = TRACE_STREAM_CHUNK_HEADER_SIZE + ZSTD_compressBound(CHUNK_RAW);
@@ -689,6 +975,8 @@ static void sender_free(struct sender *s)
     ZSTD_freeCCtx(s->cctx);
     free(s->raw);
     free(s->wire);
+    if (s->sock >= 0)
+        close(s->sock);
 }
 
 static void install_signals(void)
@@ -705,29 +993,52 @@ static void install_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Everything after the ring is ours and the connection is up. */
+/* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */
+static int report_vanished(struct ring *r, struct sender *s)
+{
+    unsigned char payload[8];
+    put_le64(payload, r->vanished);
+    if (send_small(s, TRACE_CHUNK_TRACER_LOST, payload, sizeof payload))
+        return -1;
+    fprintf(stderr, "trace_stream: %" PRIu32 " tracer process%s died without detaching (killed?); "
+                    "sent what %s had put in the ring, the rest of %s events is lost\n",
+            r->vanished, r->vanished == 1 ? "" : "es", r->vanished == 1 ? "it" : "they",
+            r->vanished == 1 ? "its" : "their");
+    return 0;
+}
+
+/* Everything after the ring is ours and the first connection is up.  0, 1 error, or EXIT_TRACER_LOST. */
 static int stream(struct ring *r, struct sender *s, const struct options *o)
 {
     int rc = wait_for_tracer(r, s, o->quiet);
     if (rc <= 0) {
         if (rc == 0)
             fprintf(stderr, "trace_stream: stopped before a tracer attached; nothing sent\n");
-        return rc < 0 ? -1 : 0;
+        return rc < 0 ? 1 : 0;
     }
-    if (send_handshake(s, r->hdr))
-        return -1;
-    if (!o->quiet)
+    /* A first look at the tracers' liveness locks now, while the one that
+     * just attached surely holds its own (see ring_dead_writers). */
+    r->vanished = ring_dead_writers(r);
+    if (s->sock >= 0 && send_hello(s, r->hdr))
+        return 1;
+    if (!o->quiet && s->sock >= 0)
         fprintf(stderr, "trace_stream: tracer attached; streaming to %s:%s\n", o->host, o->port);
-    if (drain(r, s))
-        return -1;
+    if (drain(r, s) || reach_server_at_end(s, r->hdr))
+        return 1;
     /* A final look, so a drop counted after the last chunk is still reported. */
-    if (send_notice_if_changed(s, r->hdr))
-        return -1;
+    if (send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
+        return 1;
+    if (s->sock < 0 && reach_server_at_end(s, r->hdr))
+        return 1;
+    char extra[96] = "";
+    if (s->conn_seq > 1 || s->discarded)
+        snprintf(extra, sizeof extra, ", discarded %" PRIu64 " while disconnected, %" PRIu32 " connections",
+                 s->discarded, s->conn_seq);
     fprintf(stderr,
             "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
-            " bytes on the wire), dropped %" PRIu64 "\n",
-            s->events, s->chunks, s->wire_bytes, s->dropped_sent);
-    return 0;
+            " bytes on the wire), dropped %" PRIu64 "%s\n",
+            s->events, s->chunks, s->wire_bytes, s->dropped_sent, extra);
+    return r->vanished ? EXIT_TRACER_LOST : 0;
 }
 
 int main(int argc, char **argv)
@@ -737,7 +1048,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     install_signals();
-    struct ring r = {.name = o.shm};
+    struct ring r = {.name = o.shm, .fd = -1};
     if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
         fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
                         "cannot be shared between processes\n");
@@ -747,14 +1058,13 @@ int main(int argc, char **argv)
         return 1;
     int status = 1;
     struct sender s;
-    int sock = net_connect(o.host, o.port);
+    int sock = net_connect(o.host, o.port, 0);
     if (sock >= 0) {
         if (!o.quiet)
             fprintf(stderr, "trace_stream: connected to %s:%s\n", o.host, o.port);
-        if (sender_init(&s, sock, o.level) == 0 && stream(&r, &s, &o) == 0)
-            status = 0;
+        if (sender_init(&s, sock, &o) == 0)
+            status = stream(&r, &s, &o);
         sender_free(&s);
-        close(sock);
     }
     ring_close(&r);
     return status;

@@ -31,7 +31,7 @@ shm_gone() { [ ! -e "/dev/shm${1:-$SHM}" ]; }
 # (no timeout wrapper: the tests signal trace_stream itself; wait_client bounds it).
 start_client() {
     local log=$1; shift
-    env "$@" "$TS" "$SHM" 127.0.0.1 "${PORT:-$SERVE_PORT}" 2> "$log" &
+    env "$@" "$TS" ${TS_ARGS:-} "$SHM" 127.0.0.1 "${PORT:-$SERVE_PORT}" 2> "$log" &
     CLIENT=$!
     track_pid $CLIENT
 }
@@ -149,13 +149,13 @@ wait_in "$SERVE_LOG" "^callsight serve: conn 5 closed" > /dev/null
 is "$($CHECK "$T/out/trace.stream.5.0.bin" | sed -n 2p)" "events=4000 mismatched=0 markers= tail=0" \
     "serve has all 4000"
 
-# --- 6. server gone while streaming ---
+# --- 6. server gone while streaming, reconnection off (--retry 0) ---
 "$CS" serve --host 127.0.0.1 --port 0 --out "$T/out2" > "$T/serve2.log" 2>&1 &
 S2=$!
 track_pid $S2
 wait_in "$T/serve2.log" "listening on" > /dev/null
 PORT2=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$T/serve2.log")
-PORT=$PORT2 start_client "$T/c6.err"
+TS_ARGS="--retry 0" PORT=$PORT2 start_client "$T/c6.err"
 wait_in "$T/c6.err" "waiting for a tracer" > /dev/null
 timeout 60 "$RW" --linger-ms 20000 "$SHM" 1000 > "$T/rw6.out" &
 RW6=$!
@@ -164,7 +164,7 @@ wait_in "$T/serve2.log" "conn 1 from" > /dev/null
 kill -KILL $S2
 wait $S2 2>/dev/null
 wait_client
-is $? 1 "trace_stream exits 1 when the server goes away"
+is $? 1 "trace_stream --retry 0 exits 1 when the server goes away"
 is "$(tail -n 1 "$T/c6.err")" "trace_stream: the server closed the connection" "with a clear message"
 shm_gone
 ok $? "ring removed"

@@ -25,7 +25,7 @@ ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
 diag "$(tail -n 1 "$T/client.err")"
 [ ! -e "/dev/shm$SHM" ]
 ok $? "trace_stream removed the shm segment"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 ls "$T"/stream/trace.stream.*.bin > /dev/null 2>&1
 ok $? "serve wrote trace.stream.<id>.<seq>.bin"

@@ -24,7 +24,7 @@ kill -CONT $client
 wait $client
 ok $? "trace_stream drains what is left and exits 0"
 diag "$(tail -n 1 "$T/client.err")"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 grep -q 'dropped [1-9][0-9]* events' "$SERVE_LOG"
 ok $? "serve printed the device's drop count"

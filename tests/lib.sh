@@ -62,6 +62,16 @@ start_serve() {
     return 1
 }
 
+# wait_serve_closed N: wait (bounded) until serve has logged N closed
+# connections, so stopping it cannot cut one that is still being written.
+wait_serve_closed() {
+    for _ in $(seq 500); do
+        [ "$(grep -Ec '^callsight serve: conn [0-9]+ closed' "$SERVE_LOG")" -ge "$1" ] && return 0
+        sleep 0.02
+    done
+    return 1
+}
+
 # stop_serve: SIGINT, then wait (bounded) for it to exit.
 stop_serve() {
     kill -INT "$SERVE_PID" 2>/dev/null

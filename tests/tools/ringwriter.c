@@ -1,15 +1,17 @@
 /*
  * ringwriter.c - test helper: plays a traced process writing to the shm ring.
  *
- *   ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] SHM N
+ *   ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] SHM N
  *
  * Attaches to the ring SHM the way the runtime does (trace_shm.h): waits for
- * the creator's magic, writes the header's lower half, increments `writers`
+ * the creator's magic, holds a shared flock on it for its lifetime, writes
+ * the header's lower half, increments `writers`
  * with release, then puts N known events (tests/tools/tracecheck.pl has the
  * formula; the same as streamgen's) in batches of B under the header's
  * spinlock; a batch that finds no room or cannot get the lock is dropped and
  * counted in `dropped`.  It prints its counts, stays attached for
  * --linger-ms, then decrements `writers`.
+ * --legacy 1 takes no shared flock, as another agent's tracer would not.
  * --create makes the ring itself first (as a tracer started before
  * trace_stream would).  --wait waits for room instead of dropping
  * (not what a tracer does; it lets a test push any volume through a small
@@ -18,6 +20,7 @@
  * Built by the tests with: cc -std=c11 -I runtime -o ringwriter ringwriter.c
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* flock */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -37,6 +41,7 @@
 
 static trace_shm_header_t *hdr;
 static unsigned char *storage;
+static int ring_fd = -1; /* kept open: its shared flock says we live */
 
 static _Atomic uint64_t *a64(uint64_t *p) { return (_Atomic uint64_t *)p; }
 static _Atomic uint32_t *a32(uint32_t *p) { return (_Atomic uint32_t *)p; }
@@ -72,7 +77,7 @@ static void create_ring(const char *name, uint64_t bytes)
     hdr = mmap(NULL, TRACE_SHM_HEADER_SIZE + cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hdr == MAP_FAILED)
         die("mmap");
-    close(fd);
+    ring_fd = fd;
     hdr->version = TRACE_SHM_VERSION;
     hdr->capacity = cap;
     atomic_store_explicit(a64((uint64_t *)(void *)hdr->magic), magic_word(), memory_order_release);
@@ -92,7 +97,7 @@ static void attach_ring(const char *name)
     hdr = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hdr == MAP_FAILED)
         die("mmap");
-    close(fd);
+    ring_fd = fd;
     for (int i = 0; i < 500; i++) {
         if (atomic_load_explicit(a64((uint64_t *)(void *)hdr->magic), memory_order_acquire) == magic_word())
             return;
@@ -158,7 +163,7 @@ int main(int argc, char **argv)
 {
     uint64_t create = 0, batch = 64;
     long linger = 0;
-    int i = 1, wait = 0;
+    int i = 1, wait = 0, legacy = 0;
     if (argc > 1 && !strcmp(argv[1], "--wait")) {
         wait = 1;
         i++;
@@ -167,10 +172,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--create")) create = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--batch")) batch = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--linger-ms")) linger = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--legacy")) legacy = atoi(argv[i + 1]);
         else break;
     }
     if (argc - i != 2 || batch < 1 || batch > 4096) {
-        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] SHM N\n");
+        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] SHM N\n");
         return 2;
     }
     uint64_t total = strtoull(argv[i + 1], NULL, 10), written = 0, dropped = 0;
@@ -180,6 +186,9 @@ int main(int argc, char **argv)
         attach_ring(argv[i]);
     storage = (unsigned char *)hdr + TRACE_SHM_HEADER_SIZE;
 
+    /* Proof of life for trace_stream, held until we exit, taken before we count. */
+    if (!legacy && flock(ring_fd, LOCK_SH) != 0)
+        die("flock");
     /* The lower half first; `writers` published with release after it. */
     hdr->flags = TRACE_FLAG_TICKS;
     hdr->load_bias = 0x1000;

@@ -169,8 +169,38 @@ static void test_swap(void)
     ok(stream_notice_count(p, 0) == 1234, "little-endian notice count");
 }
 
+/* The chunk types added for faults: fixed payload sizes, and the resume notice decoded in either order. */
+static void test_fault_chunks(void)
+{
+    char why[STREAM_WHY_MAX];
+    struct stream_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
+    ok(stream_chunk_known(TRACE_CHUNK_RESUME) && stream_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
+           !stream_chunk_known(4),
+       "resume and tracer-lost chunks are known, type 4 is not");
+    ok(stream_chunk_check(&c, why, sizeof why) == 0, "a 40-byte resume notice passes");
+    c.raw_len = 48;
+    ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 40"), "any other size is refused");
+    c = (struct stream_chunk){TRACE_CHUNK_TRACER_LOST, 16, 20};
+    ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 8"),
+       "a tracer-lost notice must be 8 bytes");
+    unsigned char p[TRACE_STREAM_RESUME_SIZE] = {0};
+    struct stream_resume r;
+    for (int big = 0; big < 2; big++) {
+        put(p + 0, 8, 0x0123456789abcdefu, big);
+        put(p + 8, 8, 1700000000000000000u, big);
+        put(p + 16, 4, 3, big);
+        put(p + 24, 8, 5000, big);
+        put(p + 32, 8, 77, big);
+        stream_resume_decode(p, big, &r);
+        ok(r.stream_id == 0x0123456789abcdefu && r.start_ns == 1700000000000000000u && r.conn_seq == 3 &&
+               r.sent == 5000 && r.discarded == 77,
+           big ? "big-endian resume notice decoded" : "little-endian resume notice decoded");
+    }
+}
+
 int main(void)
 {
+    test_fault_chunks();
     test_hello();
     test_chunk_limits();
     test_frames();

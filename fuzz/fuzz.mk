@@ -1,0 +1,76 @@
+# fuzz/fuzz.mk - fuzzing serve's wire parser and the trace-file reader.
+#
+#   make fuzz            each harness for FUZZ_SECS (default 300) under
+#                        clang -fsanitize=fuzzer,address,undefined
+#   make fuzz-ci         the same for FUZZ_CI_SECS (30) each; part of `make test`
+#   (check-build)        replay_<harness>: the harness built with $(CC) and no
+#                        libFuzzer, run over fuzz/corpus/<harness>/ by
+#                        tests/52-fuzz-corpus.t, so the corpus is a
+#                        regression test in both passes of `make test`
+#
+# One harness per file: fuzz/fuzz_<name>.c defines LLVMFuzzerTestOneInput.
+# The committed corpus is fuzz/corpus/<name>/; new inputs a run finds go to
+# $(BUILD)/fuzz/work-<name>/ (copy the interesting ones into the corpus),
+# crashes to $(BUILD)/fuzz/crash-<name>-*.
+
+FUZZ_CC       ?= clang
+FUZZ_SECS     ?= 300
+FUZZ_CI_SECS  ?= 30
+FUZZ_HARNESS  := stream_proto trace_reader
+FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
+                 -fno-sanitize-recover=undefined
+FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_REPLAY   := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/replay_%)
+
+# What each harness links besides itself.
+FUZZ_DEPS_stream_proto := src/stream_proto.c
+FUZZ_LIBS_stream_proto := -lzstd
+FUZZ_DEPS_trace_reader := src/trace_reader.c
+FUZZ_LIBS_trace_reader := -lm
+
+.PHONY: fuzz fuzz-ci fuzz-build
+
+$(BUILD)/fuzz/fuzz_stream_proto: fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*.h) runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_proto) $(FUZZ_LIBS_stream_proto)
+$(BUILD)/fuzz/fuzz_trace_reader: fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*.h) runtime/trace.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_trace_reader) $(FUZZ_LIBS_trace_reader)
+
+$(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*.h) runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_proto)
+$(BUILD)/fuzz/replay_trace_reader: fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*.h) runtime/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(LDFLAGS_ALL) $(FUZZ_LIBS_trace_reader)
+
+# The replay programs are part of what the tests drive.
+check-build: $(FUZZ_REPLAY)
+
+fuzz-build: $(FUZZ_BIN)
+
+# run_fuzz SECONDS: every harness in turn; any crash or sanitizer report fails.
+define run_fuzz
+	@for h in $(FUZZ_HARNESS); do \
+	    mkdir -p $(BUILD)/fuzz/work-$$h; \
+	    echo "fuzz: $$h for $(1) s"; \
+	    $(BUILD)/fuzz/fuzz_$$h -max_total_time=$(1) -timeout=10 -rss_limit_mb=2048 \
+	        -artifact_prefix=$(BUILD)/fuzz/crash-$$h- $(BUILD)/fuzz/work-$$h fuzz/corpus/$$h \
+	        > $(BUILD)/fuzz/$$h.log 2>&1 \
+	        || { tail -n 40 $(BUILD)/fuzz/$$h.log; echo "fuzz: $$h FAILED (log: $(BUILD)/fuzz/$$h.log)"; exit 1; }; \
+	    grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz/$$h.log | tail -n 1 | sed "s/^/fuzz: $$h: /"; \
+	done
+endef
+
+fuzz: deps fuzz-build
+	$(call run_fuzz,$(FUZZ_SECS))
+
+# In `make test`: a short run, only where clang can build libFuzzer programs,
+# and a loud line where it cannot.
+fuzz-ci: deps
+	@if printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
+	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory fuzz FUZZ_SECS=$(FUZZ_CI_SECS); \
+	else \
+	    echo "*** fuzz-ci: SKIPPED: $(FUZZ_CC) cannot build libFuzzer programs here (scripts/deps.sh installs clang) ***"; \
+	fi

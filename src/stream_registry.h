@@ -1,0 +1,41 @@
+/*
+ * stream_registry.h - the streams serve has seen, so a reconnecting client
+ * continues its own file series and its loss can be counted exactly.
+ *
+ * A trace_stream client names its stream (random id + start time) in a
+ * TRACE_CHUNK_RESUME after every handshake.  The registry remembers, per
+ * stream, the connection id of its file series, the next segment number and
+ * how many records serve received on all its connections so far.  A
+ * connection holds its stream's entry while it runs; a newer connection of
+ * the same stream (the device reconnected, so the old link is dead even if
+ * TCP has not noticed) shuts the old socket down and waits, bounded, for it
+ * to let go.  Bounded size: the least recently used idle entry makes room.
+ * In memory only: a restarted serve does not know earlier streams.
+ */
+#ifndef CALLSIGHT_STREAM_REGISTRY_H
+#define CALLSIGHT_STREAM_REGISTRY_H
+
+#include <stdint.h>
+
+#define STREAM_REGISTRY_MAX 256
+
+/* What serve knows about a stream when a connection claims it. */
+struct stream_prev {
+    int known;          /* an earlier connection of this stream ran here */
+    uint32_t file_id;   /* its series' connection id */
+    uint32_t next_seq;  /* the segment number to continue with */
+    uint64_t received;  /* records received on all its earlier connections */
+};
+
+/*
+ * Claim stream (id, start_ns) for the connection on socket fd.  0 with *prev
+ * filled; -1 when the registry is full of running streams or the earlier
+ * connection would not let go in time (the caller starts a new series).
+ * The returned slot is passed to stream_registry_release.
+ */
+int stream_registry_claim(uint64_t id, uint64_t start_ns, int fd, struct stream_prev *prev, int *slot);
+
+/* The connection ends: remember where its series stands (file_id 0: it has none). */
+void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# serve on SIGINT/SIGTERM writes everything its clients already sent, also
+# for connections still waiting in the listen backlog (serve was stopped,
+# SIGSTOP, while a client connected, sent 20000 events and left), closes
+# the files and exits 0.
+source "$(dirname "$0")/lib.sh"
+plan 8
+
+RT=$TESTS/../runtime
+cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
+ok $? "build the stream generator"
+CHECK="perl $TESTS/tools/tracecheck.pl"
+
+for sig in INT TERM; do
+    start_serve "$T/$sig" --quiet
+    kill -STOP $SERVE_PID
+    timeout 30 "$T/streamgen" --events 20000 --chunk 1000 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
+    ok $? "SIG$sig: a client sent 20000 events while serve was stopped"
+    kill -$sig $SERVE_PID
+    kill -CONT $SERVE_PID
+    rc=124
+    for _ in $(seq 500); do kill -0 $SERVE_PID 2>/dev/null || { wait $SERVE_PID; rc=$?; break; }; sleep 0.02; done
+    is $rc 0 "SIG$sig: serve exits 0"
+    is "$($CHECK "$T/$sig/trace.stream.1.0.bin" | tail -n 1)" "events=20000 mismatched=0 markers= tail=0" \
+        "SIG$sig: all 20000 events written, the file whole"
+done
+grep -q "stopped after 1 connection" "$SERVE_LOG"
+ok $? "the backlog connection counts as served"
+exit $_failed

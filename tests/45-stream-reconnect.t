@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The link dies mid-stream (serve closes a connection idle past
+# --idle-timeout while trace_stream is stopped, so it cannot send its
+# --heartbeat; what trace_stream then sends
+# into the dead socket is lost in flight).  trace_stream reconnects, sends a
+# fresh handshake and its stream identity with its totals; serve continues
+# the same file series and states the gap's exact size:
+# received + gap = generated.  Then SIGTERM: trace_stream sends what the
+# ring holds and exits 0.
+source "$(dirname "$0")/lib.sh"
+plan 25
+
+RT=$TESTS/../runtime
+cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
+ok $? "build the ring writer"
+RW=$T/ringwriter
+CHECK="perl $TESTS/tools/tracecheck.pl"
+SHM=/cs-test-reconnect-$$
+track_shm $SHM
+wait_in() { for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done; return 1; }
+
+start_serve "$T/out" --idle-timeout 3 --quiet
+ok $? "serve listens with --idle-timeout 3"
+TRACE_SHM_SIZE=$((1048576 + 96)) "$B/trace_stream" --retry 20 --heartbeat 1 "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/c.err" &
+client=$!
+track_pid $client
+wait_in "$T/c.err" "waiting for a tracer"
+# Tracer A: 1000 events, then it stays attached until we are done.
+"$RW" --linger-ms 20000 "$SHM" 1000 > "$T/a.out" &
+rwa=$!
+track_pid $rwa
+F0=$T/out/trace.stream.1.0.bin
+for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32080 ] && break; sleep 0.02; done
+is "$(stat -c %s "$F0")" 32080 "the first 1000 events arrived"
+kill -STOP $client
+wait_in "$SERVE_LOG" "conn 1 closed.*idle: nothing received for 3 s"
+ok $? "serve closes the silent connection after --idle-timeout"
+# Tracer B writes 2000 events while the link is dead.
+timeout 30 "$RW" "$SHM" 2000 > "$T/b.out"
+is "$(cat "$T/b.out")" "ringwriter: generated 2000 written 2000 dropped 0" "2000 more events in the ring"
+kill -CONT $client
+wait_in "$T/c.err" "reconnected to 127.0.0.1:$SERVE_PORT \(connection 2\)"
+ok $? "trace_stream reconnects"
+wait_in "$SERVE_LOG" "resumed"
+grep -q "^callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2): 2000 events lost in the gap" "$SERVE_LOG"
+ok $? "serve states the gap's exact size: 2000"
+# Tracer C: 500 events on the new connection.
+timeout 30 "$RW" "$SHM" 500 > "$T/c.out"
+is "$(cat "$T/c.out")" "ringwriter: generated 500 written 500 dropped 0" "500 events after the reconnection"
+F1=$T/out/trace.stream.1.1.bin
+for _ in $(seq 500); do [ "$(stat -c %s "$F1" 2>/dev/null)" = $((80 + 502 * 32)) ] && break; sleep 0.02; done
+# Quiet for longer than --idle-timeout: the heartbeat keeps the link.
+sleep 4
+is "$(grep -c "idle: nothing received" "$SERVE_LOG")" 1 "a quiet stream with --heartbeat 1 outlives --idle-timeout 3"
+kill -TERM $client
+wait $client
+is $? 0 "SIGTERM: trace_stream sends what the ring holds and exits 0"
+kill $rwa 2>/dev/null
+stop_serve
+is "$($CHECK "$F0" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "events=1000 markers=23:1000 tail=0" \
+    "segment 0: the first connection's 1000 events, then the cut"
+is "$($CHECK "$F1" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "events=500 markers=24:2000,19:2000 tail=0" \
+    "segment 1 continues the series: resumed, gap of 2000, then 500 events"
+is "$($CHECK "$F1" | head -n 1 | sed 's/.* pid=\([0-9]*\) seq=\([0-9]*\).*/\1 \2/')" "1 1" "same connection id, next seq"
+e0=$($CHECK "$F0" | sed -n 's/.*events=\([0-9]*\) .*/\1/p'); e1=$($CHECK "$F1" | sed -n 's/.*events=\([0-9]*\) .*/\1/p')
+gap=$(sed -n 's/.*: \([0-9]*\) events lost in the gap.*/\1/p' "$SERVE_LOG")
+is $((e0 + e1 + gap)) 3500 "received ($e0 + $e1) + gap ($gap) = generated (3500)"
+is "$(ls "$T/out" | wc -l)" 2 "no other files"
+
+# --- serve restarted: the new serve does not know the stream, and says so ---
+SHM2=/cs-test-reconnect2-$$
+track_shm $SHM2
+start_serve "$T/r1" --quiet
+PORT1=$SERVE_PORT
+"$B/trace_stream" --retry 20 "$SHM2" 127.0.0.1 "$PORT1" 2> "$T/c2.err" &
+client=$!
+track_pid $client
+wait_in "$T/c2.err" "waiting for a tracer"
+"$RW" --linger-ms 30000 "$SHM2" 1000 > /dev/null &
+rwa=$!
+track_pid $rwa
+for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32080 ] && break; sleep 0.02; done
+stop_serve
+"$CS" serve --host 127.0.0.1 --port "$PORT1" --out "$T/r2" --quiet > "$T/serve2.log" 2>&1 &
+SERVE_PID=$!
+track_pid $SERVE_PID
+wait_in "$T/c2.err" "reconnected to 127.0.0.1:$PORT1 \(connection 2\)"
+ok $? "trace_stream reconnects to the restarted serve"
+wait_in "$T/serve2.log" "resumed"
+grep -q "^callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2), unknown here (serve restarted?): it sent 1000 and discarded 0 events before; the gap's size is unknown$" "$T/serve2.log"
+ok $? "the restarted serve says the gap's size is unknown, and what the device sent before"
+timeout 30 "$RW" "$SHM2" 300 > /dev/null
+for _ in $(seq 500); do [ "$(stat -c %s "$T/r2/trace.stream.1.0.bin" 2>/dev/null)" = $((80 + 301 * 32)) ] && break; sleep 0.02; done
+kill -TERM $client
+wait $client
+is $? 0 "trace_stream exits 0 on SIGTERM"
+kill $rwa 2>/dev/null
+stop_serve
+is "$($CHECK "$T/r2/trace.stream.1.0.bin" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "events=300 markers=19:0 tail=0" \
+    "the new series starts with an unsized gap marker, then the 300 new events"
+
+# --- serve restarted before any tracer came: nothing lost, nothing to say ---
+SHM4=/cs-test-reconnect4-$$
+track_shm $SHM4
+start_serve "$T/w1" --quiet
+PORT4=$SERVE_PORT
+"$B/trace_stream" --retry 20 "$SHM4" 127.0.0.1 "$PORT4" 2> "$T/c4.err" &
+client=$!
+track_pid $client
+wait_in "$T/c4.err" "waiting for a tracer"
+stop_serve
+wait_in "$T/c4.err" "reconnecting for up to 20 s"
+"$CS" serve --host 127.0.0.1 --port "$PORT4" --out "$T/w2" --quiet > "$T/serve4.log" 2>&1 &
+SERVE_PID=$!
+SERVE_LOG=$T/serve4.log
+track_pid $SERVE_PID
+wait_in "$T/c4.err" "reconnected to 127.0.0.1:$PORT4 \\(connection 1\\)"
+ok $? "trace_stream reconnects while still waiting for its tracer"
+timeout 30 "$RW" "$SHM4" 800 > /dev/null
+wait $client
+is $? 0 "the tracer came and went; trace_stream exits 0"
+wait_serve_closed 1
+stop_serve
+is "$($CHECK "$T/w2/trace.stream.1.0.bin" | tail -n 1)" "events=800 mismatched=0 markers= tail=0" \
+    "the restarted serve has all 800 events and no gap marker"
+
+# --- the server never comes back: --retry bounds the trying, loss is said ---
+SHM3=/cs-test-reconnect3-$$
+track_shm $SHM3
+start_serve "$T/g" --quiet
+"$B/trace_stream" --retry 3 "$SHM3" 127.0.0.1 "$SERVE_PORT" 2> "$T/c3.err" &
+client=$!
+track_pid $client
+wait_in "$T/c3.err" "waiting for a tracer"
+"$RW" --linger-ms 30000 "$SHM3" 100 > /dev/null &
+rwa=$!
+track_pid $rwa
+wait_in "$SERVE_LOG" "conn 1 from"
+kill -KILL $SERVE_PID
+wait_in "$T/c3.err" "reconnecting for up to 3 s"
+timeout 30 "$RW" "$SHM3" 200 > /dev/null
+wait $client
+is $? 1 "--retry 3 and no server: trace_stream gives up and exits 1"
+is "$(tail -n 1 "$T/c3.err")" "trace_stream: gave up reconnecting to 127.0.0.1:$SERVE_PORT after 3 s; 200 events discarded" \
+    "saying exactly how many events it discarded"
+[ ! -e "/dev/shm$SHM3" ]
+ok $? "the ring is removed"
+kill $rwa 2>/dev/null
+exit $_failed

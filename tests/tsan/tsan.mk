@@ -1,0 +1,25 @@
+# tests/tsan/tsan.mk - `make tsan-test`: the runtime's threaded paths and the
+# shm ring under ThreadSanitizer.  The runtime, the workload (many threads)
+# and trace_stream (the one reader) are built with -fsanitize=thread;
+# tests/tsan/ring.t runs two workload processes into one ring at once and
+# checks that TSan reports nothing and that received + dropped = generated.
+# TSan sees the threads of each process; the ring's cross-process protocol
+# is the same code, so its races show up between threads of one process.
+
+TSAN_BUILD := $(BUILD)/tsan
+TSAN_FLAGS := -fsanitize=thread -g -O1
+
+.PHONY: tsan-test
+
+$(TSAN_BUILD)/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -c $< -o $@
+$(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
+	@mkdir -p $(@D)
+	$(CC) -finstrument-functions $(TSAN_FLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
+$(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -o $@ $< -lzstd
+
+tsan-test: all $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t
