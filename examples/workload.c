@@ -24,7 +24,7 @@
  * It prints the parameters it ran with and a checksum that depends on all
  * of the work, so the compiler cannot drop any of it.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,6 +143,9 @@ static NOINLINE uint64_t do_iteration(struct worker *w, int iter)
 static NOINLINE void *worker_main(void *arg)
 {
     struct worker *w = arg;
+    char name[16];
+    snprintf(name, sizeof name, "worker-%02d", w->index);
+    pthread_setname_np(pthread_self(), name); /* traces label threads by name */
     for (int i = 0; i < w->p->iters; i++)
         w->checksum += do_iteration(w, i);
     return NULL;

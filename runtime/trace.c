@@ -47,6 +47,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#if defined(__linux__)
+#include <sys/prctl.h> /* PR_GET_NAME: the thread's name for the trace */
+#endif
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -78,7 +81,7 @@
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 
-#define TL_HEAD 2u /* slots before the events: THREAD_LOST, THREAD_RESYNC */
+#define TL_HEAD 3u /* slots before the events: THREAD_NAME, THREAD_LOST, THREAD_RESYNC */
 #define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
 
 #define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
@@ -100,6 +103,7 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #endif
 /* A flush that gave up retries after this many more events, until the
  * buffer is full; only then is the batch dropped. */
+#define RING_FINAL_TRIES 25u /* x 200 us: how long a final flush may wait */
 #define RING_RETRY_EVENTS(batch) ((batch) / 8u > 0u ? (batch) / 8u : 1u)
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
@@ -306,6 +310,8 @@ typedef struct tl_state {
     int fd, has_fd;              /* file mode: the current segment */
     uint32_t seq;
     uint64_t seg_used;           /* bytes in it, header included */
+    char name[16];               /* the thread name last written out */
+    char name_out[16];           /* the name the flush under way carries */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -389,17 +395,57 @@ static void tl_note_drop(tl_state_t *t)
     t->lost += t->n;
 }
 
-/* Puts THREAD_LOST and THREAD_RESYNC just before the batch when something
- * was lost since the last good flush; returns the index the flush starts at. */
-static uint32_t tl_gap_marks(tl_state_t *t)
+/* The thread's name into t->name_out; nonzero when it is not the one last
+ * written out (names are usually set after a thread's first events, so
+ * every flush looks: one system call per batch, off the hot path). */
+static int tl_name_changed(tl_state_t *t)
 {
-    if (t->lost == 0)
-        return TL_HEAD;
+    memset(t->name_out, 0, sizeof t->name_out);
+#if defined(__linux__)
+    if (prctl(PR_GET_NAME, t->name_out, 0, 0, 0) != 0)
+        return 0;
+    t->name_out[sizeof t->name_out - 1] = 0;
+#endif
+    return t->name_out[0] && memcmp(t->name_out, t->name, sizeof t->name) != 0;
+}
+
+/* Eight name bytes as a little-endian integer (trace.h, THREAD_NAME), so
+ * they read the same after any byte swapping of the field. */
+static uint64_t name_bytes(const char *s)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | (unsigned char)s[i];
+    return v;
+}
+
+/* Puts the head markers just before the batch: THREAD_NAME when the name is
+ * new, THREAD_LOST and THREAD_RESYNC when something was lost since the last
+ * good flush.  Returns the index the flush starts at. */
+static uint32_t tl_head_marks(tl_state_t *t)
+{
+    uint32_t first = TL_HEAD;
     uint64_t ts = t->n ? t->buf[TL_HEAD].ts : clock_now();
-    uint64_t depths = (uint64_t)(uint32_t)t->lost_after << 32 | (uint32_t)t->lost_low;
-    mark_fill(&t->buf[0], ts, t->tid, TRACE_MARK_THREAD_LOST, t->lost);
-    mark_fill(&t->buf[1], ts, t->tid, TRACE_MARK_THREAD_RESYNC, depths);
-    return 0;
+    if (t->lost) {
+        uint64_t depths = (uint64_t)(uint32_t)t->lost_after << 32 | (uint32_t)t->lost_low;
+        mark_fill(&t->buf[TL_HEAD - 2], ts, t->tid, TRACE_MARK_THREAD_LOST, t->lost);
+        mark_fill(&t->buf[TL_HEAD - 1], ts, t->tid, TRACE_MARK_THREAD_RESYNC, depths);
+        first = TL_HEAD - 2;
+    }
+    if (tl_name_changed(t)) {
+        first--;
+        mark_fill(&t->buf[first], name_bytes(t->name_out + 8), t->tid, TRACE_MARK_THREAD_NAME,
+                  name_bytes(t->name_out));
+    }
+    return first;
+}
+
+/* The head markers went out: the loss is reported, the name known. */
+static void tl_head_sent(tl_state_t *t)
+{
+    t->lost = 0;
+    if (t->name_out[0])
+        memcpy(t->name, t->name_out, sizeof t->name);
 }
 
 /* ---- capture stop and file budget ----------------------------------------- */
@@ -616,13 +662,13 @@ static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload
 static void file_flush(tl_state_t *t)
 {
     tl_take_reentered(t);
-    uint32_t first = tl_gap_marks(t);
+    uint32_t first = tl_head_marks(t);
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
     if (count == 0)
         return;
     int r = file_append(t, &t->buf[first], count, g_budget_soft);
     if (r == 0)
-        t->lost = 0;
+        tl_head_sent(t);
     else if (r == FILE_OVER_BUDGET)
         file_stop(t, STOP_BUDGET, TRACE_MARK_BUDGET, g_budget_max);
     else
@@ -798,15 +844,31 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
     return fits;
 }
 
+/* A thread's last flush has no later one to defer to, so it waits a little
+ * for a busy lock or a full ring: at most RING_FINAL_TRIES short sleeps, at
+ * thread or process exit only, never on the hot path. */
+static int ring_put_final(const trace_event_t *ev, uint32_t count, uint32_t tid, int final)
+{
+    if (ring_put(ev, count, tid))
+        return 1;
+    for (uint32_t i = 0; final && i < RING_FINAL_TRIES; i++) {
+        struct timespec d = {0, 200000};
+        nanosleep(&d, NULL);
+        if (ring_put(ev, count, tid))
+            return 1;
+    }
+    return 0;
+}
+
 /* A thread's last flush lost its events: still try to get its notes (gap,
  * thread exit, clock anchor) out, since no later flush will carry them. */
 static void ring_put_marks_only(tl_state_t *t)
 {
     memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
     t->n = 0;
-    uint32_t first = tl_gap_marks(t);
+    uint32_t first = tl_head_marks(t);
     if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, t->tid))
-        t->lost = 0;
+        tl_head_sent(t);
 }
 
 /* Loss accounting keeps: events in the ring + `dropped` = events recorded.
@@ -816,10 +878,10 @@ static int ring_flush(tl_state_t *t, int final)
     uint64_t reentered = tl_take_reentered(t);
     if (reentered)
         ring_add_dropped(reentered);
-    uint32_t first = tl_gap_marks(t);
+    uint32_t first = tl_head_marks(t);
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
-    if (count == 0 || ring_put(&t->buf[first], count, t->tid)) {
-        t->lost = 0;
+    if (count == 0 || ring_put_final(&t->buf[first], count, t->tid, final)) {
+        tl_head_sent(t);
         return 1;
     }
     if (t->n == 0)
@@ -1191,6 +1253,7 @@ static void trace_fork_child(void)
     t->n = t->ntail = 0;
     t->flush_at = g_batch;
     t->lost = 0;
+    memset(t->name, 0, sizeof t->name); /* the child's files need it again */
     atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
     t->inherited += t->depth > 0 ? (uint32_t)t->depth : 0;
     t->depth = t->batch_depth = 0;

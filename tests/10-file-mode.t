@@ -4,7 +4,7 @@
 # percentiles checked against an independent reader of the raw files.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 17
+plan 19
 
 PARAMS="16 25 12 64 8"
 expect_counts $PARAMS > "$T/expect"
@@ -63,6 +63,16 @@ for f in fib dot hash_key msort merge do_iteration; do
     [ -z "$verdict" ] || { diag "$f: $verdict"; bad=1; }
 done
 ok $bad "p50/p99 within 5% and max exact, against the raw trace"
+
+# Thread names travel in-band (marker 21): main's and every worker's.
+names=$("$CS" analyze "$T/pie" --exe "$B/examples/workload" --format json |
+    python3 -c 'import json, sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin)["threads"])))')
+want=$({ echo workload; for i in $(seq 0 24); do printf 'worker-%02d\n' "$i"; done; } | LC_ALL=C sort | tr '\n' ' ')
+is "$names" "${want% }" \
+    "every thread is labelled by its name"
+"$CS" analyze "$T/pie" --exe "$B/examples/workload" --thread worker-07 --top 0 > "$T/w7.txt" 2>&1
+is "$(calls_of fib "$T/w7.txt") $(calls_of worker_main "$T/w7.txt")" "$((16 * 465)) 1" \
+    "--thread NAME selects one worker's exact calls"
 
 # --- -no-pie ---
 TRACE_ENABLE=1 TRACE_DIR="$T/nopie" "$B/examples/workload-nopie" $PARAMS > /dev/null
