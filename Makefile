@@ -26,11 +26,13 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
 
-.PHONY: all deps demo test check clean asan-test
+.PHONY: all deps deps-test demo test check check-build clean asan-test
 all: deps $(BUILD)/callsight $(BUILD)/trace_stream
 
 deps:
 	@scripts/deps.sh check >/dev/null 2>&1 || scripts/deps.sh install
+deps-test:
+	@scripts/deps.sh check test >/dev/null 2>&1 || scripts/deps.sh install test
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
@@ -79,7 +81,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(HOST_OBJ)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) -lzstd -lpthread -lm
 
 # Everything the tests drive.
-check-build: all $(EX_BIN) $(UNIT_BIN)
+check-build: all deps-test $(EX_BIN) $(UNIT_BIN)
 
 # One pass of the suite against $(BUILD).
 check: check-build

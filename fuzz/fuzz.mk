@@ -62,12 +62,12 @@ define run_fuzz
 	done
 endef
 
-fuzz: deps fuzz-build
+fuzz: deps-test fuzz-build
 	$(call run_fuzz,$(FUZZ_SECS))
 
 # In `make test`: a short run, only where clang can build libFuzzer programs,
 # and a loud line where it cannot.
-fuzz-ci: deps
+fuzz-ci: deps-test
 	@if printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
 	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then \
 	    $(MAKE) --no-print-directory fuzz FUZZ_SECS=$(FUZZ_CI_SECS); \

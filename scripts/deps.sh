@@ -5,6 +5,9 @@
 #   scripts/deps.sh check     exit 0 when nothing is missing, else list it
 #   scripts/deps.sh install   install what is missing (apt-get as root;
 #                             otherwise print the exact command and fail)
+#   scripts/deps.sh check test, install test
+#                             the same, plus what make test needs (prove,
+#                             python3, protoc, chromium, clang)
 #   scripts/deps.sh check bench, install bench
 #                             the same, plus what `make bench` alone needs
 #                             (uftrace, the peer it is measured against)
@@ -55,14 +58,18 @@ check() {
     command -v cc >/dev/null 2>&1 || need gcc
     have_header zstd.h -lzstd || need libzstd-dev
     command -v addr2line >/dev/null 2>&1 || need binutils
-    command -v prove >/dev/null 2>&1 || need perl
-    command -v clang >/dev/null 2>&1 || need clang # libFuzzer for make fuzz / fuzz-ci
-    # analyze's formats checked by independent readers in the tests: JSON,
-    # XML and PNG (python3), Perfetto's protobuf (protoc), the flame graph
-    # rendered by a browser (headless chromium)
-    command -v python3 >/dev/null 2>&1 || need python3
-    command -v protoc >/dev/null 2>&1 || need protobuf-compiler
-    command -v chromium >/dev/null 2>&1 || need chromium
+    # make demo needs no more than the above; make test, make bench and
+    # make fuzz need what follows
+    if [ "$group" = test ] || [ "$group" = bench ]; then
+        command -v prove >/dev/null 2>&1 || need perl
+        command -v clang >/dev/null 2>&1 || need clang # libFuzzer for make fuzz / fuzz-ci
+        # analyze's formats checked by independent readers in the tests:
+        # JSON, XML and PNG (python3), Perfetto's protobuf (protoc), the
+        # flame graph rendered by a browser (headless chromium)
+        command -v python3 >/dev/null 2>&1 || need python3
+        command -v protoc >/dev/null 2>&1 || need protobuf-compiler
+        command -v chromium >/dev/null 2>&1 || need chromium
+    fi
     if [ "$group" = bench ]; then
         command -v uftrace >/dev/null 2>&1 || need uftrace
     fi
@@ -70,10 +77,10 @@ check() {
     [ -z "$missing" ]
 }
 
-group=${2:-} # "" (build, demo, tests) or bench
+group=${2:-} # "" (build and demo), test, bench, or a device group
 case "$group" in
-"" | bench | cmake | cross | cross-aarch64 | cross-armhf | cross-s390x | stream-aarch64) ;;
-*) echo "deps.sh: unknown group '$group' (known: bench cmake cross cross-aarch64 cross-armhf cross-s390x stream-aarch64)" >&2; exit 2 ;;
+"" | test | bench | cmake | cross | cross-aarch64 | cross-armhf | cross-s390x | stream-aarch64) ;;
+*) echo "deps.sh: unknown group '$group' (known: test bench cmake cross cross-aarch64 cross-armhf cross-s390x stream-aarch64)" >&2; exit 2 ;;
 esac
 
 case "${1:-check}" in
@@ -100,7 +107,7 @@ install)
     check || { echo "deps.sh: still missing:$missing" >&2; exit 1; }
     ;;
 *)
-    echo "usage: scripts/deps.sh check|install [bench]" >&2
+    echo "usage: scripts/deps.sh check|install [test|bench|cmake|cross|cross-aarch64|cross-armhf|cross-s390x|stream-aarch64]" >&2
     exit 2
     ;;
 esac
