@@ -45,6 +45,9 @@ struct series_run {
     uint64_t segs_missing;
     int have_seq;
     uint32_t prev_seq;
+    int holed;               /* a stream hole was passed: new threads start holed */
+    int cut_pending;         /* a stream cut not yet closed by a resume */
+    int vanished;            /* tracer processes vanished: open frames die at the end */
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -465,6 +468,8 @@ static struct thread *thread_of(struct series_run *run, uint32_t tid, int create
     t->index = (uint32_t)gi;
     t->in_fn = 0;
     callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
+    if (run->holed)
+        callstack_hole(&t->cs); /* it may have started inside the hole */
     run->threads[run->nthreads] = t;
     run->last = run->nthreads++;
     return t;
@@ -520,12 +525,66 @@ static void on_thread_marker(struct series_run *run, const trace_event_t *ev, in
     }
 }
 
+/* Records of every thread of the stream were lost here. */
+static void stream_hole(struct series_run *run)
+{
+    run->holed = 1;
+    for (size_t i = 0; i < run->nthreads; i++)
+        callstack_hole(&run->threads[i]->cs);
+}
+
+/* A cut that no resume closed right after it: a gap of unknown size. */
+static void settle_cut(struct series_run *run)
+{
+    if (!run->cut_pending)
+        return;
+    run->cut_pending = 0;
+    run->a->src[run->src].gaps_unknown++;
+    stream_hole(run);
+}
+
+/* Markers serve writes: gaps, cuts, resumes, vanished tracers. */
+static void on_stream_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    unsigned long long payload = ev->call_site;
+    switch (ev->func) {
+    case TRACE_MARK_STREAM_GAP:
+        src->gaps++;
+        src->gap_events = sat_add(src->gap_events, payload);
+        src->gaps_unknown += payload == 0;
+        stream_hole(run);
+        if (payload)
+            instant(run, NULL, ns, "stream gap: %llu events lost", payload);
+        else
+            instant(run, NULL, ns, "stream gap: events lost, count unknown");
+        break;
+    case TRACE_MARK_STREAM_CUT:
+        src->cuts++;
+        run->cut_pending = 1; /* sized by a resume right after it, if any */
+        instant(run, NULL, ns, "stream cut after %llu records", payload);
+        break;
+    case TRACE_MARK_STREAM_RESUMED:
+        src->resumes++;
+        run->cut_pending = 0; /* its loss, if any, comes in the gap marker next */
+        instant(run, NULL, ns, "stream resumed: %llu events lost", payload);
+        break;
+    case TRACE_MARK_TRACER_VANISHED:
+        src->vanished = sat_add(src->vanished, payload);
+        run->vanished = 1;
+        instant(run, NULL, ns, "%llu tracer process(es) vanished", payload);
+        break;
+    }
+}
+
 static void on_marker(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
 {
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t code = ev->func, payload = ev->call_site;
     int64_t ns = trace_reader_ns(r, ev->ts);
 
+    if (code != TRACE_MARK_STREAM_RESUMED)
+        settle_cut(run);
     if (code >= TRACE_MARK_BUDGET && code <= TRACE_MARK_WRAP) {
         on_capture_marker(run, ev, ns);
         return;
@@ -543,11 +602,10 @@ static void on_marker(struct series_run *run, const struct trace_reader *r, cons
         instant(run, NULL, ns, "device dropped %llu events in all", (unsigned long long)payload);
         break;
     case TRACE_MARK_STREAM_GAP:
-        src->gaps++;
-        src->gap_events = sat_add(src->gap_events, payload);
-        src->gaps_unknown += payload == 0;
-        instant(run, NULL, ns, "stream gap: %llu events lost (0: unknown)",
-                (unsigned long long)payload);
+    case TRACE_MARK_STREAM_CUT:
+    case TRACE_MARK_STREAM_RESUMED:
+    case TRACE_MARK_TRACER_VANISHED:
+        on_stream_marker(run, ev, ns);
         break;
     default:
         break; /* the clock anchor was used by the pre-pass; others unknown */
@@ -562,6 +620,7 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
     uint32_t id;
     struct thread *t;
 
+    settle_cut(run);
     a->events++;
     if (a->events == 1 || ns < a->first_ns)
         a->first_ns = ns;
@@ -637,16 +696,22 @@ static void close_thread(struct series_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
     char label[64];
+    if (run->vanished)
+        callstack_kill(&t->cs);
     callstack_reset(&t->cs);
     const struct callstack_counts *c = &t->cs.c;
     analysis_thread_label(&a->threads[t->index], label, sizeof label);
     a->unmatched_exits += c->unmatched_exits;
     a->unclosed_enters += c->unclosed_enters;
-    if (c->lost_events || c->lost_frames || c->orphan_exits)
+    a->src[run->src].dead_frames += c->dead_frames;
+    if (c->lost_events)
         add_note(a, run->src,
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
                  (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
+    else if (c->lost_frames || c->orphan_exits)
+        add_note(a, run->src, "%s: at stream gaps %llu open frames cut short, %llu orphaned exits",
+                 label, (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);
     if (c->overflow_enters)
         add_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
                  (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
@@ -687,8 +752,10 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s)
     for (size_t i = 0; i < s->nsegs; i++)
         read_segment(&run, &s->segs[i], r);
     free(r);
-    if (run.have_src)
+    if (run.have_src) {
+        settle_cut(&run);
         series_notes(&run);
+    }
     for (size_t i = 0; i < run.nthreads; i++)
         close_thread(&run, run.threads[i]);
     free(run.threads);
@@ -700,8 +767,11 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s)
 uint64_t analysis_source_dropped(const struct analysis_source *s)
 {
     /* The same lost events counted two ways: never add them. */
-    return s->have_device && s->device_dropped > s->thread_lost ? s->device_dropped
-                                                                : s->thread_lost;
+    uint64_t ring = s->have_device && s->device_dropped > s->thread_lost ? s->device_dropped
+                                                                         : s->thread_lost;
+    /* Gaps lose records the device had put in its ring and taken out
+     * again: never the ones it dropped, which never got in.  Add them. */
+    return sat_add(ring, s->gap_events);
 }
 
 uint64_t analysis_dropped(const struct analysis *a)

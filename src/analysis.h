@@ -51,7 +51,13 @@ struct analysis_source {
     uint64_t thread_lost;    /* sum of TRACE_MARK_THREAD_LOST payloads */
     uint64_t capture_count[ANALYSIS_CAPTURE_CODES];
     uint64_t capture_payload[ANALYSIS_CAPTURE_CODES]; /* first one; wrap: the sum */
-    uint64_t gaps, gap_events, gaps_unknown;
+    /* Stream losses serve recorded (see docs/analysis.md for the rules). */
+    uint64_t gaps;            /* TRACE_MARK_STREAM_GAP markers */
+    uint64_t gap_events;      /* records lost in gaps of known size */
+    uint64_t gaps_unknown;    /* gaps of unknown size: 19 with payload 0, a cut never resumed */
+    uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
+    uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
+    uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };
@@ -110,7 +116,8 @@ int analysis_add_sink(struct analysis *a, struct sink s);
 void analysis_prepare(struct analysis *a, const struct trace_files *tf);
 /* Read one series from start to end. */
 void analysis_run_series(struct analysis *a, const struct trace_series *s);
-/* Sum over sources of max(device-reported drops, threads' lost events). */
+/* Sum over sources of max(device-reported drops, threads' lost events)
+ * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);
 uint64_t analysis_source_dropped(const struct analysis_source *s);
 /* "pid" or "stream". */

@@ -71,6 +71,8 @@ static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder
 static void cut_top(struct callstack *s)
 {
     const struct callstack_frame *f = &s->frames[--s->n];
+    if (s->hole_n > s->n)
+        s->hole_n = s->n;
     if (s->hooks && s->hooks->close)
         s->hooks->close(s->ctx, f, s->last_ts, CALLSTACK_CUT, 0, 0);
 }
@@ -85,6 +87,8 @@ void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)
 static void complete(struct callstack *s, int64_t ts)
 {
     struct callstack_frame *f = &s->frames[--s->n];
+    if (s->hole_n > s->n)
+        s->hole_n = s->n;
     uint64_t incl = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
     uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
     if (s->n)
@@ -92,6 +96,35 @@ static void complete(struct callstack *s, int64_t ts)
     s->c.calls++;
     if (s->hooks && s->hooks->close)
         s->hooks->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
+}
+
+/* Where func is open below the top frame: i such that frames[i - 1] is
+ * it, or 0.  Not past a placeholder: below one, the order of what is open
+ * is no longer known. */
+static size_t open_below(const struct callstack *s, uint64_t func)
+{
+    size_t i = s->n - 1;
+    while (i > 0 && !s->frames[i - 1].placeholder && s->frames[i - 1].func != func)
+        i--;
+    return i > 0 && !s->frames[i - 1].placeholder ? i : 0;
+}
+
+/* An exit that does not match the top frame, which was open before a
+ * hole: the frames above its own were exited inside the hole, or, if its
+ * function is not open, it was entered inside the hole.  Loss either way. */
+static void exit_after_hole(struct callstack *s, uint64_t func, int64_t ts)
+{
+    size_t i = open_below(s, func);
+    if (!i) {
+        s->c.orphan_exits++;
+        return;
+    }
+    while (s->n > i) {
+        if (!s->frames[s->n - 1].placeholder)
+            s->c.lost_frames++;
+        cut_top(s);
+    }
+    complete(s, ts);
 }
 
 void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
@@ -103,7 +136,10 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
         return;
     }
     if (!s->n) {
-        s->c.unmatched_exits++;
+        if (s->holed)
+            s->c.orphan_exits++; /* entered inside the hole */
+        else
+            s->c.unmatched_exits++;
         return;
     }
     struct callstack_frame *top = &s->frames[s->n - 1];
@@ -116,13 +152,13 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
         complete(s, ts);
         return;
     }
+    if (s->holed && s->n <= s->hole_n) {
+        exit_after_hole(s, func, ts);
+        return;
+    }
     s->c.unmatched_exits++;
-    /* Look deeper, but not past a placeholder: below one, the order of
-     * what is open is no longer known. */
-    size_t i = s->n - 1;
-    while (i > 0 && !s->frames[i - 1].placeholder && s->frames[i - 1].func != func)
-        i--;
-    if (i == 0 || s->frames[i - 1].placeholder)
+    size_t i = open_below(s, func);
+    if (!i)
         return; /* not open here: ignore it */
     s->c.unclosed_enters += s->n - i;
     while (s->n > i)
@@ -135,8 +171,40 @@ void callstack_lost(struct callstack *s, uint64_t n)
     s->c.lost_events += n;
 }
 
+/* Open frames after `low`, then after - low placeholders for the frames
+ * entered inside the hole and still open. */
+static void push_placeholders(struct callstack *s, int32_t low, int32_t after)
+{
+    s->depth = low;
+    int64_t open = (int64_t)after - (int64_t)low;
+    if (open > (int64_t)s->max_depth)
+        open = (int64_t)s->max_depth;
+    for (int64_t k = 0; k < open; k++)
+        push(s, 0, s->last_ts, 1);
+    s->depth = after;
+}
+
+/* A resync after a stream gap: how our frames sit against the runtime's
+ * depths is unknown.  Keep them all below the low mark, as frames from
+ * before a hole (the exits that come will sort them out). */
+static void resync_unknown_depth(struct callstack *s, int32_t low, int32_t after)
+{
+    s->c.lost_frames += s->overflow;
+    s->overflow = 0;
+    for (size_t i = 0; i < s->n; i++)
+        s->frames[i].depth = (int64_t)low - (int64_t)(s->n - 1 - i);
+    s->holed = 1;
+    s->hole_n = s->n;
+    s->depth_lost = 0;
+    push_placeholders(s, low, after);
+}
+
 void callstack_resync(struct callstack *s, int32_t low, int32_t after)
 {
+    if (s->depth_lost) {
+        resync_unknown_depth(s, low, after);
+        return;
+    }
     /* Enters beyond max_depth sit above the stack, at the depths just below
      * the running one; those above the low mark were exited in the hole. */
     int64_t keep = (int64_t)low - (s->depth - (int64_t)s->overflow);
@@ -152,24 +220,45 @@ void callstack_resync(struct callstack *s, int32_t low, int32_t after)
             s->c.lost_frames++;
         cut_top(s);
     }
-    /* Frames entered inside the hole and still open after it. */
-    s->depth = low;
-    int64_t open = (int64_t)after - (int64_t)low;
-    if (open > (int64_t)s->max_depth)
-        open = (int64_t)s->max_depth;
-    for (int64_t k = 0; k < open; k++)
-        push(s, 0, s->last_ts, 1);
-    s->depth = after;
+    push_placeholders(s, low, after);
 }
 
-void callstack_reset(struct callstack *s)
+void callstack_hole(struct callstack *s)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (!s->frames[i].placeholder)
-            s->c.unclosed_enters++;
-    s->c.unclosed_enters += s->overflow; /* beyond max_depth, never exited */
+    s->holed = 1;
+    s->depth_lost = 1;
+    s->hole_n = s->n;
+}
+
+/* Empty the stack and start again from depth 0, no hole behind. */
+static void clear(struct callstack *s)
+{
     while (s->n)
         cut_top(s);
     s->overflow = 0;
     s->depth = 0;
+    s->holed = s->depth_lost = 0;
+    s->hole_n = 0;
+}
+
+void callstack_reset(struct callstack *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->frames[i].placeholder)
+            continue;
+        if (s->holed && i < s->hole_n)
+            s->c.lost_frames++; /* its exit may have been in the hole */
+        else
+            s->c.unclosed_enters++;
+    }
+    s->c.unclosed_enters += s->overflow; /* beyond max_depth, never exited */
+    clear(s);
+}
+
+void callstack_kill(struct callstack *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        s->c.dead_frames += !s->frames[i].placeholder;
+    s->c.dead_frames += s->overflow;
+    clear(s);
 }

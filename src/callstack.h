@@ -17,8 +17,17 @@
  *     exits were lost: "lost frames", neither calls nor unclosed), and the
  *     frames entered inside the hole are pushed as placeholders of unknown
  *     function; an exit that pops a placeholder is an orphaned exit, a loss;
+ *   - callstack_hole marks a hole whose shape is unknown (a stream gap: the
+ *     records of every thread were lost there): the frames open before it
+ *     may have been exited inside it, and calls entered inside it may be
+ *     exited after it.  Until they are popped, an exit that does not match
+ *     a frame entered after the hole is never an unmatched exit: if its
+ *     function is open before the hole it completes there and the frames
+ *     above are lost frames, else it is an orphaned exit;
  *   - callstack_reset (thread exit, end of the data) counts what is still
- *     open as unclosed enters (placeholders excepted) and empties the stack;
+ *     open as unclosed enters (placeholders excepted; frames from before a
+ *     hole are lost frames) and empties the stack; callstack_kill counts
+ *     them as dead frames instead (the process was killed);
  *   - beyond max_depth frames, enters and their exits are counted, not timed.
  *
  * The owner watches frames come and go through two hooks: `open` when a
@@ -70,6 +79,7 @@ struct callstack_counts {
     uint64_t lost_frames;     /* open frames whose exits fell in a hole */
     uint64_t orphan_exits;    /* exits of frames entered inside a hole */
     uint64_t overflow_enters; /* enters beyond max_depth (not timed) */
+    uint64_t dead_frames;     /* open frames cut by their process dying */
 };
 
 enum callstack_end {
@@ -94,6 +104,9 @@ struct callstack {
     uint64_t overflow; /* open enters not on the stack (beyond max_depth) */
     int64_t last_ts;   /* latest enter/exit time seen: where cuts happen */
     int have_ts;
+    int holed;         /* a hole of unknown shape (stream gap) was passed */
+    int depth_lost;    /* ... so the running depth no longer matches the runtime's */
+    size_t hole_n;     /* frames below this index were open before the hole */
     struct callstack_counts c;
     const struct callstack_hooks *hooks; /* NULL: just count */
     void *ctx;
@@ -109,8 +122,15 @@ void callstack_lost(struct callstack *s, uint64_t n);
 /* TRACE_MARK_THREAD_RESYNC: depth went down to low inside the hole, and is
  * after at its end. */
 void callstack_resync(struct callstack *s, int32_t low, int32_t after);
+/* A hole of unknown shape (a stream gap): any of the open frames may have
+ * been exited inside it, and frames may have been entered inside it. */
+void callstack_hole(struct callstack *s);
 /* Thread exit (TRACE_MARK_THREAD_EXIT) or end of data: open frames are
- * unclosed; a reused tid starts again from depth 0. */
+ * unclosed (those from before a hole: lost frames); a reused tid starts
+ * again from depth 0. */
 void callstack_reset(struct callstack *s);
+/* The thread's process died (killed): open frames are cut, counted as
+ * dead_frames, and the stack starts again from depth 0. */
+void callstack_kill(struct callstack *s);
 
 #endif

@@ -50,12 +50,18 @@ static void capture_notes(const struct emit *e)
 static void loss_notes(const struct emit *e)
 {
     const struct analysis_source *s = e->s;
-    if (s->gaps && !s->gaps_unknown)
-        emit(e, "stream gap: %llu events lost", (unsigned long long)s->gap_events);
-    else if (s->gaps)
-        emit(e, "stream gap: %s%llu events lost, %llu gaps of unknown size",
-             s->gap_events ? "at least " : "", (unsigned long long)s->gap_events,
+    if (s->gap_events)
+        emit(e, "stream gap: %llu events lost in transit", (unsigned long long)s->gap_events);
+    if (s->gaps_unknown)
+        emit(e, "stream gap: %llu gap(s) of unknown size: events lost in transit, count unknown",
              (unsigned long long)s->gaps_unknown);
+    if (s->resumes)
+        emit(e, "stream resumed %llu time(s) after its connection was cut",
+             (unsigned long long)s->resumes);
+    if (s->vanished)
+        emit(e, "%llu tracer process(es) vanished (killed?); their open calls were cut "
+             "(%llu open frames)", (unsigned long long)s->vanished,
+             (unsigned long long)s->dead_frames);
     if (s->have_device)
         emit(e, "device dropped %llu events", (unsigned long long)s->device_dropped);
     for (size_t i = 0; i < s->nnotes; i++)

@@ -78,6 +78,22 @@ static void write_note(void *ctx, const char *note)
     json_str(l->out, note);
 }
 
+/* How a source's dropped count was made, and what else it lost. */
+static void write_source_losses(FILE *out, const struct analysis_source *s)
+{
+    fputs("\"device_dropped\": ", out);
+    s->have_device ? fprintf(out, "%llu, ", (unsigned long long)s->device_dropped)
+                   : fputs("null, ", out);
+    json_u64(out, "thread_lost", s->thread_lost, ", ");
+    json_u64(out, "gap_events", s->gap_events, ", ");
+    json_u64(out, "gaps", s->gaps, ", ");
+    json_u64(out, "gaps_unknown", s->gaps_unknown, ", ");
+    json_u64(out, "cuts", s->cuts, ", ");
+    json_u64(out, "resumes", s->resumes, ", ");
+    json_u64(out, "tracers_vanished", s->vanished, ", ");
+    json_u64(out, "dead_frames", s->dead_frames, "}");
+}
+
 static void write_sources(FILE *out, const struct analysis *a)
 {
     fputs("  \"sources\": [", out);
@@ -85,7 +101,8 @@ static void write_sources(FILE *out, const struct analysis *a)
         const struct analysis_source *s = &a->src[i];
         fprintf(out, "%s\n    {\"kind\": \"%s\", \"id\": %u, ", i ? "," : "",
                 analysis_source_word(s), s->id);
-        json_u64(out, "dropped", analysis_source_dropped(s), "}");
+        json_u64(out, "dropped", analysis_source_dropped(s), ", ");
+        write_source_losses(out, s);
     }
     fputs(a->nsrc ? "\n  ],\n" : "],\n", out);
 }

@@ -83,7 +83,10 @@ assert r["summary"] == {"events": 18, "threads": 2, "functions": 3, "span_ns": 1
 assert r["filter"] is None
 assert r["notes"] == ["pid 500: thread 501 (worker-1) lost 3 events "
                       "(0 open frames cut short, 1 orphaned exits)"], r["notes"]
-assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3}], r["sources"]
+assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3, "device_dropped": None,
+                         "thread_lost": 3, "gap_events": 0, "gaps": 0, "gaps_unknown": 0,
+                         "cuts": 0, "resumes": 0, "tracers_vanished": 0,
+                         "dead_frames": 0}], r["sources"]
 assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "name": "main"},
     {"source": "pid", "source_id": 500, "tid": 501, "name": "worker-1"}], r["threads"]
 rows = {f["name"]: f for f in r["functions"]}

@@ -120,7 +120,7 @@ thread 1073741828 7 second
 5000 second B 0x20
 5000 second E
 6000 stream 4 I device dropped 25 events in all
-6500 stream 4 I stream gap: 7 events lost (0: unknown)
+6500 stream 4 I stream gap: 7 events lost
 R
 
 timeline "$T/named" --thread worker-1 --since 7ms

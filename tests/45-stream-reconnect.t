@@ -8,7 +8,7 @@
 # received + gap = generated.  Then SIGTERM: trace_stream sends what the
 # ring holds and exits 0.
 source "$(dirname "$0")/lib.sh"
-plan 25
+plan 28
 
 RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
@@ -146,4 +146,13 @@ is "$(tail -n 1 "$T/c3.err")" "trace_stream: gave up reconnecting to 127.0.0.1:$
 [ ! -e "/dev/shm$SHM3" ]
 ok $? "the ring is removed"
 kill $rwa 2>/dev/null
+
+# --- analyze reads the first part's two connections as one stream ---
+"$CS" analyze "$T/out" --exe "$RW" > "$T/an.out" 2> "$T/an.err"
+is "$?:$(cat "$T/an.err")" "0:" "analyze reads the resumed series without complaint"
+is "$(head -n 1 "$T/an.out" | sed 's/.*\(events=[0-9]*\) .*\(dropped=[0-9]*\)$/\1 \2/')" \
+    "events=1500 dropped=2000" "analyze: 1000 + 500 events arrived, the gap's 2000 counted as dropped"
+is "$(grep '^note: ' "$T/an.out" | grep -c -x -e 'note: stream 1: stream gap: 2000 events lost in transit' \
+    -e 'note: stream 1: stream resumed 1 time(s) after its connection was cut')" 2 \
+    "analyze notes the gap of 2000 and the resume"
 exit $_failed

@@ -1,8 +1,9 @@
 /*
  * callstack.c - unit test of the shadow-stack matcher (src/callstack.c):
  * nesting and self time, unmatched exits, longjmp-style unwinding, the
- * THREAD_LOST/RESYNC repair with exact loss counts, THREAD_EXIT reset (tid
- * reuse), and the depth cap.
+ * THREAD_LOST/RESYNC repair with exact loss counts, stream gaps (holes of
+ * unknown shape) and dead processes, THREAD_EXIT reset (tid reuse), and the
+ * depth cap.
  */
 #include <stdio.h>
 #include <string.h>
@@ -95,7 +96,7 @@ enum { A = 1, B, C, D, E, X };
 
 int main(void)
 {
-    printf("1..27\n");
+    printf("1..36\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -278,6 +279,61 @@ int main(void)
         callstack_exit(&s, (uint64_t)A + (uint64_t)i, 10 - i);
     ok(nopen == 2 && nclose == 2 && ncalls == 2 && nesting_ok,
        "hooks: frames beyond the cap are neither opened nor closed");
+
+    /* A stream gap (a hole of unknown shape): A B C open before it. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    nesting_ok = 1;
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_hole(&s);
+    callstack_exit(&s, X, 30); /* entered inside the hole */
+    ok(counts_are(0, 0, 0, 0, 0, 1) && s.n == 3, "gap: an exit of a call entered in it is an orphan");
+    callstack_enter(&s, D, 40);
+    callstack_exit(&s, D, 45);
+    callstack_exit(&s, A, 100); /* C and B exited in the hole */
+    ok(counts_are(2, 0, 0, 0, 2, 1) && call_is(0, D, 5, 5) && call_is(1, A, 100, 100),
+       "gap: calls after it timed; an exit deeper before it cuts the frames above as lost");
+    callstack_exit(&s, X, 110);
+    callstack_reset(&s);
+    ok(counts_are(2, 0, 0, 0, 2, 2) && nesting_ok, "gap: on an empty stack, exits are orphans too");
+
+    /* After the gap, frames entered after it keep the usual rules. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_hole(&s);
+    callstack_enter(&s, B, 10);
+    callstack_enter(&s, C, 20);
+    callstack_exit(&s, B, 30); /* C above B: a real unmatched exit */
+    ok(counts_are(1, 1, 1, 0, 0, 0) && s.n == 1, "gap: frames entered after it unwind as before");
+    callstack_reset(&s);
+    ok(counts_are(1, 1, 1, 0, 1, 0) && !s.holed,
+       "gap: a frame from before it still open at the end is a lost frame; reset clears the hole");
+
+    /* A resync after a gap: the depths no longer match, frames stay below the low mark. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 5);
+    callstack_hole(&s);
+    callstack_lost(&s, 3);
+    callstack_resync(&s, 4, 5);
+    ok(s.n == 3 && s.frames[2].placeholder && s.frames[1].depth == 4 && s.depth == 5,
+       "gap then resync: frames kept under the low mark, one placeholder on top");
+    callstack_exit(&s, X, 10); /* the placeholder */
+    callstack_exit(&s, A, 20); /* B's exit was lost */
+    ok(counts_are(1, 0, 0, 3, 1, 1) && call_is(0, A, 20, 20), "gap then resync: losses, nothing unmatched");
+
+    /* The process died: open frames are dead, not unclosed. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 5);
+    callstack_lost(&s, 1);
+    callstack_resync(&s, 2, 3);
+    callstack_kill(&s);
+    ok(counts_are(0, 0, 0, 1, 0, 0) && s.c.dead_frames == 2 && s.n == 0,
+       "kill: 2 open frames dead, the placeholder not counted, nothing unclosed");
+    callstack_reset(&s);
+    ok(s.c.unclosed_enters == 0 && s.c.dead_frames == 2, "kill: a reset after it finds nothing open");
 
     callstack_free(&s);
     return 0;
