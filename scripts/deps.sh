@@ -9,7 +9,7 @@
 #                             the same, plus what make test needs (prove,
 #                             python3, protoc, chromium, clang)
 #   scripts/deps.sh check bench, install bench
-#                             the same, plus what `make bench` alone needs
+#                             what `make demo` needs, plus what `make bench` alone needs
 #                             (uftrace, the peer it is measured against)
 #   scripts/deps.sh install cmake|cross|cross-aarch64|cross-armhf|cross-s390x
 #                             cmake, or cross gcc + binutils + qemu-user for
@@ -60,7 +60,7 @@ check() {
     command -v addr2line >/dev/null 2>&1 || need binutils
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
-    if [ "$group" = test ] || [ "$group" = bench ]; then
+    if [ "$group" = test ]; then
         command -v prove >/dev/null 2>&1 || need perl
         command -v clang >/dev/null 2>&1 || need clang # libFuzzer for make fuzz / fuzz-ci
         # analyze's formats checked by independent readers in the tests:

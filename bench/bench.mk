@@ -1,0 +1,53 @@
+# bench/bench.mk - benchmarks (bench/README.md); included by the Makefile.
+#
+#   make bench            everything, full length (minutes); installs uftrace
+#                         through `scripts/deps.sh install bench` if missing
+#   make bench QUICK=1    every row once, short runs (under a minute); no
+#                         install: the uftrace row says it was skipped
+#
+# Programs go to $(BUILD)/bench/.  hookbench is built three ways from one
+# source: plain (untraced baseline), -finstrument-functions with callsight's
+# runtime, and -pg for uftrace.  Only the runtime-linked build takes
+# $(SANFLAGS), so the suite's ASan pass can run the quick bench too.
+
+BENCH_OUT    := $(BUILD)/bench
+BENCH_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -pedantic -Werror
+BENCH_PROGS  := hookbench-plain hookbench-instr hookbench-pg clockcost runstat streamsend wirecodec
+BENCH_BIN    := $(BENCH_PROGS:%=$(BENCH_OUT)/%)
+
+.PHONY: bench bench-build bench-deps
+bench: bench-deps all $(BUILD)/examples/workload bench-build
+	@bench/run.sh $(BUILD) $(if $(filter 1,$(QUICK)),--quick)
+
+bench-build: $(BENCH_BIN)
+
+# The peer (uftrace) only for the full run; QUICK=1 needs nothing beyond `make`.
+bench-deps:
+	@if [ "$(QUICK)" != 1 ]; then \
+	    scripts/deps.sh check bench >/dev/null 2>&1 || scripts/deps.sh install bench; fi
+
+$(BENCH_OUT)/hookbench-plain: bench/hookbench.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -pthread
+
+$(BENCH_OUT)/hookbench-instr: bench/hookbench.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -finstrument-functions -o $@ $^ -pthread
+
+# uftrace record needs -pg (mcount) or -finstrument-functions; -pg is its
+# native and cheaper path.
+$(BENCH_OUT)/hookbench-pg: bench/hookbench.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -pg -o $@ $< -pthread
+
+$(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_OUT)/streamsend: bench/streamsend.c runtime/trace.h runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ $< -lzstd -pthread
+
+$(BENCH_OUT)/wirecodec: bench/wirecodec.c runtime/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ $< -lzstd

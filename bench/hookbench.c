@@ -1,0 +1,243 @@
+/*
+ * hookbench.c - the call-heavy program that bench/run.sh traces.
+ *
+ * One non-inlined function, work(), does a fixed ~10-50 ns of arithmetic
+ * (a dependency chain the compiler cannot fold) and is called from a tight
+ * loop by one or more threads.  Everything else in this file is marked
+ * no_instrument_function, so under -finstrument-functions the only events
+ * are work()'s enter and exit: events = 2 * calls, exactly.
+ *
+ * The same source is built three ways (bench/bench.mk): plain (no
+ * instrumentation: the untraced baseline), with -finstrument-functions and
+ * callsight's runtime (tracing compiled in; TRACE_ENABLE decides), and with
+ * -pg for uftrace record.
+ *
+ *   hookbench [--light] [--threads T] [--calls N]
+ *       each thread makes N calls as fast as it can; prints one line
+ *   hookbench [--light] [--threads T] --seconds S [--rate EPS]
+ *       each thread calls for S seconds, paced so that all threads together
+ *       make EPS events per second (2 per call), or unpaced without --rate;
+ *       pacing is in 1 ms slots with absolute sleeps, so an idle producer
+ *       leaves its core to others
+ *   --light calls tick(), which does nothing, instead of work(): for a
+ *       producer whose cost is almost all hooks
+ *
+ * Output, one line (times are CLOCK_MONOTONIC, per thread around its loop):
+ *   hookbench threads=T calls=C events=E wall_ns=W thread_ns=S cpu_ns=U ns_per_call=X behind_slots=B
+ * wall_ns is from the start barrier to the last thread's end; thread_ns is
+ * the sum over threads of each one's loop time, cpu_ns the same for the
+ * CPU time the threads got (CLOCK_THREAD_CPUTIME_ID: thread_ns - cpu_ns is
+ * time spent waiting for a CPU); behind_slots counts pacing slots that began
+ * late (the producer could not keep its rate).
+ *
+ * C11 + POSIX threads; no callsight headers needed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOI __attribute__((no_instrument_function))
+#define MAX_THREADS 256
+#define SLOT_NS 1000000ull /* pacing slot: 1 ms */
+#define WORK_ROUNDS 12     /* ~5 cycles each: ~60 cycles per call */
+
+struct opts {
+    int threads;
+    uint64_t calls;   /* per thread, fixed-count mode */
+    double seconds;   /* > 0: timed mode */
+    double rate;      /* events/s over all threads; 0 = unpaced */
+};
+
+struct worker {
+    pthread_t thread;
+    const struct opts *o;
+    pthread_barrier_t *start;
+    uint64_t calls, begin_ns, end_ns, cpu_ns, behind;
+    uint64_t sink;
+};
+
+/* The traced function: the only one with hooks.  noinline so each call is
+ * a real call; the asm keeps the chain from being folded or vectorized. */
+__attribute__((noinline)) uint64_t work(uint64_t x)
+{
+    for (int i = 0; i < WORK_ROUNDS; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        x ^= x >> 29;
+        __asm__ __volatile__("" : "+r"(x));
+    }
+    return x;
+}
+
+/* The light function, for the streaming-capacity producer (--light): a call
+ * that costs next to nothing, so the hooks are nearly all a call costs. */
+__attribute__((noinline)) uint64_t tick(uint64_t x)
+{
+    __asm__ __volatile__("" : "+r"(x));
+    return x + 1;
+}
+
+static int g_light;
+#define CALL(x) (g_light ? tick(x) : work(x))
+
+NOI static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+NOI static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+NOI static void sleep_until(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+NOI static void run_fixed(struct worker *w)
+{
+    uint64_t x = (uint64_t)(uintptr_t)w;
+    for (uint64_t i = 0; i < w->o->calls; i++)
+        x = CALL(x);
+    w->calls = w->o->calls;
+    w->sink = x;
+}
+
+/* Unpaced for S seconds: the clock is read every 1024 calls. */
+NOI static void run_unpaced(struct worker *w, uint64_t until)
+{
+    uint64_t x = (uint64_t)(uintptr_t)w, n = 0;
+    do {
+        for (int i = 0; i < 1024; i++)
+            x = CALL(x);
+        n += 1024;
+    } while (now_ns() < until);
+    w->calls = n;
+    w->sink = x;
+}
+
+/* Paced: a fixed number of calls per 1 ms slot, then sleep to the next
+ * slot's start.  The fraction carried over keeps the mean rate exact. */
+NOI static void run_paced(struct worker *w, uint64_t start, uint64_t until)
+{
+    double per_slot = w->o->rate / 2.0 / w->o->threads * (double)SLOT_NS / 1e9, carry = 0;
+    uint64_t x = (uint64_t)(uintptr_t)w, n = 0;
+    for (uint64_t slot = start; slot < until; slot += SLOT_NS) {
+        carry += per_slot;
+        uint64_t k = (uint64_t)carry;
+        carry -= (double)k;
+        for (uint64_t i = 0; i < k; i++)
+            x = CALL(x);
+        n += k;
+        uint64_t t = now_ns();
+        if (t < slot + SLOT_NS)
+            sleep_until(slot + SLOT_NS);
+        else if (t > slot + 2 * SLOT_NS)
+            w->behind++;
+    }
+    w->calls = n;
+    w->sink = x;
+}
+
+NOI static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    pthread_barrier_wait(w->start);
+    uint64_t cpu0 = thread_cpu_ns();
+    w->begin_ns = now_ns();
+    uint64_t until = w->begin_ns + (uint64_t)(w->o->seconds * 1e9);
+    if (w->o->seconds <= 0)
+        run_fixed(w);
+    else if (w->o->rate > 0)
+        run_paced(w, w->begin_ns, until);
+    else
+        run_unpaced(w, until);
+    w->end_ns = now_ns();
+    w->cpu_ns = thread_cpu_ns() - cpu0;
+    return NULL;
+}
+
+NOI static int parse(int argc, char **argv, struct opts *o)
+{
+    o->threads = 1;
+    o->calls = 1000000;
+    o->seconds = 0;
+    o->rate = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!strcmp(a, "--light")) {
+            g_light = 1;
+            continue;
+        }
+        if (!v)
+            return -1;
+        if (!strcmp(a, "--threads"))
+            o->threads = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--calls"))
+            o->calls = strtoull(v, &end, 10);
+        else if (!strcmp(a, "--seconds"))
+            o->seconds = strtod(v, &end);
+        else if (!strcmp(a, "--rate"))
+            o->rate = strtod(v, &end);
+        else
+            return -1;
+        if (!end || *end)
+            return -1;
+        i++;
+    }
+    if (o->threads < 1 || o->threads > MAX_THREADS || o->seconds < 0 || o->rate < 0 ||
+        (o->rate > 0 && o->seconds <= 0))
+        return -1;
+    return 0;
+}
+
+NOI int main(int argc, char **argv)
+{
+    static struct worker ws[MAX_THREADS];
+    struct opts o;
+    pthread_barrier_t start;
+    if (parse(argc, argv, &o)) {
+        fprintf(stderr, "usage: hookbench [--light] [--threads T] [--calls N | --seconds S [--rate EVENTS_PER_S]]\n");
+        return 2;
+    }
+    pthread_barrier_init(&start, NULL, (unsigned)o.threads + 1);
+    for (int i = 0; i < o.threads; i++) {
+        ws[i].o = &o;
+        ws[i].start = &start;
+        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+            fprintf(stderr, "hookbench: cannot create thread %d\n", i);
+            return 1;
+        }
+    }
+    uint64_t t0 = now_ns();
+    pthread_barrier_wait(&start);
+    uint64_t calls = 0, thread_ns = 0, cpu_ns = 0, behind = 0, last = t0, sink = 0;
+    for (int i = 0; i < o.threads; i++) {
+        pthread_join(ws[i].thread, NULL);
+        calls += ws[i].calls;
+        thread_ns += ws[i].end_ns - ws[i].begin_ns;
+        cpu_ns += ws[i].cpu_ns;
+        behind += ws[i].behind;
+        last = ws[i].end_ns > last ? ws[i].end_ns : last;
+        sink ^= ws[i].sink;
+    }
+    printf("hookbench threads=%d calls=%" PRIu64 " events=%" PRIu64 " wall_ns=%" PRIu64
+           " thread_ns=%" PRIu64 " cpu_ns=%" PRIu64 " ns_per_call=%.2f behind_slots=%" PRIu64 " sink=%" PRIu64 "\n",
+           o.threads, calls, 2 * calls, last - t0, thread_ns, cpu_ns, calls ? (double)thread_ns / (double)calls : 0.0,
+           behind, sink & 0xff);
+    return 0;
+}

@@ -1,0 +1,530 @@
+#!/usr/bin/env bash
+# run.sh - callsight's benchmarks: `make bench` (or `make bench QUICK=1`).
+#
+#   bench/run.sh BUILD [--quick]
+#
+# Runs every measurement of bench/README.md against the programs in BUILD
+# (built by `make bench`) and prints one table; each row names what it
+# measured, the unit, and what it is compared with.  Progress goes to
+# stderr, the table to stdout.  --quick runs every row once with short runs
+# (under a minute): the numbers are then only a smoke test of the harness.
+#
+# Everything runs on 127.0.0.1 with a free port, every command under a time
+# limit, and every process, shm segment and file it starts or makes is
+# removed on exit, also when interrupted.  Timings here never feed a test.
+set -u
+
+BUILD=${1:?usage: bench/run.sh BUILD [--quick]}
+QUICK=0
+[ "${2:-}" = --quick ] && QUICK=1
+B=$(cd "$BUILD" && pwd)
+BB=$B/bench
+CS=$B/callsight
+TS=$B/trace_stream
+WL=$B/examples/workload
+T=$(mktemp -d "${TMPDIR:-/tmp}/callsight-bench.XXXXXX")
+SHM_PREFIX=/callsight-bench-$$
+RING=$((16 * 1024 * 1024)) # the default TRACE_SHM_SIZE
+pids=""
+shm_n=0
+conns_done=0
+SERVE_PID=""
+
+cleanup() {
+    for p in $pids $SERVE_PID; do kill "$p" 2>/dev/null; done
+    for p in $pids $SERVE_PID; do wait "$p" 2>/dev/null; done
+    rm -f /dev/shm"$SHM_PREFIX"-*
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "bench: $*" >&2; }
+die() { echo "bench: error: $*" >&2; exit 1; }
+# kv NAME FILE: the value of NAME=value in FILE (first occurrence).
+kv() { tr ' ' '\n' < "$2" | sed -n "s/^$1=//p" | head -n 1; }
+# calc EXPR: floating-point arithmetic.
+calc() { awk "BEGIN { printf \"%s\", ($1) }"; }
+fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+for p in hookbench-plain hookbench-instr hookbench-pg clockcost runstat streamsend wirecodec; do
+    [ -x "$BB/$p" ] || die "$BB/$p is missing: run 'make bench'"
+done
+[ -x "$CS" ] && [ -x "$TS" ] && [ -x "$WL" ] || die "build first: make bench"
+HAVE_UFTRACE=0
+command -v uftrace > /dev/null 2>&1 && HAVE_UFTRACE=1
+
+NPROC=$(nproc)
+MT=$((NPROC > 2 ? NPROC : 2))
+if [ $QUICK = 1 ]; then
+    RUNS=3; CALLS=200000; CAP_SECS=0.5; DEMO_ITERS=16; AN_ITERS=25; AN_SMALL_ITERS=3
+    HB_AN_CALLS=500000; INGEST_RUNS=1
+else
+    RUNS=5; CALLS=5000000; CAP_SECS=2; DEMO_ITERS=16; AN_ITERS=254; AN_SMALL_ITERS=25
+    HB_AN_CALLS=5000000; INGEST_RUNS=3
+fi
+
+# ---- the table ----------------------------------------------------------
+# A markdown table per section, so docs/performance.md can hold it as is.
+TABLE=$T/table
+: > "$TABLE"
+row() { # row ID MEASURED VALUE UNIT AGAINST
+    printf '| %-4s | %-58s | %11s | %-11s | %s |\n' "$1" "$2" "$3" "$4" "$5" | tee -a "$TABLE" >&2
+}
+section() { # section TITLE [LINE...]: heading, what the rows measured, table head
+    say "$1"
+    printf '\n### %s\n\n' "$1" >> "$TABLE"
+    shift
+    [ $# -gt 0 ] && printf '%s\n' "$@" "" >> "$TABLE"
+    printf '| %-4s | %-58s | %11s | %-11s | %s |\n' id measured value unit "compared with, notes" >> "$TABLE"
+    printf '|------|%s|%s:|%s|---|\n' "$(printf %60s | tr ' ' -)" "$(printf %12s | tr ' ' -)" \
+        "$(printf %13s | tr ' ' -)" >> "$TABLE"
+}
+
+# serve_cpu_us: serve's CPU time so far (user + sys, from /proc).
+serve_cpu_us() {
+    awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) * 1e6 / hz }' "/proc/$SERVE_PID/stat"
+}
+
+# settle: let the kernel finish writing back what earlier runs wrote (on a
+# small machine its flusher threads otherwise take CPU from the next timed
+# run), then pause a moment.
+settle() {
+    sync
+    sleep 0.2
+}
+
+# ---- serve and streaming runs -------------------------------------------
+start_serve() {
+    "$CS" serve --host 127.0.0.1 --port 0 --out "$T/srv" --quiet > "$T/serve.log" 2>&1 &
+    SERVE_PID=$!
+    SERVE_PORT=""
+    for _ in $(seq 200); do
+        SERVE_PORT=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$T/serve.log")
+        [ -n "$SERVE_PORT" ] && return 0
+        sleep 0.05
+    done
+    die "serve did not start: $(cat "$T/serve.log")"
+}
+
+# wait_conns N: until serve has closed N connections in all (bounded).
+wait_conns() {
+    for _ in $(seq 1200); do
+        [ "$(grep -c ' closed (' "$T/serve.log")" -ge "$1" ] && return 0
+        sleep 0.05
+    done
+    die "serve did not finish connection $1: $(tail -n 3 "$T/serve.log")"
+}
+
+# stream_run RING_BYTES KEEP_DIR CMD...: trace_stream (creating a ring of
+# RING_BYTES) forwards CMD's events to serve; CMD's stdout -> $T/prog.out.
+# With DRAIN_AFTER=1 the tracer creates the ring itself and trace_stream
+# starts only once CMD has ended (the run has no consumer beside it).
+# Sets ST_FWD ST_CHUNKS ST_WIRE ST_DROP (trace_stream's summary),
+# ST_CPU_US ST_WALL_NS (trace_stream's rusage) and ST_SERVE_CPU_US.  KEEP_DIR "-" deletes serve's
+# files, else moves them there.
+stream_run() {
+    local size=$1 keep=$2 tsp
+    shift 2
+    shm_n=$((shm_n + 1))
+    local shm=$SHM_PREFIX-$shm_n
+    local serve0
+    serve0=$(serve_cpu_us)
+    if [ "${DRAIN_AFTER:-0}" = 1 ]; then
+        TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_SIZE=$size timeout 600 "$@" > "$T/prog.out" ||
+            die "traced run failed: $*"
+    fi
+    TRACE_SHM_SIZE=$size "$BB/runstat" "$T/ts.rusage" timeout 600 "$TS" --quiet "$shm" 127.0.0.1 "$SERVE_PORT" \
+        2> "$T/ts.err" &
+    tsp=$!
+    pids="$pids $tsp"
+    if [ "${DRAIN_AFTER:-0}" != 1 ]; then
+        for _ in $(seq 500); do [ -e "/dev/shm$shm" ] && break; sleep 0.01; done
+        [ -e "/dev/shm$shm" ] || die "trace_stream did not create its ring: $(cat "$T/ts.err")"
+        TRACE_ENABLE=1 TRACE_SHM=$shm timeout 600 "$@" > "$T/prog.out" || die "traced run failed: $*"
+    fi
+    for _ in $(seq 1200); do kill -0 "$tsp" 2> /dev/null || break; sleep 0.05; done
+    kill -0 "$tsp" 2> /dev/null && die "trace_stream did not finish within 60 s of the traced run"
+    wait "$tsp" || die "trace_stream failed: $(cat "$T/ts.err")"
+    pids=${pids% $tsp}
+    local s
+    s=$(grep 'forwarded' "$T/ts.err" | tail -n 1)
+    ST_FWD=$(echo "$s" | sed -n 's/.*forwarded \([0-9]*\) events.*/\1/p')
+    ST_CHUNKS=$(echo "$s" | sed -n 's/.* in \([0-9]*\) chunks.*/\1/p')
+    ST_WIRE=$(echo "$s" | sed -n 's/.*(\([0-9]*\) bytes on the wire).*/\1/p')
+    ST_DROP=$(echo "$s" | sed -n 's/.*dropped \([0-9]*\).*/\1/p')
+    [ -n "$ST_FWD" ] && [ -n "$ST_DROP" ] || die "no summary from trace_stream: $(cat "$T/ts.err")"
+    ST_CPU_US=$(($(kv user_us "$T/ts.rusage") + $(kv sys_us "$T/ts.rusage")))
+    ST_WALL_NS=$(kv wall_ns "$T/ts.rusage")
+    conns_done=$((conns_done + 1))
+    wait_conns $conns_done
+    ST_SERVE_CPU_US=$(calc "$(serve_cpu_us) - $serve0")
+    if [ "$keep" = - ]; then
+        rm -f "$T"/srv/trace.stream.*
+    else
+        mkdir -p "$keep" && mv "$T"/srv/trace.stream.* "$keep"/
+    fi
+}
+
+# ---- machine ------------------------------------------------------------
+CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+[ -n "$CPU" ] || CPU=$(uname -m)
+FS=$(stat -f -c %T "$T")
+GIT=$(cd "$(dirname "$0")/.." && git describe --always --dirty 2>/dev/null || echo unknown)
+# cpu_jiffies: "busy steal total" over all CPUs so far, from /proc/stat.
+cpu_jiffies() {
+    awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8; print b, $9, b + $5 + $6 + $9 }' /proc/stat
+}
+read -r BUSY0 STEAL0 TOTAL0 < <(cpu_jiffies)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+start_serve
+
+# ---- 1. hook cost -------------------------------------------------------
+"$BB/clockcost" > "$T/clock.out"
+section "1. Hook cost" \
+    "bench/hookbench.c: work() (~60 cycles of arithmetic, noinline) called in a tight loop, $CALLS calls per thread;" \
+    "ns/event = (median traced loop time - median untraced loop time) / events, over $RUNS interleaved runs;" \
+    "loop time = wall time of each thread's loop, summed over threads; events = 2 per call (enter + exit);" \
+    "'cpu' = the same from the threads' CPU time (CLOCK_THREAD_CPUTIME_ID): the gap to the wall figure is time spent waiting for a CPU"
+
+# hook_once CONFIG THREADS: one run; appends the threads' summed loop and CPU ns.
+hook_once() {
+    local cfg=$1 th=$2 args=(--threads "$2" --calls "$CALLS")
+    local whole=$((CALLS * 2 * th * 32 + RING))
+    settle
+    case $cfg in
+    plain) timeout 600 "$BB/hookbench-plain" "${args[@]}" > "$T/prog.out" ;;
+    off) env -u TRACE_ENABLE timeout 600 "$BB/hookbench-instr" "${args[@]}" > "$T/prog.out" ;;
+    file)
+        TRACE_ENABLE=1 TRACE_DIR="$T/files" TRACE_MAX_MB=1000000 timeout 600 "$BB/hookbench-instr" "${args[@]}" \
+            > "$T/prog.out"
+        rm -rf "$T/files"
+        ;;
+    stream) stream_run $RING - "$BB/hookbench-instr" "${args[@]}" ;;
+    bigring) stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
+    after) DRAIN_AFTER=1 stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
+    uftrace)
+        timeout 600 uftrace record -d "$T/uftrace.data" "$BB/hookbench-pg" "${args[@]}" > "$T/prog.out" 2> "$T/uftrace.err"
+        rm -rf "$T/uftrace.data"
+        ;;
+    esac || die "hook run $cfg failed"
+    case $cfg in stream | bigring | after) echo "$ST_DROP $ST_FWD" >> "$T/drops.$cfg.$th" ;; esac
+    kv thread_ns "$T/prog.out" >> "$T/ns.$cfg.$th"
+    kv cpu_ns "$T/prog.out" >> "$T/cpu.$cfg.$th"
+}
+
+CONFIGS="plain off file stream bigring after"
+[ $HAVE_UFTRACE = 1 ] && CONFIGS="$CONFIGS uftrace"
+for th in 1 $MT; do
+    for r in $(seq $RUNS); do # interleaved, so drift hits every config alike
+        say "hook cost: $th thread(s), run $r of $RUNS"
+        for cfg in $CONFIGS; do hook_once $cfg $th; done
+    done
+done
+
+row C0 "cost of one clock read on this machine: rdtsc" "$(fmt %.1f "$(kv counter_ns "$T/clock.out")")" "ns" \
+    "floor under any tracer's per-event cost (clock_gettime: $(kv mono_ns "$T/clock.out") ns)"
+declare -A HOOK HOOKCPU
+for th in 1 $MT; do
+    ev=$((2 * CALLS * th))
+    base=$(median < "$T/ns.plain.$th")
+    basecpu=$(median < "$T/cpu.plain.$th")
+    for cfg in $CONFIGS; do
+        HOOK[$cfg.$th]=$(calc "($(median < "$T/ns.$cfg.$th") - $base) / $ev")
+        HOOKCPU[$cfg.$th]=$(calc "($(median < "$T/cpu.$cfg.$th") - $basecpu) / $ev")
+    done
+done
+for th in 1 $MT; do
+    base=$(median < "$T/ns.plain.$th")
+    st=${HOOK[stream.$th]}
+    id=H1
+    [ "$th" -gt 1 ] && id=HM
+    tn="$th thread$([ "$th" -gt 1 ] && echo s)"
+    # notes CONFIG: ratio to stream mode, then the CPU figure
+    notes() {
+        calc "${HOOK[$1.$th]} / $st" | awk -v id=$id -v c="${HOOKCPU[$1.$th]}" \
+            '{ printf "%.2fx callsight stream (%s3); cpu %.1f", $1, id, c }'
+    }
+    dropinfo() {
+        awk '{ d += $1; f += $2 } END { printf "%.1f%% of events dropped over the runs", 100 * d / (d + f) }' "$T/drops.$1.$th"
+    }
+    if [ "$th" = 1 ]; then
+        row "${id}0" "untraced: work() call, plain -O2 build, $tn" "$(fmt %.1f "$(calc "$base / $CALLS")")" "ns/call" \
+            "the baseline the rows below subtract"
+    else
+        row "${id}0" "untraced: work() call, plain -O2 build, $tn" "$(fmt %.1f "$(calc "$base / ($CALLS * $th)")")" \
+            "ns/call" "$(fmt %.2f "$(calc "$(median < "$T/ns.plain.1") / $CALLS / ($base / ($CALLS * $th))")")x one thread's speed per thread: how parallel this machine's $NPROC CPUs really are"
+    fi
+    row "${id}1" "callsight compiled in, TRACE_ENABLE unset, $tn" "$(fmt %.1f "${HOOK[off.$th]}")" "ns/event" "$(notes off)"
+    row "${id}2" "callsight file mode ($FS), $tn" "$(fmt %.1f "${HOOK[file.$th]}")" "ns/event" "$(notes file)"
+    row "${id}3" "callsight stream mode, 16 MiB ring, trace_stream -> serve, $tn" "$(fmt %.1f "$st")" "ns/event" \
+        "$(notes stream); $(dropinfo stream)"
+    row "${id}4" "callsight stream mode, ring holding the whole run, $tn" "$(fmt %.1f "${HOOK[bigring.$th]}")" \
+        "ns/event" "$(notes bigring); $(dropinfo bigring)"
+    row "${id}5" "the same, drained only after the run (hooks + ring copy alone)" "$(fmt %.1f "${HOOK[after.$th]}")" \
+        "ns/event" "$(notes after); $(dropinfo after)"
+    if [ $HAVE_UFTRACE = 1 ]; then
+        row "${id}6" "uftrace record, -pg build of the same program, $tn" "$(fmt %.1f "${HOOK[uftrace.$th]}")" \
+            "ns/event" "$(notes uftrace); $(uftrace --version | head -n 1 | cut -d' ' -f1-2)"
+    else
+        row "${id}6" "uftrace record, -pg build of the same program, $tn" "skipped" "-" \
+            "uftrace not installed (full 'make bench' installs it: scripts/deps.sh install bench)"
+    fi
+done
+
+# ---- 2. streaming capacity ---------------------------------------------
+section "2. Streaming capacity" \
+    "The default 16 MiB ring + trace_stream (zstd level 1) + serve on 127.0.0.1, all on this machine;" \
+    "producer: hookbench --light (tick(): nearly all of a call is the hooks), paced in 1 ms slots, ${CAP_SECS} s per step"
+
+# cap_step THREADS RATE: one paced run; sets CAP_OK (1 = no drops and the
+# producer kept >= 95% of the rate), CAP_WHY, CAP_ACH (events/s achieved).
+cap_step() {
+    settle
+    stream_run $RING - "$BB/hookbench-instr" --light --threads "$1" --seconds "$CAP_SECS" --rate "$2"
+    local ev wall
+    ev=$(kv events "$T/prog.out")
+    wall=$(kv wall_ns "$T/prog.out")
+    CAP_ACH=$(calc "$ev / ($wall / 1e9)")
+    CAP_OK=1
+    CAP_WHY="ok"
+    if [ "$ST_DROP" -ne 0 ]; then
+        CAP_OK=0
+        CAP_WHY="dropped $ST_DROP"
+    elif [ "$(calc "$CAP_ACH < 0.95 * $2")" = 1 ]; then
+        CAP_OK=0
+        CAP_WHY="producer reached only $(fmt %.1f "$(calc "$CAP_ACH / 1e6")")M/s"
+    fi
+    CAP_CPU_PER_M=$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")
+    CAP_SERVE_PER_M=$(calc "$ST_SERVE_CPU_US / 1000 / ($ST_FWD / 1e6)")
+    CAP_PROD_PER_M=$(calc "$(kv cpu_ns "$T/prog.out") / 1e6 / ($ST_FWD / 1e6)")
+    CAP_WIRE=$(calc "$ST_WIRE / $ST_FWD")
+    say "capacity: $1 thread(s) at $(calc "$2 / 1e6")M events/s: $CAP_WHY"
+}
+
+# capacity THREADS: a ladder of rates up to the first failure, then two
+# bisection steps; sets CAP_BEST (events/s, 0 if even the lowest failed),
+# CAP_STEPS (what was tried), CAP_FAIL_WHY, and the CPU and wire figures of
+# the best step.
+capacity() {
+    local th=$1 lo=0 hi=0 r
+    local ladder="2 4 6 8 10 12 14 16 20 24 28 32 40"
+    [ $QUICK = 1 ] && ladder="1"
+    CAP_STEPS=""
+    CAP_FAIL_WHY="none failed up to the top of the ladder"
+    for r in $ladder; do
+        cap_step "$th" $((r * 1000000))
+        CAP_STEPS="$CAP_STEPS ${r}M:$([ $CAP_OK = 1 ] && echo ok || echo fail)"
+        if [ $CAP_OK = 1 ]; then
+            lo=$((r * 1000000)); BEST_CPU=$CAP_CPU_PER_M; BEST_WIRE=$CAP_WIRE; BEST_SERVE=$CAP_SERVE_PER_M; BEST_PROD=$CAP_PROD_PER_M
+        else
+            hi=$((r * 1000000)); CAP_FAIL_WHY="at ${r}M/s: $CAP_WHY"
+            break
+        fi
+    done
+    if [ $hi -gt 0 ] && [ $QUICK = 0 ]; then
+        for _ in 1 2; do
+            r=$(((lo + hi) / 2))
+            cap_step "$th" $r
+            CAP_STEPS="$CAP_STEPS $(fmt %.1f "$(calc "$r / 1e6")")M:$([ $CAP_OK = 1 ] && echo ok || echo fail)"
+            if [ $CAP_OK = 1 ]; then
+                lo=$r; BEST_CPU=$CAP_CPU_PER_M; BEST_WIRE=$CAP_WIRE; BEST_SERVE=$CAP_SERVE_PER_M; BEST_PROD=$CAP_PROD_PER_M
+            else
+                hi=$r; CAP_FAIL_WHY="at $(fmt %.1f "$(calc "$r / 1e6")")M/s: $CAP_WHY"
+            fi
+        done
+    fi
+    CAP_BEST=$lo
+}
+
+BEST_CPU=nan BEST_WIRE=nan BEST_SERVE=nan BEST_PROD=nan
+capacity 1
+CAP1=$CAP_BEST
+row S1 "highest zero-drop event rate, 1 producer thread" "$(fmt %.1f "$(calc "$CAP1 / 1e6")")" "M events/s" \
+    "target >= 10; first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
+CPU1=$BEST_CPU WIRE1=$BEST_WIRE SERVE1=$BEST_SERVE PROD1=$BEST_PROD
+BEST_CPU=nan BEST_WIRE=nan BEST_SERVE=nan BEST_PROD=nan
+capacity 8
+CAP8=$CAP_BEST
+row S2 "highest zero-drop event rate, 8 producer threads" "$(fmt %.1f "$(calc "$CAP8 / 1e6")")" "M events/s" \
+    "target >= 10; first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
+
+stream_run $RING - "$BB/hookbench-instr" --light --threads $MT --seconds "$CAP_SECS"
+SAT=$(calc "$ST_FWD / ($(kv wall_ns "$T/prog.out") / 1e9)")
+SAT_DROP=$(calc "100 * $ST_DROP / ($ST_DROP + $ST_FWD)")
+row S3 "forwarded rate, $MT unpaced producer threads (all cores busy)" "$(fmt %.1f "$(calc "$SAT / 1e6")")" \
+    "M events/s" "target >= 10; $(fmt %.1f "$SAT_DROP")% dropped (counted); events forwarded / producer run time; trace_stream had $(fmt %.0f "$(calc "$ST_CPU_US / 1e3 / ($(kv wall_ns "$T/prog.out") / 1e6) * 100")")% of one CPU"
+
+stream_run $RING "$T/demo-stream" "$WL" $DEMO_ITERS 25 12 64 8
+DEMO_WIRE=$(calc "$ST_WIRE / $ST_FWD")
+row S4 "wire bytes per event, demo workload (examples/workload, make demo)" "$(fmt %.2f "$DEMO_WIRE")" "bytes/event" \
+    "target <= 1.5; raw 32; $ST_FWD events, mean chunk $(fmt %.0f "$(calc "$ST_FWD * 32 / $ST_CHUNKS / 1024")") KiB, dropped $ST_DROP"
+row S5 "wire bytes per event, hookbench producer at S1's rate" "$(fmt %.2f "$WIRE1")" "bytes/event" \
+    "one function called in a loop: far more regular than real code"
+row S6 "trace_stream CPU (user+sys) per million events, demo workload" \
+    "$(fmt %.1f "$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")")" "ms/M events" "its own rusage (bench/runstat)"
+row S7 "trace_stream CPU (user+sys) per million events, at S1's rate" "$(fmt %.1f "$CPU1")" "ms/M events" \
+    "1000 ms/M events = one CPU busy at 1M events/s; in the same run serve used $(fmt %.1f "$SERVE1") and the producer's threads $(fmt %.1f "$PROD1"): $(fmt %.2f "$(calc "($CPU1 + $SERVE1 + $PROD1) * $CAP1 / 1e9")") CPUs busy in all at S1's rate"
+
+# ---- 3. analyzer and serve ingest ---------------------------------------
+section "3. Analyzer and serve ingest" \
+    "callsight analyze under bench/runstat (wall time, peak RSS from the kernel's rusage);" \
+    "traces of the demo workload (25 threads, 14 functions) made here; events/s = events in the report's header / wall time"
+
+say "analyzer: making the traces"
+TRACE_ENABLE=1 TRACE_DIR="$T/an-files" TRACE_MAX_MB=1000000 timeout 600 "$WL" $AN_ITERS 25 12 64 8 > /dev/null ||
+    die "workload (file mode) failed"
+TRACE_ENABLE=1 TRACE_DIR="$T/an-small" timeout 600 "$WL" $AN_SMALL_ITERS 25 12 64 8 > /dev/null ||
+    die "workload (small) failed"
+stream_run $RING "$T/an-stream" "$WL" $AN_ITERS 25 12 64 8
+AN_STREAM_DROP=$ST_DROP
+
+# analyze_row ID WHAT EXE DIR: runs analyze once, prints the row; sets AN_RATE AN_RSS.
+analyze_row() {
+    settle
+    "$BB/runstat" "$T/an.rusage" timeout 600 "$CS" analyze "$4" --exe "$3" --top 5 > "$T/an.out" 2> "$T/an.err" ||
+        die "analyze $4 failed: $(head -n 3 "$T/an.err")"
+    local h ev wall cpu
+    h=$(head -n 1 "$T/an.out")
+    ev=$(echo "$h" | tr ' ' '\n' | sed -n 's/^events=//p')
+    wall=$(kv wall_ns "$T/an.rusage")
+    cpu=$(($(kv user_us "$T/an.rusage") + $(kv sys_us "$T/an.rusage")))
+    AN_RATE=$(calc "$ev / ($wall / 1e9)")
+    AN_RSS=$(kv maxrss_kb "$T/an.rusage")
+    AN_EV=$ev
+    row "$1" "$2, $(fmt %.1f "$(calc "$ev / 1e6")")M events" "$(fmt %.1f "$(calc "$AN_RATE / 1e6")")" "M events/s" \
+        "target >= 50 (uftrace report: A6); peak RSS $((AN_RSS / 1024)) MiB; CPU $(fmt %.2f "$(calc "$cpu / 1e6")") s of $(fmt %.2f "$(calc "$wall / 1e9")") s wall"
+}
+analyze_row A1 "analyze: serve's stream file(s), dropped $AN_STREAM_DROP" "$WL" "$T/an-stream"
+AN_RATE_A1=$AN_RATE
+analyze_row A2 "analyze: per-thread files (file mode)" "$WL" "$T/an-files"
+AN_RATE_A2=$AN_RATE RSS_BIG=$AN_RSS
+analyze_row A3 "analyze: per-thread files, a trace 1/10 as long" "$WL" "$T/an-small"
+RSS_SMALL=$AN_RSS
+row A4 "analyze peak RSS, A2's trace vs A3's (10x the events)" "$(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")" "x" \
+    "1.00 = memory independent of trace length; $((RSS_BIG / 1024)) vs $((RSS_SMALL / 1024)) MiB"
+
+say "analyzer: hookbench traces for the comparison with uftrace report"
+TRACE_ENABLE=1 TRACE_DIR="$T/hb-files" TRACE_MAX_MB=1000000 timeout 600 "$BB/hookbench-instr" --calls $HB_AN_CALLS \
+    > /dev/null || die "hookbench (file mode) failed"
+analyze_row A5 "analyze: hookbench per-thread file (1 function)" "$BB/hookbench-instr" "$T/hb-files"
+rm -rf "$T/hb-files"
+if [ $HAVE_UFTRACE = 1 ]; then
+    timeout 600 uftrace record -d "$T/uftrace.data" "$BB/hookbench-pg" --calls $HB_AN_CALLS > /dev/null 2>&1 ||
+        die "uftrace record failed"
+    "$BB/runstat" "$T/uf.rusage" timeout 600 uftrace report -d "$T/uftrace.data" > "$T/uf.out" 2>&1 ||
+        die "uftrace report failed: $(head -n 3 "$T/uf.out")"
+    UF_EV=$((2 * HB_AN_CALLS))
+    UF_WALL=$(kv wall_ns "$T/uf.rusage")
+    UF_RATE=$(calc "$UF_EV / ($UF_WALL / 1e9)")
+    row A6 "uftrace report on the same program's uftrace record, $(fmt %.1f "$(calc "$UF_EV / 1e6")")M events" \
+        "$(fmt %.1f "$(calc "$UF_RATE / 1e6")")" "M events/s" \
+        "A5 / A6 = $(fmt %.1f "$(calc "$AN_RATE / $UF_RATE")")x; peak RSS $(($(kv maxrss_kb "$T/uf.rusage") / 1024)) MiB"
+    rm -rf "$T/uftrace.data"
+else
+    row A6 "uftrace report on the same program's uftrace record" "skipped" "-" \
+        "uftrace not installed (full 'make bench' installs it: scripts/deps.sh install bench)"
+fi
+
+# ingest CONNS EVENTS_PER_CONN: median over INGEST_RUNS of streamsend's
+# aggregate raw MB/s (10^6 bytes of 32-byte records per second of wall time).
+ingest() {
+    local r
+    : > "$T/ingest.rates"
+    for r in $(seq $INGEST_RUNS); do
+        settle
+        timeout 900 "$BB/streamsend" --conns "$1" --events "$2" 127.0.0.1 "$SERVE_PORT" "$T"/an-stream/trace.stream.*.bin \
+            > "$T/ss.out" || die "streamsend failed"
+        conns_done=$((conns_done + $1))
+        wait_conns $conns_done
+        rm -f "$T"/srv/trace.stream.*
+        echo "$(calc "$(kv raw_bytes_per_conn "$T/ss.out") * $1 / ($(kv wall_ns "$T/ss.out") / 1e3)")" >> "$T/ingest.rates"
+    done
+    INGEST=$(median < "$T/ingest.rates")
+    INGEST_EV=$(kv events_per_conn "$T/ss.out")
+}
+say "serve ingest"
+IN_EV=$(( $(cat "$T"/an-stream/trace.stream.*.bin | wc -c) / 32 ))
+ingest 1 $IN_EV
+INGEST1=$INGEST
+row S8 "serve ingest, 1 connection, $(fmt %.1f "$(calc "$INGEST_EV / 1e6")")M events (A1's), 1 MiB zstd-1 chunks" \
+    "$(fmt %.0f "$INGEST")" "MB/s raw" "target >= 1000 per connection; median of $INGEST_RUNS; decompress + write ($FS), until serve closes"
+ING8_EV=$((IN_EV / 4))
+ingest 8 $ING8_EV
+row S9 "serve ingest, 8 concurrent connections, $(fmt %.1f "$(calc "$INGEST_EV / 1e6")")M events each" \
+    "$(fmt %.0f "$INGEST")" "MB/s raw" "all 8 together; $(fmt %.0f "$(calc "$INGEST / 8")") MB/s per connection; $NPROC cores for 8 connections"
+
+# ---- 4. wire transforms (offline) --------------------------------------
+WC_EVENTS=$([ $QUICK = 1 ] && echo 200000 || echo 100000000)
+section "4. Wire bytes per event: reversible transforms before zstd, offline" \
+    "bench/wirecodec.c on S4's stream file (demo workload, records in ring order), recompressed per chunk;" \
+    "each transform works per chunk (a chunk still decodes alone) and every chunk was decoded and compared;" \
+    "MB/s = raw MB per CPU second for transform + zstd (what trace_stream would spend), and for the transform alone"
+"$BB/wirecodec" --events $WC_EVENTS --chunks 65536,1048576 --levels 1,3 "$T"/demo-stream/trace.stream.*.bin \
+    > "$T/wc.out" || die "wirecodec failed (a transform did not round-trip?): $(tail -n 2 "$T/wc.out")"
+n=0
+while read -r line; do
+    n=$((n + 1))
+    echo "$line" > "$T/wc.line"
+    c=$(kv chunk "$T/wc.line")
+    row "W$(printf %02d $n)" "$(kv transform "$T/wc.line") + zstd -$(kv level "$T/wc.line"), $((c / 1024)) KiB chunks, $(kv events "$T/wc.line") events" \
+        "$(kv bytes_per_event "$T/wc.line")" "bytes/event" "target <= 1.5; $(kv encode_mb_s "$T/wc.line") MB/s (transform alone $(kv transform_mb_s "$T/wc.line")); round-trip $( [ "$(kv verified "$T/wc.line")" = 1 ] && echo ok || echo FAILED)"
+done < "$T/wc.out"
+
+# ---- targets ------------------------------------------------------------
+section "Targets (issue 7)" "Met or missed, from the rows above."
+verdict() { [ "$(calc "$1")" = 1 ] && echo MET || echo MISSED; }
+BEST_WC=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+    if (best == "" || f["bytes_per_event"] < best) { best = f["bytes_per_event"]; what = f["transform"] " zstd-" f["level"] " " f["chunk"] / 1024 " KiB" } }
+    END { print best " (" what ")" }' "$T/wc.out")
+for th in 1 $MT; do
+    id=H1; [ "$th" -gt 1 ] && id=HM
+    row "T${id#H}a" "hook: stream mode <= file mode, $th thread(s)" "$(verdict "${HOOK[stream.$th]} <= ${HOOK[file.$th]}")" "" \
+        "wall: ${id}3 $(fmt %.1f "${HOOK[stream.$th]}") vs ${id}2 $(fmt %.1f "${HOOK[file.$th]}") ns/event; by CPU time: $(fmt %.1f "${HOOKCPU[stream.$th]}") vs $(fmt %.1f "${HOOKCPU[file.$th]}"), $(verdict "${HOOKCPU[stream.$th]} <= ${HOOKCPU[file.$th]}")"
+    if [ $HAVE_UFTRACE = 1 ]; then
+        row "T${id#H}b" "hook: stream mode <= 1/10 of uftrace record, $th thread(s)" \
+            "$(verdict "${HOOK[stream.$th]} <= ${HOOK[uftrace.$th]} / 10")" "" \
+            "wall: ${id}3 $(fmt %.1f "${HOOK[stream.$th]}") vs ${id}6/10 = $(fmt %.1f "$(calc "${HOOK[uftrace.$th]} / 10")") ns/event; by CPU time: $(fmt %.1f "${HOOKCPU[stream.$th]}") vs $(fmt %.1f "$(calc "${HOOKCPU[uftrace.$th]} / 10")"), $(verdict "${HOOKCPU[stream.$th]} <= ${HOOKCPU[uftrace.$th]} / 10")"
+    else
+        row "T${id#H}b" "hook: stream mode <= 1/10 of uftrace record, $th thread(s)" "skipped" "" "uftrace not installed"
+    fi
+done
+row Tc "capacity: zero drops at 10M events/s, 1 and 8 producer threads" \
+    "$(verdict "$CAP1 >= 10e6 && $CAP8 >= 10e6")" "" "S1 $(fmt %.1f "$(calc "$CAP1 / 1e6")"), S2 $(fmt %.1f "$(calc "$CAP8 / 1e6")") M events/s"
+row Td "capacity: forward >= 10M events/s with all cores busy" "$(verdict "$SAT >= 10e6")" "" \
+    "S3 $(fmt %.1f "$(calc "$SAT / 1e6")") M events/s"
+row Te "wire: <= 1.5 bytes/event on the demo workload" "$(verdict "$DEMO_WIRE <= 1.5")" "" \
+    "S4 $(fmt %.2f "$DEMO_WIRE") today; best offline transform W: $BEST_WC"
+row Tf "analyzer: >= 50M events/s on one core" "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
+    "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s"
+row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \
+    "A4: 10x the events, $(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")x the peak RSS (met: <= 1.25x)"
+row Th "serve: >= 1 GB/s of raw events per connection" "$(verdict "$INGEST1 >= 1000")" "" \
+    "S8 $(fmt %.0f "$INGEST1") MB/s"
+
+if [ -n "${BENCH_RAW:-}" ]; then # the per-run figures behind the medians, for a closer look
+    mkdir -p "$BENCH_RAW" && cp "$T"/ns.* "$T"/cpu.* "$T"/drops.* "$T"/wc.out "$T"/ingest.rates "$BENCH_RAW"/ 2> /dev/null
+fi
+# ---- what else ran: the machine may be shared ---------------------------
+kill -TERM "$SERVE_PID" 2> /dev/null
+wait "$SERVE_PID" 2> /dev/null
+SERVE_PID=""
+read -r BUSY1 STEAL1 TOTAL1 < <(cpu_jiffies)
+HZ=$(getconf CLK_TCK)
+times > "$T/times"
+OURS=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } print s }' "$T/times")
+OTHER=$(calc "100 * (($BUSY1 - $BUSY0) / $HZ - $OURS) / (($TOTAL1 - $TOTAL0) / $HZ)")
+STEAL=$(calc "100 * ($STEAL1 - $STEAL0) / ($TOTAL1 - $TOTAL0)")
+{
+    echo "callsight bench$([ $QUICK = 1 ] && echo ' QUICK (short runs: a harness check, not a measurement)')"
+    echo "machine: nproc=$NPROC, $CPU, Linux $(uname -r), $(date -u +%Y-%m-%d), source $GIT"
+    echo "files written by tracers and serve: $T ($FS)"
+    echo "other load during the run: $(fmt %.0f "$OTHER")% of all CPUs went to processes outside this run (the kernel's writeback of our files included)," \
+        "$(fmt %.1f "$STEAL")% was stolen by the hypervisor; load average $LOAD0 at the start," \
+        "$(cut -d' ' -f1-3 /proc/loadavg) at the end (a busy machine makes every figure worse)"
+    echo "columns: id, what was measured, value, unit, what it is compared with"
+    cat "$TABLE"
+} > "$T/out"
+cat "$T/out"
