@@ -62,7 +62,10 @@ check() {
     # make fuzz need what follows
     if [ "$group" = test ]; then
         command -v prove >/dev/null 2>&1 || need perl
-        command -v clang >/dev/null 2>&1 || need clang # libFuzzer for make fuzz / fuzz-ci
+        # libFuzzer for make fuzz / fuzz-ci: clang and its sanitizer runtimes
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; return (int)n * 0; }\n' |
+            clang -fsanitize=fuzzer,address,undefined -x c - -o /dev/null >/dev/null 2>&1 ||
+            need "clang libclang-rt-dev"
         # analyze's formats checked by independent readers in the tests:
         # JSON, XML and PNG (python3), Perfetto's protobuf (protoc), the
         # flame graph rendered by a browser (headless chromium)
