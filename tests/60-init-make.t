@@ -59,7 +59,7 @@ wait_file "/dev/shm$SHM"
 (cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 30 ./app.instr > /dev/null)
 wait $client
 ok $? "the trace_stream built by the wiring forwards the run and exits 0"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 "$CS" analyze "$T/stream" --exe "$P/app.instr" --top 0 > "$T/s.txt" 2>&1
 check_counts "$T/s.txt" "streamed"

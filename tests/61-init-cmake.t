@@ -58,7 +58,7 @@ wait_file "/dev/shm$SHM"
 (cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 30 ./build/app.instr > /dev/null)
 wait $client
 ok $? "build/trace_stream forwards the run and exits 0"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 "$CS" analyze "$T/stream" --exe "$P/build/app.instr" --top 0 > "$T/s.txt" 2>&1
 check_counts "$T/s.txt" "streamed"

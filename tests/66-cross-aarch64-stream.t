@@ -51,7 +51,7 @@ ok $? "the aarch64 workload runs traced with TRACE_SHM under qemu"
 wait $client
 ok $? "the aarch64 trace_stream exits 0 once the ring drained"
 diag "$(tail -n 1 "$T/client.err")"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 
 f=$(ls "$T"/stream/trace.stream.*.bin 2> /dev/null | head -n 1)
@@ -94,7 +94,7 @@ wait_file "/dev/shm$SHM2"
 ok $? "app.instr runs traced under qemu, streaming"
 wait $client
 ok $? "the wiring's trace_stream exits 0"
-sleep 0.2
+wait_serve_closed 1
 stop_serve
 "$CS" analyze "$T/stream2" --exe "$P/app.instr" --addr2line aarch64-linux-gnu-addr2line --top 0 \
     > "$T/p.txt" 2>&1
