@@ -135,7 +135,26 @@ enum trace_mark {
      * that is not 0 a TRACE_MARK_STREAM_GAP with the same count follows at
      * once.  Every thread's call stack may have a hole here.
      */
-    TRACE_MARK_STREAM_RESUMED = 24
+    TRACE_MARK_STREAM_RESUMED = 24,
+    /*
+     * Written by serve as the first record of a resumable stream's file
+     * series (tid 0), so that a restarted serve finds the series again when
+     * the stream reconnects and counts exactly what it holds.  ts: the
+     * stream's start time (CLOCK_REALTIME ns on the device, not a trace
+     * time).  Payload: the stream's random id.
+     */
+    TRACE_MARK_STREAM_ID = 25,
+    /*
+     * The GNU build-id of the traced executable (its NT_GNU_BUILD_ID note),
+     * so the analyzer can prove that --exe is the binary that ran.  File
+     * mode: the first record of every file; stream mode: at the head of the
+     * process's first flush after it attaches (and again in a forked
+     * child).  Only the first 16 bytes are carried, zero-padded when the
+     * build-id is shorter (md5/uuid ids are 16, sha1 ids 20): bytes 0-7 in
+     * call_site and bytes 8-15 in ts, packed like THREAD_NAME.  Readers
+     * compare those 16 bytes.  Not written when the program has no build-id.
+     */
+    TRACE_MARK_BUILD_ID = 26
 };
 
 /* ---- trace file -------------------------------------------------------- */

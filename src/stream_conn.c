@@ -29,7 +29,9 @@
  *
  * The file is opened at the first chunk, not at the handshake: a resume
  * notice there (trace_stream sends one after every handshake) says whether
- * this connection continues an earlier one's series (stream_registry.c).
+ * this connection continues an earlier one's series (stream_registry.c, or
+ * after a restart of serve, stream_series.c), and a new series of a
+ * resumable stream starts with a TRACE_MARK_STREAM_ID naming it.
  * A silent socket is closed after --idle-timeout (SO_RCVTIMEO), and free
  * space is checked at most once a second (--min-free-mb).
  */
@@ -52,6 +54,7 @@
 #include "stream_file.h"
 #include "stream_proto.h"
 #include "stream_registry.h"
+#include "stream_series.h"
 #include "trace.h"
 
 #define MB (1024.0 * 1024.0)
@@ -251,42 +254,79 @@ static void on_tracer_lost(struct conn *c)
 }
 
 /*
+ * A stream the registry does not know, coming back: serve may have been
+ * restarted into the same directory, so look for its series on disk.
+ * Returns whether prev->received is exact (it is not when a connection of
+ * the series stopped writing and discarded what it still read).
+ */
+static int prev_from_disk(struct conn *c, const struct stream_resume *r, struct stream_prev *prev)
+{
+    struct stream_found s;
+    if (stream_series_find(c->o->dir, r->stream_id, r->start_ns, &s)) {
+        say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
+            r->stream_id, c->o->dir, strerror(errno));
+        return 1;
+    }
+    if (s.found)
+        *prev = (struct stream_prev){1, s.file_id, s.next_seq, s.received};
+    return s.exact;
+}
+
+/* A resumed stream whose loss cannot be counted: say why, and leave an unsized gap. */
+static void unsized_gap(struct conn *c, const struct stream_resume *r, const struct stream_prev *prev,
+                        int exact)
+{
+    unsigned id = (unsigned)c->file.id;
+    if (prev->known && !exact)
+        say("conn %u: stream %016" PRIx64 " resumed (connection %u) after a restart of serve; a connection "
+            "of its series stopped writing (budget, disk or write error), so the gap's size is unknown",
+            id, r->stream_id, (unsigned)r->conn_seq);
+    else if (prev->known)
+        say("conn %u: stream %016" PRIx64 " resumed (connection %u) claiming %" PRIu64 " events sent "
+            "but %" PRIu64 " arrived; the gap's size is unknown", id, r->stream_id, (unsigned)r->conn_seq,
+            r->sent, prev->received);
+    else
+        say("conn %u: stream %016" PRIx64 " resumed (connection %u), unknown here (serve restarted?): "
+            "it sent %" PRIu64 " and discarded %" PRIu64 " events before; the gap's size is unknown",
+            id, r->stream_id, (unsigned)r->conn_seq, r->sent, r->discarded);
+    report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+}
+
+/*
  * The stream says who it is and what it did before this connection.  Claim
- * it, continue its series, and on a reconnection count exactly what went
- * missing: everything it sent or discarded before, less what we received.
+ * it, continue its series (known to the registry, or found on disk after a
+ * restart), and on a reconnection count exactly what went missing:
+ * everything it sent or discarded before, less what we received.  A new
+ * series starts by naming its stream, for a serve restarted later.
  */
 static int on_resume(struct conn *c)
 {
     struct stream_resume r;
     struct stream_prev prev = {0, 0, 0, 0};
+    int exact = 1;
     stream_resume_decode(c->raw, c->hello.swapped, &r);
     if (stream_registry_claim(r.stream_id, r.start_ns, c->fd, &prev, &c->slot))
         c->slot = -1;
+    else if (!prev.known && r.conn_seq > 1)
+        exact = prev_from_disk(c, &r, &prev);
     if (open_file(c, &prev))
         return -1;
+    if (c->file.seq == 0)
+        report_news(c, stream_file_mark_at(&c->file, TRACE_MARK_STREAM_ID, r.stream_id, r.start_ns));
     c->stream_received = prev.received;
     if (r.conn_seq <= 1)
         return 0;
-    unsigned id = (unsigned)c->file.id;
-    if (prev.known && r.sent >= prev.received) {
-        uint64_t lost = r.sent + r.discarded - prev.received;
-        say("conn %u: stream %016" PRIx64 " resumed (connection %u): %" PRIu64 " events lost in the gap (%"
-            PRIu64 " discarded on the device while disconnected, %" PRIu64 " lost in flight)", id,
-            r.stream_id, (unsigned)r.conn_seq, lost, r.discarded, r.sent - prev.received);
-        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
-        if (lost)
-            report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
-    } else {
-        if (prev.known)
-            say("conn %u: stream %016" PRIx64 " resumed (connection %u) claiming %" PRIu64 " events sent "
-                "but %" PRIu64 " arrived; the gap's size is unknown", id, r.stream_id, (unsigned)r.conn_seq,
-                r.sent, prev.received);
-        else
-            say("conn %u: stream %016" PRIx64 " resumed (connection %u), unknown here (serve restarted?): "
-                "it sent %" PRIu64 " and discarded %" PRIu64 " events before; the gap's size is unknown",
-                id, r.stream_id, (unsigned)r.conn_seq, r.sent, r.discarded);
-        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+    if (!prev.known || !exact || r.sent < prev.received) {
+        unsized_gap(c, &r, &prev, exact);
+        return 0;
     }
+    uint64_t lost = r.sent + r.discarded - prev.received;
+    say("conn %u: stream %016" PRIx64 " resumed (connection %u): %" PRIu64 " events lost in the gap (%"
+        PRIu64 " discarded on the device while disconnected, %" PRIu64 " lost in flight)",
+        (unsigned)c->file.id, r.stream_id, (unsigned)r.conn_seq, lost, r.discarded, r.sent - prev.received);
+    report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
+    if (lost)
+        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
     return 0;
 }
 

@@ -409,6 +409,15 @@ enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uin
     return put_records(f, r, 1, 0);
 }
 
+enum stream_file_news stream_file_mark_at(struct stream_file *f, uint32_t code, uint64_t payload,
+                                          uint64_t ts)
+{
+    unsigned char r[REC];
+    encode_marker(f, r, code, payload);
+    put_le64(r + offsetof(trace_event_t, ts), ts);
+    return put_records(f, r, 1, 0);
+}
+
 uint32_t stream_file_segments(const struct stream_file *f)
 {
     return f->seq + 1 - f->first_seq;

@@ -82,6 +82,10 @@ enum stream_file_news stream_file_append(struct stream_file *f, const unsigned c
 /* Append a serve marker: code, payload, ts of the last record, tid 0. */
 enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload);
 
+/* The same with an explicit ts (TRACE_MARK_STREAM_ID carries a start time there). */
+enum stream_file_news stream_file_mark_at(struct stream_file *f, uint32_t code, uint64_t payload,
+                                          uint64_t ts);
+
 /* Stop writing because the filesystem is low on space, with a TRACE_MARK_DISK_FLOOR marker. */
 enum stream_file_news stream_file_stop_disk_low(struct stream_file *f, uint64_t floor_bytes);
 

@@ -10,7 +10,8 @@
  * the same stream (the device reconnected, so the old link is dead even if
  * TCP has not noticed) shuts the old socket down and waits, bounded, for it
  * to let go.  Bounded size: the least recently used idle entry makes room.
- * In memory only: a restarted serve does not know earlier streams.
+ * In memory only: for a stream a restarted serve does not know, stream_conn.c
+ * looks on disk (stream_series.h).
  */
 #ifndef CALLSIGHT_STREAM_REGISTRY_H
 #define CALLSIGHT_STREAM_REGISTRY_H

@@ -8,7 +8,7 @@
 # received + gap = generated.  Then SIGTERM: trace_stream sends what the
 # ring holds and exits 0.
 source "$(dirname "$0")/lib.sh"
-plan 28
+plan 34
 
 RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
@@ -30,8 +30,9 @@ wait_in "$T/c.err" "waiting for a tracer"
 rwa=$!
 track_pid $rwa
 F0=$T/out/trace.stream.1.0.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32080 ] && break; sleep 0.02; done
-is "$(stat -c %s "$F0")" 32080 "the first 1000 events arrived"
+# header, the stream-id marker that starts the series, 1000 events
+for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
+is "$(stat -c %s "$F0")" 32112 "the first 1000 events arrived"
 kill -STOP $client
 wait_in "$SERVE_LOG" "conn 1 closed.*idle: nothing received for 3 s"
 ok $? "serve closes the silent connection after --idle-timeout"
@@ -67,37 +68,60 @@ gap=$(sed -n 's/.*: \([0-9]*\) events lost in the gap.*/\1/p' "$SERVE_LOG")
 is $((e0 + e1 + gap)) 3500 "received ($e0 + $e1) + gap ($gap) = generated (3500)"
 is "$(ls "$T/out" | wc -l)" 2 "no other files"
 
-# --- serve restarted: the new serve does not know the stream, and says so ---
+# --- serve killed and restarted into the same directory: it finds the
+# stream's series on disk by the stream-id marker that starts it, continues
+# it, and counts the gap exactly from the records there.  SIGKILL: serve
+# closes nothing and writes no cut marker.  While it is down, trace_stream
+# drains what tracer B writes and discards it.
 SHM2=/cs-test-reconnect2-$$
 track_shm $SHM2
 start_serve "$T/r1" --quiet
 PORT1=$SERVE_PORT
-"$B/trace_stream" --retry 20 "$SHM2" 127.0.0.1 "$PORT1" 2> "$T/c2.err" &
+"$B/trace_stream" --retry 20 --heartbeat 1 "$SHM2" 127.0.0.1 "$PORT1" 2> "$T/c2.err" &
 client=$!
 track_pid $client
 wait_in "$T/c2.err" "waiting for a tracer"
 "$RW" --linger-ms 30000 "$SHM2" 1000 > /dev/null &
 rwa=$!
 track_pid $rwa
-for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32080 ] && break; sleep 0.02; done
-stop_serve
-"$CS" serve --host 127.0.0.1 --port "$PORT1" --out "$T/r2" --quiet > "$T/serve2.log" 2>&1 &
+for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
+kill -KILL $SERVE_PID
+wait $SERVE_PID 2>/dev/null
+wait_in "$T/c2.err" "reconnecting for up to 20 s"
+timeout 30 "$RW" "$SHM2" 2000 > /dev/null
+"$CS" serve --host 127.0.0.1 --port "$PORT1" --out "$T/r1" --quiet > "$T/serve2.log" 2>&1 &
 SERVE_PID=$!
+SERVE_LOG=$T/serve2.log
 track_pid $SERVE_PID
 wait_in "$T/c2.err" "reconnected to 127.0.0.1:$PORT1 \(connection 2\)"
 ok $? "trace_stream reconnects to the restarted serve"
 wait_in "$T/serve2.log" "resumed"
-grep -q "^callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2), unknown here (serve restarted?): it sent 1000 and discarded 0 events before; the gap's size is unknown$" "$T/serve2.log"
-ok $? "the restarted serve says the gap's size is unknown, and what the device sent before"
+grep -Eq "^callsight serve: conn 1: stream [0-9a-f]{16} resumed \(connection 2\): [0-9]+ events lost in the gap \([0-9]+ discarded on the device while disconnected, [0-9]+ lost in flight\)$" "$T/serve2.log"
+ok $? "the restarted serve finds the stream on disk and states the gap's exact size"
 timeout 30 "$RW" "$SHM2" 300 > /dev/null
-for _ in $(seq 500); do [ "$(stat -c %s "$T/r2/trace.stream.1.0.bin" 2>/dev/null)" = $((80 + 301 * 32)) ] && break; sleep 0.02; done
 kill -TERM $client
 wait $client
 is $? 0 "trace_stream exits 0 on SIGTERM"
 kill $rwa 2>/dev/null
+wait_serve_closed 1
 stop_serve
-is "$($CHECK "$T/r2/trace.stream.1.0.bin" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "events=300 markers=19:0 tail=0" \
-    "the new series starts with an unsized gap marker, then the 300 new events"
+R0=$T/r1/trace.stream.1.0.bin R1=$T/r1/trace.stream.1.1.bin
+is "$($CHECK --ids "$R0" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "events=1000 markers=25 tail=0" \
+    "segment 0: the stream-id marker, then the 1000 events serve wrote before it was killed"
+is "$($CHECK "$R1" | head -n 1 | sed 's/.* pid=\([0-9]*\) seq=\([0-9]*\).*/\1 \2/')" "1 1" \
+    "the restarted serve continues the same series at the next seq"
+gap=$(sed -n 's/.*: \([0-9]*\) events lost in the gap.*/\1/p' "$T/serve2.log")
+want="events=300 markers=24:$gap tail=0"
+[ "$gap" != 0 ] && want="events=300 markers=24:$gap,19:$gap tail=0"
+is "$($CHECK "$R1" | tail -n 1 | sed 's/mismatched=[0-9]* //')" "$want" \
+    "segment 1: resumed with the gap ($gap), then the 300 new events"
+e0=$($CHECK "$R0" | sed -n 's/.*events=\([0-9]*\) .*/\1/p'); e1=$($CHECK "$R1" | sed -n 's/.*events=\([0-9]*\) .*/\1/p')
+is $((e0 + e1 + gap)) 3300 "across the restart: received ($e0 + $e1) + gap ($gap) = generated (3300)"
+is "$(ls "$T/r1" | wc -l)" 2 "no other files in the restarted serve's directory"
+"$CS" analyze "$T/r1" --exe "$RW" > "$T/an1.out" 2> "$T/an1.err"
+is "$?:$(cat "$T/an1.err")" "0:" "analyze reads the series across the restart without complaint"
+is "$(head -n 1 "$T/an1.out" | sed 's/.*\(events=[0-9]*\) .*\(dropped=[0-9]*\)$/\1 \2/')" \
+    "events=1300 dropped=$gap" "analyze: 1000 + 300 events arrived, the gap's $gap counted as dropped"
 
 # --- serve restarted before any tracer came: nothing lost, nothing to say ---
 SHM4=/cs-test-reconnect4-$$

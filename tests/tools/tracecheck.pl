@@ -3,18 +3,23 @@
 # streamgen/ringwriter generate (event i: ts = 1000 + 10 i, func = 0x401000 +
 # (i % 13) * 0x40, call_site = 0x500000 + i, tid = 7 + i % 5, kind = i % 2).
 #
-#   tracecheck.pl [--first I] FILE...     files of one connection, in seq order
+#   tracecheck.pl [--first I] [--ids] FILE...   files of one connection, in seq order
 #
 # Prints one "header ..." line per file, then one summary line:
 #   events=N mismatched=M markers=CODE:PAYLOAD,... tail=B
 # events counts enter/exit records, which must be events I, I+1, ... in order
 # (mismatched counts those that are not); markers lists the kind-2 records;
 # tail counts bytes after the last whole record (0 for a valid file).
+# The stream-id marker serve starts a resumable stream's series with (code
+# 25, tid 0, a random payload) is left out, unless --ids lists it as "25".
 use strict;
 use warnings;
 
-my $i = 0;
-if (@ARGV && $ARGV[0] eq '--first') { shift; $i = shift; }
+my ($i, $ids) = (0, 0);
+while (@ARGV && $ARGV[0] =~ /^--(first|ids)$/) {
+    shift;
+    if ($1 eq 'first') { $i = shift; } else { $ids = 1; }
+}
 my ($events, $bad, $tail, @markers) = (0, 0, 0);
 for my $file (@ARGV) {
     open(my $fh, '<:raw', $file) or die "tracecheck: $file: $!\n";
@@ -33,6 +38,10 @@ for my $file (@ARGV) {
     for my $k (0 .. $n - 1) {
         my ($ts, $func, $site, $tid, $kind, $pad) =
             unpack("Q< Q< Q< L< C a3", substr($data, $hsz + 32 * $k, 32));
+        if ($kind == 2 && $func == 25 && $tid == 0) {
+            push @markers, "25" if $ids;
+            next;
+        }
         if ($kind == 2) {
             push @markers, "$func:$site";
             next;
