@@ -4,7 +4,7 @@
 # SIGSTOP, while a client connected, sent 20000 events and left), closes
 # the files and exits 0.
 source "$(dirname "$0")/lib.sh"
-plan 8
+plan 10
 
 RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
@@ -26,4 +26,17 @@ for sig in INT TERM; do
 done
 grep -q "stopped after 1 connection" "$SERVE_LOG"
 ok $? "the backlog connection counts as served"
+
+# Binding every address without --allow warns once; loopback and --allow do
+# not.  Nothing connects: the test only reads what serve says at start.
+start_serve "$T/any" --quiet  # 127.0.0.1 (start_serve's --host)
+grep -q 'without --allow' "$SERVE_LOG"
+ok $((! $?)) "no warning when listening on loopback"
+"$CS" serve --host 0.0.0.0 --port 0 --out "$T/any" --quiet > "$T/any.log" 2>&1 &
+anyp=$!
+track_pid $anyp
+for _ in $(seq 200); do grep -q 'listening on' "$T/any.log" && break; sleep 0.02; done
+kill -INT $anyp; wait $anyp 2>/dev/null
+is "$(grep -c 'warning: listening on 0.0.0.0.* without --allow' "$T/any.log")" 1 \
+    "binding 0.0.0.0 without --allow prints a one-line warning"
 exit $_failed
