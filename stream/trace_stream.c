@@ -29,6 +29,11 @@
  *
  *   cc -O2 -o trace_stream trace_stream.c -lzstd
  *
+ * On a device without libzstd, -DTRACE_STREAM_NO_LIBZSTD (and no -lzstd)
+ * builds a client that sends the same zstd frames made of raw, uncompressed
+ * blocks (RFC 8878), which every zstd decoder accepts: serve needs no
+ * change, the link carries about 8x the bytes (docs/devices.md).
+ *
  * The wire is little-endian; the ring is in the device's own byte order, so
  * a big-endian device converts every record before sending.  On a 32-bit
  * target the 64-bit atomics of the ring header must be lock-free (they are
@@ -57,7 +62,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef TRACE_STREAM_NO_LIBZSTD
 #include <zstd.h>
+#define LEVEL_MIN ZSTD_minCLevel()
+#define LEVEL_MAX ZSTD_maxCLevel()
+#define FRAME_LEVEL_NOTE ""
+#else
+#define LEVEL_MIN (-131072) /* libzstd's range, accepted and ignored */
+#define LEVEL_MAX 22
+#define FRAME_LEVEL_NOTE ";\n              ignored: built without libzstd, chunks go uncompressed"
+#endif
 
 #include "trace.h"
 #include "trace_shm.h"
@@ -138,7 +152,9 @@ struct sender {
     int sock;             /* -1 while disconnected */
     int level;
     const struct options *o;
+#ifndef TRACE_STREAM_NO_LIBZSTD
     ZSTD_CCtx *cctx;
+#endif
     unsigned char *raw;  /* CHUNK_RAW bytes drained from the ring */
     unsigned char *wire; /* chunk header followed by the zstd frame */
     size_t wire_cap;
@@ -181,7 +197,7 @@ static void usage(FILE *out)
             "exits once the tracer has detached and the ring is drained, and then\n"
             "removes the ring.  SIGINT/SIGTERM: send what is in the ring, then exit.\n"
             "\n"
-            "  --level N   zstd compression level (default %d)\n"
+            "  --level N   zstd compression level (default %d)%s\n"
             "  --retry S   when the server goes away, keep reconnecting for S seconds\n"
             "              (default %d; 0: exit at once), draining the ring meanwhile\n"
             "              and counting what cannot be sent as discarded\n"
@@ -195,7 +211,7 @@ static void usage(FILE *out)
             "and the events the tracer dropped because the ring was full.\n"
             "Exit status: 0 done, 1 error, 2 usage, %d tracers died without detaching\n"
             "(everything they had put in the ring was still sent).\n",
-            DEFAULT_LEVEL, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, EXIT_TRACER_LOST);
+            DEFAULT_LEVEL, FRAME_LEVEL_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, EXIT_TRACER_LOST);
 }
 
 static int host_is_little_endian(void)
@@ -283,9 +299,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--level")) {
-            if (i + 1 >= argc || parse_int(argv[i + 1], ZSTD_minCLevel(), ZSTD_maxCLevel(), &v)) {
-                fprintf(stderr, "trace_stream: --level needs a number from %d to %d\n",
-                        ZSTD_minCLevel(), ZSTD_maxCLevel());
+            if (i + 1 >= argc || parse_int(argv[i + 1], LEVEL_MIN, LEVEL_MAX, &v)) {
+                fprintf(stderr, "trace_stream: --level needs a number from %d to %d\n", LEVEL_MIN,
+                        LEVEL_MAX);
                 return -1;
             }
             o->level = (int)v;
@@ -725,6 +741,91 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     return send_all(s, hs, sizeof hs);
 }
 
+/* ---- zstd frames ----------------------------------------------------------
+ * One frame per chunk: compressed by libzstd, or, built with
+ * -DTRACE_STREAM_NO_LIBZSTD, stored in raw blocks (RFC 8878 section 3.1):
+ *
+ *   magic 28 B5 2F FD | descriptor A0: single segment, 4-byte content size |
+ *   content size (LE32) | blocks: 3-byte LE header (bit 0 last, bits 1-2
+ *   type 0 = raw, bits 3-23 size <= 128 KiB) then the bytes as they are
+ *
+ * No checksum and no dictionary.  A single-segment frame's window is its
+ * content size, so a decoder needs no more memory than the chunk itself.
+ */
+#ifndef TRACE_STREAM_NO_LIBZSTD
+static int frame_init(struct sender *s)
+{
+    s->cctx = ZSTD_createCCtx();
+    return s->cctx ? 0 : -1;
+}
+
+static void frame_free(struct sender *s) { ZSTD_freeCCtx(s->cctx); }
+
+static size_t frame_bound(size_t len) { return ZSTD_compressBound(len); }
+
+/* The frame's length in dst, 0 on failure (reported). */
+static size_t frame_make(struct sender *s, unsigned char *dst, size_t cap, const void *src, size_t len)
+{
+    size_t z = ZSTD_compressCCtx(s->cctx, dst, cap, src, len, s->level);
+    if (ZSTD_isError(z)) {
+        fprintf(stderr, "trace_stream: zstd compression failed: %s\n", ZSTD_getErrorName(z));
+        return 0;
+    }
+    return z;
+}
+#else
+#define FRAME_MAGIC 0xFD2FB528u
+#define FRAME_DESCRIPTOR 0xA0u /* FCS flag 2 (4 bytes), single segment */
+#define FRAME_HEAD 9u          /* magic, descriptor, content size */
+#define FRAME_BLOCK_MAX ((size_t)128 * 1024)
+#define FRAME_BLOCK_HEAD 3u
+
+static int frame_init(struct sender *s)
+{
+    (void)s;
+    return 0;
+}
+
+static void frame_free(struct sender *s) { (void)s; }
+
+/* At least one block, even for no bytes. */
+static size_t frame_bound(size_t len)
+{
+    size_t blocks = len ? (len + FRAME_BLOCK_MAX - 1) / FRAME_BLOCK_MAX : 1;
+    return FRAME_HEAD + blocks * FRAME_BLOCK_HEAD + len;
+}
+
+static void frame_le(unsigned char *p, uint32_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static size_t frame_make(struct sender *s, unsigned char *dst, size_t cap, const void *src, size_t len)
+{
+    const unsigned char *in = src;
+    size_t at = FRAME_HEAD, done = 0;
+    (void)s;
+    if (len > UINT32_MAX || frame_bound(len) > cap) {
+        fprintf(stderr, "trace_stream: a chunk of %zu bytes does not fit a frame\n", len);
+        return 0;
+    }
+    frame_le(dst, FRAME_MAGIC, 4);
+    dst[4] = FRAME_DESCRIPTOR;
+    frame_le(dst + 5, (uint32_t)len, 4);
+    do {
+        size_t n = len - done < FRAME_BLOCK_MAX ? len - done : FRAME_BLOCK_MAX;
+        uint32_t last = done + n == len;
+        frame_le(dst + at, (uint32_t)n << 3 | 0u << 1 | last, FRAME_BLOCK_HEAD);
+        if (n)
+            memcpy(dst + at + FRAME_BLOCK_HEAD, in + done, n);
+        at += FRAME_BLOCK_HEAD + n;
+        done += n;
+    } while (done < len);
+    return at;
+}
+#endif
+
 /*
  * Compress `len` bytes of payload into one frame and send it as a chunk.
  * 0 sent, 1 the connection is lost (reported; the caller decides), -1 a
@@ -733,12 +834,9 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
 static int send_chunk(struct sender *s, uint32_t type, const void *payload, size_t len)
 {
     unsigned char *frame = s->wire + TRACE_STREAM_CHUNK_HEADER_SIZE;
-    size_t z = ZSTD_compressCCtx(s->cctx, frame, s->wire_cap - TRACE_STREAM_CHUNK_HEADER_SIZE,
-                                 payload, len, s->level);
-    if (ZSTD_isError(z)) {
-        fprintf(stderr, "trace_stream: zstd compression failed: %s\n", ZSTD_getErrorName(z));
+    size_t z = frame_make(s, frame, s->wire_cap - TRACE_STREAM_CHUNK_HEADER_SIZE, payload, len);
+    if (z == 0)
         return -1;
-    }
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, type), type);
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)len);
     put_le32(s->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
@@ -959,11 +1057,10 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
     s->stream_id = random_id();
     clock_gettime(CLOCK_REALTIME, &ts);
     s->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    s->cctx = ZSTD_createCCtx();
     s->raw = malloc(CHUNK_RAW);
-    s->wire_cap = TRACE_STREAM_CHUNK_HEADER_SIZE + ZSTD_compressBound(CHUNK_RAW);
+    s->wire_cap = TRACE_STREAM_CHUNK_HEADER_SIZE + frame_bound(CHUNK_RAW);
     s->wire = malloc(s->wire_cap);
-    if (!s->cctx || !s->raw || !s->wire) {
+    if (frame_init(s) < 0 || !s->raw || !s->wire) {
         fprintf(stderr, "trace_stream: out of memory\n");
         return -1;
     }
@@ -972,7 +1069,7 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
 
 static void sender_free(struct sender *s)
 {
-    ZSTD_freeCCtx(s->cctx);
+    frame_free(s);
     free(s->raw);
     free(s->wire);
     if (s->sock >= 0)

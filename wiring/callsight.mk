@@ -23,7 +23,8 @@
 #   CALLSIGHT_INSTR    flags added to your sources (-finstrument-functions -g)
 #   CALLSIGHT_RUNTIME_CFLAGS   flags for trace.c (-O2 -g)
 #   CALLSIGHT_LDLIBS   what every .instr links (-pthread; glibc < 2.34: add -lrt)
-#   CALLSIGHT_ZSTD     how trace_stream gets zstd (-lzstd)
+#   CALLSIGHT_ZSTD     how trace_stream gets zstd (-lzstd; -DTRACE_STREAM_NO_LIBZSTD:
+#                      none, frames go uncompressed)
 
 callsight_goal := $(.DEFAULT_GOAL)
 CALLSIGHT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))

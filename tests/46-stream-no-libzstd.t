@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A device with only a C compiler and libc: trace_stream built with
+# -DTRACE_STREAM_NO_LIBZSTD (no zstd.h, no -lzstd) sends zstd frames of raw
+# blocks, which serve decodes unchanged; the workload streamed through it
+# analyzes with the exact counts of tests/40-stream-workload.t.
+source "$(dirname "$0")/lib.sh"
+source "$TESTS/workload_expect.sh"
+plan 12
+
+R=$(cd "$TESTS/.." && pwd)
+PARAMS="16 25 12 64 8"
+SHM=/cs-test-nozstd-$$
+track_shm "$SHM"
+expect_counts $PARAMS > "$T/expect"
+calls=$(awk '{s += $2} END {print s}' "$T/expect")
+
+# The client as a device would build it: its file beside the two headers.
+mkdir -p "$T/dev"
+cp "$R/stream/trace_stream.c" "$R/runtime/trace.h" "$R/runtime/trace_shm.h" "$T/dev/"
+(cd "$T/dev" && cc -std=c11 -Wall -Wextra -pedantic -Werror -O2 -DTRACE_STREAM_NO_LIBZSTD \
+    -o trace_stream trace_stream.c)
+ok $? "cc -O2 -DTRACE_STREAM_NO_LIBZSTD -o trace_stream trace_stream.c (no -lzstd)"
+n=$(cd "$T/dev" && cc -E -DTRACE_STREAM_NO_LIBZSTD trace_stream.c | grep -c 'zstd\.h')
+needed=$(readelf -d "$T/dev/trace_stream" | grep -c 'NEEDED.*zstd')
+is "$n $needed" "0 0" "it includes no zstd.h and links no libzstd"
+
+start_serve "$T/stream" --quiet
+ok $? "serve listens on a free port"
+timeout 60 "$T/dev/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
+client=$!
+track_pid $client
+wait_file "/dev/shm$SHM"
+TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$B/examples/workload" $PARAMS > /dev/null
+ok $? "workload runs traced with TRACE_SHM"
+wait $client
+ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
+summary=$(tail -n 1 "$T/client.err")
+diag "$summary"
+wait_serve_closed 1
+stop_serve
+grep -Eq '^callsight serve: conn 1 closed \(' "$SERVE_LOG" && ! grep -qi 'error\|bad\|invalid' "$SERVE_LOG"
+ok $? "serve decoded every raw-block frame and closed the connection normally"
+
+"$CS" analyze "$T/stream" --exe "$B/examples/workload" --top 0 > "$T/s.txt" 2>&1
+ok $? "analyze reads the stream files"
+h=$(head -n 1 "$T/s.txt"); diag "$h"
+events=$(field events "$h")
+[ "$events" -ge 500000 ] && [ "$events" -eq $((2 * calls)) ]
+ok $? "all $((2 * calls)) events (500,000+) arrived"
+is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
+    "threads=26 unmatched_exits=0 dropped=0"
+is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/' "$T/s.txt" | wc -l)" "$(wc -l < "$T/expect")" "one row per function"
+bad=0
+while read -r f want; do
+    [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
+done < "$T/expect"
+ok $bad "streamed call counts are the exact expected ones"
+
+# The cost: raw blocks add 3 bytes per 128 KiB and 9 per frame to the 32
+# bytes of each record, so the wire carries just over 32 bytes per record.
+fwd=$(echo "$summary" | sed -n 's/^trace_stream: forwarded \([0-9]*\) events in [0-9]* chunks (\([0-9]*\) bytes on the wire).*/\1 \2/p')
+set -- $fwd
+[ -n "${2:-}" ] && [ "$2" -ge $((32 * $1)) ] && [ "$2" -le $((33 * $1 + 4096)) ]
+ok $? "bytes on the wire per record: $(awk -v e="${1:-1}" -v b="${2:-0}" 'BEGIN { printf "%.2f", b / e }')"
+exit $_failed
