@@ -81,7 +81,7 @@
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 
-#define TL_HEAD 3u /* slots before the events: THREAD_NAME, THREAD_LOST, THREAD_RESYNC */
+#define TL_HEAD 4u /* slots before the events: BUILD_ID, THREAD_NAME, THREAD_LOST, THREAD_RESYNC */
 #define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
 
 #define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
@@ -127,6 +127,10 @@ static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: f
 static uint32_t g_buf_max = TRACE_BUF_EVENTS; /* events a deferred flush may grow to */
 static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
 static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
+static uint64_t g_build_id[2];   /* BUILD_ID payload: bytes 0-7, 8-15 (trace.h) */
+static int g_have_build_id;      /* the program has one: files start with it */
+static _Atomic int g_build_id_due; /* stream mode: not yet sent by this process */
+static uint64_t g_file_head;     /* a segment's bytes before its events */
 
 static char g_dir[PATH_MAX];  /* absolute TRACE_DIR */
 static uint64_t g_seg_bytes;  /* TRACE_SEG_MB: one file's size limit */
@@ -312,6 +316,7 @@ typedef struct tl_state {
     uint64_t seg_used;           /* bytes in it, header included */
     char name[16];               /* the thread name last written out */
     char name_out[16];           /* the name the flush under way carries */
+    int carries_build_id;        /* the flush under way carries BUILD_ID */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -419,9 +424,10 @@ static uint64_t name_bytes(const char *s)
     return v;
 }
 
-/* Puts the head markers just before the batch: THREAD_NAME when the name is
- * new, THREAD_LOST and THREAD_RESYNC when something was lost since the last
- * good flush.  Returns the index the flush starts at. */
+/* Puts the head markers just before the batch: in stream mode BUILD_ID
+ * until this process has sent it once, THREAD_NAME when the name is new,
+ * THREAD_LOST and THREAD_RESYNC when something was lost since the last good
+ * flush.  Returns the index the flush starts at. */
 static uint32_t tl_head_marks(tl_state_t *t)
 {
     uint32_t first = TL_HEAD;
@@ -437,12 +443,20 @@ static uint32_t tl_head_marks(tl_state_t *t)
         mark_fill(&t->buf[first], name_bytes(t->name_out + 8), t->tid, TRACE_MARK_THREAD_NAME,
                   name_bytes(t->name_out));
     }
+    t->carries_build_id = g_ring && atomic_load_explicit(&g_build_id_due, memory_order_relaxed);
+    if (t->carries_build_id) {
+        first--;
+        mark_fill(&t->buf[first], g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
+    }
     return first;
 }
 
-/* The head markers went out: the loss is reported, the name known. */
+/* The head markers went out: the loss is reported, the name known, and the
+ * process announced (another thread may have done it too: harmless). */
 static void tl_head_sent(tl_state_t *t)
 {
+    if (t->carries_build_id)
+        atomic_store_explicit(&g_build_id_due, 0, memory_order_relaxed);
     t->lost = 0;
     if (t->name_out[0])
         memcpy(t->name, t->name_out, sizeof t->name);
@@ -571,7 +585,24 @@ static int file_pwrite_all(int fd, const void *buf, uint64_t len, uint64_t off)
     return 0;
 }
 
-/* Creates the thread's next segment with its header.  O_EXCL: a name that
+/* A segment's first bytes: its header, then BUILD_ID when the program has
+ * one, so that every file names the binary it came from.  Returns the
+ * length (g_file_head). */
+static uint64_t file_head(tl_state_t *t, unsigned char *out)
+{
+    trace_file_header_t h;
+    file_header(&h, t->seq);
+    memcpy(out, &h, sizeof h);
+    if (g_have_build_id) {
+        trace_event_t m;
+        mark_fill(&m, g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
+        file_to_le(&m, 1);
+        memcpy(out + sizeof h, &m, sizeof m);
+    }
+    return g_file_head;
+}
+
+/* Creates the thread's next segment with its head.  O_EXCL: a name that
  * exists (an earlier thread with the same tid, an older run with the same
  * pid) is skipped for the next seq, never overwritten.  0 or an errno. */
 static int file_open(tl_state_t *t)
@@ -584,9 +615,8 @@ static int file_open(tl_state_t *t)
             continue;
         if (fd < 0)
             return errno;
-        trace_file_header_t h;
-        file_header(&h, t->seq);
-        int err = file_pwrite_all(fd, &h, sizeof h, 0);
+        unsigned char head[HDR_BYTES + EV_BYTES];
+        int err = file_pwrite_all(fd, head, file_head(t, head), 0);
         if (err) {
             close(fd);
             unlink(path); /* ours, and a torn header helps no reader */
@@ -594,7 +624,7 @@ static int file_open(tl_state_t *t)
         }
         t->fd = fd;
         t->has_fd = 1;
-        t->seg_used = HDR_BYTES;
+        t->seg_used = g_file_head;
         return 0;
     }
     return EEXIST;
@@ -611,14 +641,14 @@ static void file_close(tl_state_t *t)
 }
 
 /* Appends events to the thread's segment, rotating at TRACE_SEG_MB, the
- * bytes (and any new header) reserved against `limit` first.  Returns 0,
+ * bytes (and any new head) reserved against `limit` first.  Returns 0,
  * FILE_OVER_BUDGET or an errno; a failed write leaves whole records only. */
 static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_t limit)
 {
     uint64_t bytes = count * EV_BYTES;
-    if (t->has_fd && t->seg_used > HDR_BYTES && t->seg_used + bytes > g_seg_bytes)
+    if (t->has_fd && t->seg_used > g_file_head && t->seg_used + bytes > g_seg_bytes)
         file_close(t);
-    if (!budget_take(bytes + (t->has_fd ? 0 : HDR_BYTES), limit))
+    if (!budget_take(bytes + (t->has_fd ? 0 : g_file_head), limit))
         return FILE_OVER_BUDGET;
     if (!t->has_fd) {
         int err = file_open(t);
@@ -638,7 +668,7 @@ static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_
 }
 
 /* Capture ends for the process; the thread that ends it says why, in-band.
- * The marker fits: the soft budget keeps room for a header and one event,
+ * The marker fits: the soft budget keeps room for a head and one event,
  * and a failed write leaves its own reservation unused. */
 static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload)
 {
@@ -1023,6 +1053,7 @@ static void ring_announce(void)
      * lower half above is complete when it reads it */
     atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
     g_ring_joined = 1;
+    atomic_store_explicit(&g_build_id_due, g_have_build_id, memory_order_relaxed);
 }
 
 /* A shared flock on the segment, held until this process (and any child
@@ -1185,10 +1216,64 @@ static int cfg_clock(void)
 
 /* ---- start, thread exit, fork, process exit ------------------------------ */
 
-static int bias_of_main(struct dl_phdr_info *info, size_t size, void *data)
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+/* The GNU build-id among the notes at p (size bytes, in memory, so in our
+ * own byte order): its first 16 bytes into g_build_id.  Nonzero if found.
+ * Names and descriptors are padded to 4 bytes, or to 8 in a segment
+ * aligned to 8. */
+static int build_id_in_notes(const unsigned char *p, uint64_t size, uint64_t align)
+{
+    uint64_t pad = align == 8 ? 7u : 3u, off = 0;
+    while (size - off >= 12u) {
+        uint32_t nh[3]; /* namesz, descsz, type */
+        memcpy(nh, p + off, sizeof nh);
+        uint64_t name = off + 12u, desc = name + (((uint64_t)nh[0] + pad) & ~pad);
+        if (desc > size || nh[1] > size - desc)
+            return 0;
+        if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4u && memcmp(p + name, "GNU", 4) == 0 && nh[1] > 0) {
+            unsigned char id[16] = {0};
+            memcpy(id, p + desc, nh[1] < sizeof id ? nh[1] : sizeof id);
+            g_build_id[0] = name_bytes((const char *)id);
+            g_build_id[1] = name_bytes((const char *)id + 8);
+            return 1;
+        }
+        off = desc + (((uint64_t)nh[1] + pad) & ~pad);
+        if (off > size)
+            return 0;
+    }
+    return 0;
+}
+
+/* Nonzero when [vaddr, vaddr + len) lies in a loaded segment: only then is
+ * a note readable in memory. */
+static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len)
+{
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && len <= ph->p_filesz &&
+            vaddr - ph->p_vaddr <= ph->p_filesz - len)
+            return 1;
+    }
+    return 0;
+}
+
+/* The first entry is the program itself: its load bias, and its build-id
+ * from a PT_NOTE segment (cold: once, at start). */
+static int main_program(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    *(uint64_t *)data = (uint64_t)info->dlpi_addr; /* first entry: the program */
+    (void)data;
+    g_load_bias = (uint64_t)info->dlpi_addr;
+    for (size_t i = 0; i < info->dlpi_phnum && !g_have_build_id; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_NOTE && build_id_mapped(info, ph->p_vaddr, ph->p_filesz))
+            g_have_build_id = build_id_in_notes(
+                (const unsigned char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr), ph->p_filesz,
+                ph->p_align);
+    }
     return 1;
 }
 
@@ -1259,9 +1344,10 @@ static void trace_fork_child(void)
     t->depth = t->batch_depth = 0;
     if (t->tid)
         t->tid = (uint32_t)syscall(SYS_gettid);
-    if (g_ring_joined && !stopped())
+    if (g_ring_joined && !stopped()) {
         atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release); /* as in ring_announce */
-    else
+        atomic_store_explicit(&g_build_id_due, g_have_build_id, memory_order_relaxed);
+    } else
         g_ring_joined = 0;
 }
 
@@ -1311,12 +1397,13 @@ static void trace_setup(void)
     const char *dir = getenv("TRACE_DIR");
     const char *shm = getenv("TRACE_SHM");
 
+    dl_iterate_phdr(main_program, NULL);
+    g_file_head = HDR_BYTES + (g_have_build_id ? EV_BYTES : 0);
     g_budget_max = max_mb * MIB;
-    g_budget_soft = g_budget_max - HDR_BYTES - EV_BYTES; /* room to say "stopped" */
+    g_budget_soft = g_budget_max - g_file_head - EV_BYTES; /* room to say "stopped" */
     g_seg_bytes = seg_mb * MIB;
     g_pid = (uint32_t)getpid();
     clock_init(clock_mode);
-    dl_iterate_phdr(bias_of_main, &g_load_bias);
     g_hook_ns = hook_measure();
     if (pthread_key_create(&g_key, tl_thread_exit) != 0) {
         say("cannot create a thread key; tracing off", (char *)0);

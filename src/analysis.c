@@ -577,6 +577,17 @@ static void on_stream_marker(struct series_run *run, const trace_event_t *ev, in
     }
 }
 
+/* The binary that wrote the records; analyze checks it against --exe. */
+static void on_build_id(struct analysis_source *src, const trace_event_t *ev)
+{
+    if (!src->have_build_id) {
+        src->have_build_id = 1;
+        src->build_id[0] = ev->call_site;
+        src->build_id[1] = ev->ts;
+    } else if (src->build_id[0] != ev->call_site || src->build_id[1] != ev->ts)
+        src->build_id_mixed = 1;
+}
+
 static void on_marker(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
 {
     struct analysis_source *src = &run->a->src[run->src];
@@ -595,6 +606,9 @@ static void on_marker(struct series_run *run, const struct trace_reader *r, cons
     case TRACE_MARK_THREAD_EXIT:
     case TRACE_MARK_THREAD_NAME:
         on_thread_marker(run, ev, ns);
+        break;
+    case TRACE_MARK_BUILD_ID:
+        on_build_id(src, ev);
         break;
     case TRACE_MARK_DEVICE_DROPPED:
         src->have_device = 1;

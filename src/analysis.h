@@ -58,6 +58,11 @@ struct analysis_source {
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
+    /* The traced binary (TRACE_MARK_BUILD_ID): the first build-id seen,
+     * and whether a later one differed (several binaries in one stream). */
+    int have_build_id;
+    int build_id_mixed;
+    uint64_t build_id[2];     /* bytes 0-7, 8-15, as the marker packs them */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };

@@ -8,7 +8,8 @@
  *   streaming pass: trace_reader -> callstack -> sinks: funcstats always,
  *   plus cctree, callsites or out_perfetto as the format needs) -> symbols
  *   (one batched addr2line for functions and call sites) -> the format's
- *   writer (report.c, out_*.c).
+ *   writer (report.c, out_*.c).  Before any name is looked up, the build-id
+ *   the runtime recorded is checked against --exe's (elf_buildid.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "callsites.h"
 #include "cctree.h"
 #include "commands.h"
+#include "elf_buildid.h"
 #include "notes.h"
 #include "out.h"
 #include "out_callers.h"
@@ -47,6 +49,7 @@ struct options {
     enum format format;
     const char *out_path;
     size_t max_stacks;
+    int force; /* --force: analyze even if --exe is not the traced binary */
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
 };
@@ -57,6 +60,7 @@ static void usage(FILE *out)
 "usage: callsight analyze [DIR|FILE ...] --exe BIN [--format F] [-o FILE]\n"
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
 "                         [--function NAME] [--max-stacks N] [--addr2line TOOL]\n"
+"                         [--force]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -73,7 +77,11 @@ static void usage(FILE *out)
 "\n"
 "options:\n"
 "  --exe BIN          the instrumented binary that was traced (required): its\n"
-"                     debug info and symbol table name the functions\n"
+"                     debug info and symbol table name the functions.  Traces\n"
+"                     record the traced binary's GNU build-id; a BIN whose\n"
+"                     build-id differs is refused (exit 1)\n"
+"  --force            analyze with a BIN whose build-id differs anyway (a\n"
+"                     warning is printed: names may be wrong)\n"
 "  --format F         text (default), json, folded, svg, perfetto or callers\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
@@ -267,6 +275,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 1;
+        }
+        if (!strcmp(a, "--force")) {
+            o->force = 1;
+            continue;
         }
         size_t k = 0;
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
@@ -501,6 +513,51 @@ static int run_pass(struct run *r, struct trace_files *tf)
     return 0;
 }
 
+/* The first source recorded from a binary other than --exe, or NULL. */
+static const struct analysis_source *foreign_source(const struct analysis *a, const uint64_t exe_id[2],
+                                                    int exe_has_id)
+{
+    for (size_t i = 0; i < a->nsrc; i++) {
+        const struct analysis_source *s = &a->src[i];
+        if (s->have_build_id &&
+            (!exe_has_id || s->build_id_mixed || s->build_id[0] != exe_id[0] || s->build_id[1] != exe_id[1]))
+            return s;
+    }
+    return NULL;
+}
+
+/* --exe must be the binary that ran: compare the build-ids (their first 16
+ * bytes, all the trace carries).  Traces without one (older runtimes, a
+ * binary built without) are taken on trust.  0 ok, else reported, 1. */
+static int check_build_id(const struct run *r)
+{
+    const struct options *o = r->o;
+    struct elf_buildid b;
+    uint64_t exe_id[2];
+    char msg[512], mine[33], theirs[33], why[600];
+    if (elf_buildid_read(o->exe, &b, msg, sizeof msg) < 0)
+        b.len = 0;
+    elf_buildid_words(&b, exe_id);
+    const struct analysis_source *s = foreign_source(&r->a, exe_id, b.len > 0);
+    if (!s)
+        return 0;
+    elf_buildid_hex(s->build_id, theirs);
+    elf_buildid_hex(exe_id, mine);
+    if (b.len)
+        snprintf(why, sizeof why, "--exe %s is not the traced binary: its build-id %s differs from %s %u's %s%s",
+                 o->exe, mine, analysis_source_word(s), s->id, theirs,
+                 s->build_id_mixed ? " (and others)" : "");
+    else
+        snprintf(why, sizeof why, "--exe %s has no readable build-id, but %s %u was traced from build-id %s",
+                 o->exe, analysis_source_word(s), s->id, theirs);
+    if (o->force) {
+        fprintf(stderr, PROG ": warning: %s; analyzing anyway (--force): names may be wrong\n", why);
+        return 0;
+    }
+    fprintf(stderr, PROG ": %s; give the binary that ran (or --force)\n", why);
+    return 1;
+}
+
 static void run_free(struct run *r)
 {
     if (r->syms)
@@ -525,6 +582,8 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     int rc = setup(&r);
     if (!rc)
         rc = run_pass(&r, tf);
+    if (!rc)
+        rc = check_build_id(&r);
     if (!rc)
         rc = resolve(&r);
     if (!rc)

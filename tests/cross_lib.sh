@@ -9,7 +9,8 @@
 # in file mode, checks that every file is little-endian with the TICKS flag
 # TICKS (1: the target's counter ran, 0: CLOCK_MONOTONIC), and that
 # `callsight analyze --addr2line TRIPLE-addr2line` gives the exact counts
-# with every name resolved.  Plans its own tests.
+# with every name resolved; that each file opens with the binary's build-id
+# (marker 26) and a rebuild of the workload is refused.  Plans its own tests.
 CROSS_PARAMS="8 12 12 64 8"
 
 cross_tools_ok() { # TRIPLE QEMU
@@ -43,7 +44,7 @@ cross_file_mode() {
         skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
         return 0
     fi
-    plan 9
+    plan 11
     expect_counts $CROSS_PARAMS > "$T/expect"
     "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c "$ROOT/runtime/trace.c" \
         -o "$T/trace.o" 2> "$T/cc1.err"
@@ -75,4 +76,19 @@ cross_file_mode() {
     ok $bad "every function has its exact call count"
     is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$T/a.txt" | wc -l)" \
         "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
+    local id head
+    id=$(readelf -n "$bin" | sed -n 's/.*Build ID: *//p')
+    bad=0
+    [ -n "$id" ] || bad=1
+    for f in "$T"/files/trace.*.bin; do
+        head=$(od -An -tx1 -j 80 -N 32 "$f" | tr -d ' \n')
+        [ "$(le64 "$f" 88) ${head:56:2} ${head:32:16}${head:0:16}" = "26 02 ${id:0:32}" ] ||
+            { diag "$f: $head, id $id"; bad=1; }
+    done
+    ok $bad "every file opens with the binary's build-id, packed little-endian"
+    "$triple-gcc" -finstrument-functions -g -O2 -I"$ROOT/runtime" -DMAX_SORT=2048 \
+        "$ROOT/examples/workload.c" "$T/trace.o" -pthread -static -o "$T/rebuilt" 2> /dev/null
+    "$CS" analyze "$T/files" --exe "$T/rebuilt" --addr2line "$triple-addr2line" > /dev/null 2> "$T/r.err"
+    is "$? $(grep -c "is not the traced binary: its build-id [0-9a-f]* differs from pid [0-9]*'s ${id:0:32};" "$T/r.err")" \
+        "1 1" "a rebuild (-DMAX_SORT=2048) is refused: its build-id differs"
 }
