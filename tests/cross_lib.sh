@@ -92,3 +92,86 @@ cross_file_mode() {
     is "$? $(grep -c "is not the traced binary: its build-id [0-9a-f]* differs from pid [0-9]*'s ${id:0:32};" "$T/r.err")" \
         "1 1" "a rebuild (-DMAX_SORT=2048) is refused: its build-id differs"
 }
+
+#   cross_stream_mode GROUP TRIPLE QEMU
+#
+# Streaming from the same device: the runtime, the workload and trace_stream
+# built with -DTRACE_STREAM_NO_LIBZSTD (no libzstd for the target), all
+# static, both run under qemu-QEMU-static sharing the ring, into the host's
+# `callsight serve` on 127.0.0.1.  The client sends little-endian whatever
+# the device (serve must not log a big-endian stream); the stream file is
+# little-endian; analyze with TRIPLE-addr2line gives the exact counts with
+# every name resolved.  Small parameters: qemu is slow.  Plans its own tests.
+CROSS_STREAM_PARAMS="4 5 10 32 4"
+cross_stream_mode() {
+    local group=$1 triple=$2 qemu=$3 ROOT bin=$T/workload.$2 ts=$T/trace_stream.$2
+    ROOT=$(cd "$TESTS/.." && pwd)
+    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
+        "$ROOT/scripts/deps.sh" install "$group" > "$T/deps.out" 2>&1
+    fi
+    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
+        plan 1
+        skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
+        return 0
+    fi
+    plan 12
+    local workers=${CROSS_STREAM_PARAMS#* }
+    workers=${workers%% *}
+    expect_counts $CROSS_STREAM_PARAMS > "$T/expect"
+    local calls
+    calls=$(awk '{s += $2} END {print s}' "$T/expect")
+    "$triple-gcc" -O2 -c "$ROOT/runtime/trace.c" -o "$T/trace.o" &&
+        "$triple-gcc" -finstrument-functions -g -O2 -I"$ROOT/runtime" "$ROOT/examples/workload.c" \
+            "$T/trace.o" -pthread -static -o "$bin" 2> "$T/cc1.err"
+    ok $? "the runtime and the instrumented workload build for $triple, statically linked"
+    sed 's/^/# /' "$T/cc1.err"
+    # getaddrinfo in a static binary draws a linker warning; numeric hosts need no NSS.
+    "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -DTRACE_STREAM_NO_LIBZSTD \
+        -I"$ROOT/runtime" -o "$ts" "$ROOT/stream/trace_stream.c" -static 2> "$T/cc2.err"
+    ok $? "trace_stream builds for $triple with -DTRACE_STREAM_NO_LIBZSTD (no -lzstd), static"
+    grep -v 'getaddrinfo\|in function' "$T/cc2.err" | sed 's/^/# /'
+
+    local shm=/cs-test-xstream-$qemu-$$ client
+    track_shm "$shm"
+    start_serve "$T/stream" --quiet
+    ok $? "serve listens on a free port"
+    timeout 120 "qemu-$qemu-static" "$ts" "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
+    client=$!
+    track_pid $client
+    wait_file "/dev/shm$shm"
+    TRACE_ENABLE=1 TRACE_SHM=$shm timeout 120 "qemu-$qemu-static" "$bin" $CROSS_STREAM_PARAMS \
+        > /dev/null 2> "$T/run.err"
+    ok $? "the $triple workload runs traced with TRACE_SHM under qemu-$qemu-static"
+    sed 's/^/# /' "$T/run.err"
+    wait $client
+    ok $? "the $triple trace_stream exits 0 once the ring drained"
+    diag "$(tail -n 1 "$T/client.err")"
+    wait_serve_closed 1
+    stop_serve
+    grep -Eq '^callsight serve: conn 1 from 127\.0\.0\.1:[0-9]+$' "$SERVE_LOG" &&
+        grep -Eq '^callsight serve: conn 1 closed \(' "$SERVE_LOG" &&
+        ! grep -qi 'big-endian\|error\|bad\|invalid' "$SERVE_LOG"
+    ok $? "serve got a little-endian stream (no 'big-endian stream') and closed it normally"
+    grep 'conn 1' "$SERVE_LOG" | sed 's/^/# /'
+
+    local files=("$T"/stream/trace.stream.*.bin)
+    is "${#files[@]} $(ls "$T/stream" | wc -l)" "1 1" "one stream file"
+    cross_headers "$T/stream" 0
+    ok $? "the stream file is little-endian (version 2, 32-byte events, 80-byte header), flags=0"
+    "$CS" analyze "$T/stream" --exe "$bin" --addr2line "$triple-addr2line" --top 0 \
+        > "$T/s.txt" 2> "$T/s.err"
+    ok $? "callsight analyze --exe BIN --addr2line $triple-addr2line reads the stream"
+    sed 's/^/# /' "$T/s.err"
+    local h
+    h=$(head -n 1 "$T/s.txt"); diag "$h"
+    is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
+        "$((2 * calls)) $((workers + 1)) 0 0 0" \
+        "events=$((2 * calls)) threads=$((workers + 1)) unmatched_exits=0 unclosed_enters=0 dropped=0"
+    local bad=0 f want
+    while read -r f want; do
+        [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
+    done < "$T/expect"
+    ok $bad "every function has its exact call count"
+    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$T/s.txt" | wc -l)" \
+        "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
+}
