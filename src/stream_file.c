@@ -92,8 +92,7 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-/* The id in "trace.stream.<id>.<seq>.bin", or 0 if the name is not one of ours. */
-static uint32_t id_of_name(const char *name)
+int stream_file_parse_name(const char *name, uint32_t *id, uint32_t *seq)
 {
     static const char prefix[] = "trace.stream.";
     if (strncmp(name, prefix, sizeof prefix - 1))
@@ -103,11 +102,15 @@ static uint32_t id_of_name(const char *name)
     if (*p < '0' || *p > '9')
         return 0;
     errno = 0;
-    unsigned long id = strtoul(p, &end, 10);
-    if (errno || id > UINT32_MAX || *end != '.' || end[1] < '0' || end[1] > '9')
+    unsigned long a = strtoul(p, &end, 10);
+    if (errno || a == 0 || a > UINT32_MAX || *end != '.' || end[1] < '0' || end[1] > '9')
         return 0;
-    strtoul(end + 1, &end, 10);
-    return strcmp(end, ".bin") ? 0 : (uint32_t)id;
+    unsigned long b = strtoul(end + 1, &end, 10);
+    if (errno || b > UINT32_MAX || strcmp(end, ".bin"))
+        return 0;
+    *id = (uint32_t)a;
+    *seq = (uint32_t)b;
+    return 1;
 }
 
 int stream_file_init_dir(const char *dir, char *err, size_t err_len)
@@ -123,7 +126,8 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len)
     }
     uint32_t highest = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        uint32_t id = id_of_name(e->d_name);
+        uint32_t id = 0, seq;
+        (void)stream_file_parse_name(e->d_name, &id, &seq);
         if (id > highest)
             highest = id;
     }

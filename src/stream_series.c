@@ -6,6 +6,7 @@
  * other connection writes the files it counts.
  */
 #include "stream_series.h"
+#include "stream_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,28 +30,6 @@ static uint64_t get_le(const unsigned char *p, int n)
     for (int i = 0; i < n; i++)
         v |= (uint64_t)p[i] << (8 * i);
     return v;
-}
-
-/* "trace.stream.<id>.<seq>.bin" -> id, seq; 0 if the name is not one of ours. */
-static int parse_name(const char *name, uint32_t *id, uint32_t *seq)
-{
-    static const char prefix[] = "trace.stream.";
-    if (strncmp(name, prefix, sizeof prefix - 1))
-        return 0;
-    const char *p = name + sizeof prefix - 1;
-    char *end;
-    if (*p < '0' || *p > '9')
-        return 0;
-    errno = 0;
-    unsigned long a = strtoul(p, &end, 10);
-    if (errno || a == 0 || a > UINT32_MAX || *end != '.' || end[1] < '0' || end[1] > '9')
-        return 0;
-    unsigned long b = strtoul(end + 1, &end, 10);
-    if (errno || b > UINT32_MAX || strcmp(end, ".bin"))
-        return 0;
-    *id = (uint32_t)a;
-    *seq = (uint32_t)b;
-    return 1;
 }
 
 /* Open a segment positioned after its header; -1 if it is missing or its header is not whole. */
@@ -161,7 +140,7 @@ static int find_ids(DIR *d, const char *dir, uint64_t sid, uint64_t start_ns, ui
     int n = 0;
     uint32_t id, seq;
     for (struct dirent *e; n < STREAM_SERIES_MAX && (e = readdir(d));)
-        if (parse_name(e->d_name, &id, &seq) && seq == 0 && names_stream(dir, id, sid, start_ns))
+        if (stream_file_parse_name(e->d_name, &id, &seq) && seq == 0 && names_stream(dir, id, sid, start_ns))
             ids[n++] = id;
     return n;
 }
@@ -173,7 +152,7 @@ static int count_ids(DIR *d, const char *dir, const uint32_t *ids, int n, struct
     uint32_t id, seq;
     int rc = buf ? 0 : -1;
     for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!parse_name(e->d_name, &id, &seq) || !listed(ids, n, id))
+        if (!stream_file_parse_name(e->d_name, &id, &seq) || !listed(ids, n, id))
             continue;
         rc = count_segment(dir, id, seq, buf, out);
         if (id == out->file_id && seq >= out->next_seq)
