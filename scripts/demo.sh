@@ -5,7 +5,8 @@
 # would: callsight serve on 127.0.0.1, trace_stream draining a shm ring, the
 # workload traced with TRACE_SHM, then the analyze report.  Also shows file
 # mode for comparison.  Every process and the shm segment are cleaned up,
-# also when interrupted.
+# also when interrupted.  DEMO_DIR (default demo-traces) is where traces go;
+# DEMO_ARGS, the streamed workload's parameters (see examples/workload.c).
 set -u
 BUILD=${1:-build}
 B=$(cd "$BUILD" && pwd)
@@ -52,8 +53,9 @@ echo "\$ trace_stream $SHM 127.0.0.1 $port &"
 client_pid=$!
 
 step "4. run the workload with TRACE_SHM: no disk or network I/O in the traced process"
-echo "\$ TRACE_ENABLE=1 TRACE_SHM=$SHM $BUILD/examples/workload"
-TRACE_ENABLE=1 TRACE_SHM="$SHM" "$B/examples/workload" || die "workload failed"
+echo "\$ TRACE_ENABLE=1 TRACE_SHM=$SHM $BUILD/examples/workload ${DEMO_ARGS:-}"
+# shellcheck disable=SC2086 # DEMO_ARGS: the workload's parameters, split
+TRACE_ENABLE=1 TRACE_SHM="$SHM" "$B/examples/workload" ${DEMO_ARGS:-} || die "workload failed"
 wait "$client_pid" || die "trace_stream failed"
 client_pid=""
 sleep 0.2 # let serve log the closed connection
