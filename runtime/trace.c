@@ -103,7 +103,9 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #endif
 /* A flush that gave up retries after this many more events, until the
  * buffer is full; only then is the batch dropped. */
-#define RING_FINAL_TRIES 25u /* x 200 us: how long a final flush may wait */
+#define RING_FINAL_TRIES 250u /* x 200 us: a final flush waits at most 50 ms, since a
+                               * lock holder preempted on a busy machine (or under
+                               * qemu) can be off its CPU for tens of ms */
 #define RING_RETRY_EVENTS(batch) ((batch) / 8u > 0u ? (batch) / 8u : 1u)
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
