@@ -33,17 +33,24 @@ cross_headers() { # DIR TICKS: every file: magic, LE version/size/header, flags
     return $bad
 }
 
+# cross_ready GROUP TRIPLE QEMU: install GROUP through scripts/deps.sh when
+# its tools are missing; if that fails, plan one visibly skipped test and
+# return 1.
+cross_ready() {
+    local group=$1 triple=$2 qemu=$3 root
+    root=$(cd "$TESTS/.." && pwd)
+    cross_tools_ok "$triple" "$qemu" && "$root/scripts/deps.sh" check "$group" > /dev/null 2>&1 && return 0
+    "$root/scripts/deps.sh" install "$group" > "$T/deps.out" 2>&1
+    cross_tools_ok "$triple" "$qemu" && "$root/scripts/deps.sh" check "$group" > /dev/null 2>&1 && return 0
+    plan 1
+    skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
+    return 1
+}
+
 cross_file_mode() {
     local group=$1 triple=$2 qemu=$3 ticks=$4 ROOT bin=$T/workload.$2
     ROOT=$(cd "$TESTS/.." && pwd)
-    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
-        "$ROOT/scripts/deps.sh" install "$group" > "$T/deps.out" 2>&1
-    fi
-    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
-        plan 1
-        skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
-        return 0
-    fi
+    cross_ready "$group" "$triple" "$qemu" || return 0
     plan 11
     expect_counts $CROSS_PARAMS > "$T/expect"
     "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c "$ROOT/runtime/trace.c" \
@@ -106,14 +113,7 @@ CROSS_STREAM_PARAMS="4 5 10 32 4"
 cross_stream_mode() {
     local group=$1 triple=$2 qemu=$3 ROOT bin=$T/workload.$2 ts=$T/trace_stream.$2
     ROOT=$(cd "$TESTS/.." && pwd)
-    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
-        "$ROOT/scripts/deps.sh" install "$group" > "$T/deps.out" 2>&1
-    fi
-    if ! cross_tools_ok "$triple" "$qemu" || ! "$ROOT/scripts/deps.sh" check "$group" > /dev/null 2>&1; then
-        plan 1
-        skip "$triple toolchain or qemu-$qemu-static missing and 'scripts/deps.sh install $group' failed: $(tail -n 1 "$T/deps.out" 2>/dev/null)"
-        return 0
-    fi
+    cross_ready "$group" "$triple" "$qemu" || return 0
     plan 12
     local workers=${CROSS_STREAM_PARAMS#* }
     workers=${workers%% *}
