@@ -23,7 +23,7 @@ HOST_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-EXAMPLES  := workload workload-nopie forker tidreuse
+EXAMPLES  := workload workload-nopie forker tidreuse resident
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
 
 .PHONY: all deps deps-test demo test check check-build clean asan-test

@@ -81,7 +81,8 @@
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 
-#define TL_HEAD 4u /* slots before the events: BUILD_ID, THREAD_NAME, THREAD_LOST, THREAD_RESYNC */
+#define TL_HEAD 6u /* slots before the events: PROCESS, LOAD_BIAS, BUILD_ID, THREAD_NAME,
+                    * THREAD_LOST, THREAD_RESYNC */
 #define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
 
 #define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
@@ -131,7 +132,7 @@ static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
 static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
 static uint64_t g_build_id[2];   /* BUILD_ID payload: bytes 0-7, 8-15 (trace.h) */
 static int g_have_build_id;      /* the program has one: files start with it */
-static _Atomic int g_build_id_due; /* stream mode: not yet sent by this process */
+static _Atomic int g_announce_due; /* stream mode: LOAD_BIAS (+ BUILD_ID) not yet sent */
 static uint64_t g_file_head;     /* a segment's bytes before its events */
 
 static char g_dir[PATH_MAX];  /* absolute TRACE_DIR */
@@ -318,7 +319,9 @@ typedef struct tl_state {
     uint64_t seg_used;           /* bytes in it, header included */
     char name[16];               /* the thread name last written out */
     char name_out[16];           /* the name the flush under way carries */
-    int carries_build_id;        /* the flush under way carries BUILD_ID */
+    uint32_t pid_sent;           /* stream mode: the pid its PROCESS marker gave */
+    int carries_pid;             /* the flush under way carries PROCESS ... */
+    int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -426,10 +429,14 @@ static uint64_t name_bytes(const char *s)
     return v;
 }
 
-/* Puts the head markers just before the batch: in stream mode BUILD_ID
- * until this process has sent it once, THREAD_NAME when the name is new,
- * THREAD_LOST and THREAD_RESYNC when something was lost since the last good
- * flush.  Returns the index the flush starts at. */
+/* Puts the head markers just before the batch.  Stream mode, where several
+ * processes may share the ring: PROCESS in a thread's first flush (and its
+ * first after a fork), and with it, until this process has sent them once,
+ * LOAD_BIAS and BUILD_ID: the process's announcement, so every record of it
+ * that follows can be told apart and symbolized against its own binary.
+ * Then THREAD_NAME when the name is new, THREAD_LOST and THREAD_RESYNC when
+ * something was lost since the last good flush.  Returns the index the
+ * flush starts at. */
 static uint32_t tl_head_marks(tl_state_t *t)
 {
     uint32_t first = TL_HEAD;
@@ -445,11 +452,14 @@ static uint32_t tl_head_marks(tl_state_t *t)
         mark_fill(&t->buf[first], name_bytes(t->name_out + 8), t->tid, TRACE_MARK_THREAD_NAME,
                   name_bytes(t->name_out));
     }
-    t->carries_build_id = g_ring && atomic_load_explicit(&g_build_id_due, memory_order_relaxed);
-    if (t->carries_build_id) {
-        first--;
-        mark_fill(&t->buf[first], g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
-    }
+    t->carries_announce = g_ring && atomic_load_explicit(&g_announce_due, memory_order_relaxed);
+    t->carries_pid = g_ring && (t->carries_announce || t->pid_sent != g_pid);
+    if (t->carries_announce && g_have_build_id)
+        mark_fill(&t->buf[--first], g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
+    if (t->carries_announce)
+        mark_fill(&t->buf[--first], ts, t->tid, TRACE_MARK_LOAD_BIAS, g_load_bias);
+    if (t->carries_pid)
+        mark_fill(&t->buf[--first], ts, t->tid, TRACE_MARK_PROCESS, g_pid);
     return first;
 }
 
@@ -457,8 +467,10 @@ static uint32_t tl_head_marks(tl_state_t *t)
  * process announced (another thread may have done it too: harmless). */
 static void tl_head_sent(tl_state_t *t)
 {
-    if (t->carries_build_id)
-        atomic_store_explicit(&g_build_id_due, 0, memory_order_relaxed);
+    if (t->carries_announce)
+        atomic_store_explicit(&g_announce_due, 0, memory_order_relaxed);
+    if (t->carries_pid)
+        t->pid_sent = g_pid;
     t->lost = 0;
     if (t->name_out[0])
         memcpy(t->name, t->name_out, sizeof t->name);
@@ -945,6 +957,17 @@ static void ring_use(void *map, uint32_t cap)
     g_buf_max = 2u * g_batch;
 }
 
+/* Back to file mode after a ring that was mapped could not be joined. */
+static void ring_unuse(void)
+{
+    munmap(g_ring, TRACE_SHM_HEADER_SIZE + (size_t)g_ring_cap);
+    g_ring = NULL;
+    g_ring_data = NULL;
+    g_ring_cap = 0;
+    g_batch = TRACE_BUF_EVENTS;
+    g_buf_max = TRACE_BUF_EVENTS;
+}
+
 static uint64_t ring_magic(void)
 {
     char m[8] = TRACE_SHM_MAGIC;
@@ -1040,22 +1063,42 @@ static const char *ring_open(int fd)
     return NULL;
 }
 
-/* Our clock and bias go in the lower half, then we count as a writer:
- * trace_stream sends its handshake only once it sees a writer. */
-static void ring_announce(void)
+/* Counts us as a writer; trace_stream sends its handshake only once it sees
+ * one.  The first writer's clock and bias go in the lower half, which the
+ * handshake carries.  A tracer joining a ring that others already write
+ * leaves it alone: its own bias and build-id go in-band (tl_head_marks),
+ * and its timestamps only need the same clock, which is checked here.
+ * Under the ring's lock, so two tracers attaching at once cannot both take
+ * themselves for the first.  If the lock stays taken (a holder stuck in
+ * its critical section) we join without it: every flush will fail and be
+ * counted as dropped while it is stuck, which is the loss to report, and
+ * the race it would have prevented needs two tracers starting together on
+ * top of that.  NULL, or why we cannot join. */
+static const char *ring_announce(void)
 {
-    g_ring->flags = g_ticks ? TRACE_FLAG_TICKS : 0;
-    g_ring->pad = 0;
-    g_ring->load_bias = g_load_bias;
-    g_ring->tick_hz = g_tick_hz;
-    g_ring->t0_ticks = g_t0_ticks;
-    g_ring->t0_ns = g_t0_ns;
-    g_ring->hook_ns = g_hook_ns;
-    /* release: pairs with trace_stream's acquire load of writers, so the
-     * lower half above is complete when it reads it */
-    atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
-    g_ring_joined = 1;
-    atomic_store_explicit(&g_build_id_due, g_have_build_id, memory_order_relaxed);
+    uint32_t flags = g_ticks ? TRACE_FLAG_TICKS : 0;
+    int locked = ring_lock(g_pid);
+    const char *why = NULL;
+    if (atomic_load_explicit(RING_U32(writers), memory_order_relaxed) == 0) {
+        g_ring->flags = flags;
+        g_ring->pad = 0;
+        g_ring->load_bias = g_load_bias;
+        g_ring->tick_hz = g_tick_hz;
+        g_ring->t0_ticks = g_t0_ticks;
+        g_ring->t0_ns = g_t0_ns;
+        g_ring->hook_ns = g_hook_ns;
+    } else if ((g_ring->flags & TRACE_FLAG_TICKS) != flags)
+        why = "the processes already writing it use another clock (give them all the same TRACE_CLOCK)";
+    if (!why) {
+        /* release: pairs with trace_stream's acquire load of writers, so the
+         * lower half above is complete when it reads it */
+        atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
+        g_ring_joined = 1;
+        atomic_store_explicit(&g_announce_due, 1, memory_order_relaxed);
+    }
+    if (locked) /* release: pairs with the next writer's acquire CAS in ring_lock */
+        atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    return why;
 }
 
 /* A shared flock on the segment, held until this process (and any child
@@ -1093,14 +1136,17 @@ static int ring_attach(const char *name, uint64_t size)
         why = strerror(errno);
     if (!why)
         why = ring_hold_liveness(fd);
+    if (!why)
+        why = ring_announce();
     if (why) {
+        if (g_ring)
+            ring_unuse();
         if (fd >= 0)
-            close(fd);
+            close(fd); /* drops our shared lock too: we never counted as a writer */
         say("TRACE_SHM=", name, ": ", why, "; writing trace files instead", (char *)0);
         return 0;
     }
     g_ring_fd = fd;
-    ring_announce();
     return 1;
 }
 
@@ -1348,7 +1394,7 @@ static void trace_fork_child(void)
         t->tid = (uint32_t)syscall(SYS_gettid);
     if (g_ring_joined && !stopped()) {
         atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release); /* as in ring_announce */
-        atomic_store_explicit(&g_build_id_due, g_have_build_id, memory_order_relaxed);
+        atomic_store_explicit(&g_announce_due, 1, memory_order_relaxed); /* a new process */
     } else
         g_ring_joined = 0;
 }

@@ -153,8 +153,26 @@ enum trace_mark {
      * build-id is shorter (md5/uuid ids are 16, sha1 ids 20): bytes 0-7 in
      * call_site and bytes 8-15 in ts, packed like THREAD_NAME.  Readers
      * compare those 16 bytes.  Not written when the program has no build-id.
+     * Stream mode: part of the process's announcement (TRACE_MARK_PROCESS).
      */
-    TRACE_MARK_BUILD_ID = 26
+    TRACE_MARK_BUILD_ID = 26,
+    /*
+     * Stream mode: the thread belongs to process `payload` (its pid).  At
+     * the head of each thread's first flush into the ring, and again in a
+     * forked child, before any other record of the thread, so that the
+     * records of several processes sharing one ring can be told apart (a
+     * reused tid starts a new thread, which says it again).  When it is the
+     * process's first flush since it attached, TRACE_MARK_LOAD_BIAS and
+     * (if it has one) TRACE_MARK_BUILD_ID follow at once, same tid: the
+     * process's announcement.  ts: the time.
+     */
+    TRACE_MARK_PROCESS = 27,
+    /*
+     * Stream mode: the load bias of the process of this thread (see
+     * TRACE_MARK_PROCESS), which the ring header and handshake carry only
+     * for the first process that attached.  Payload: the bias.  ts: time.
+     */
+    TRACE_MARK_LOAD_BIAS = 28
 };
 
 /* ---- trace file -------------------------------------------------------- */

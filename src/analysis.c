@@ -97,19 +97,33 @@ void analysis_free(struct analysis *a)
     }
     free(a->src);
     free(a->threads);
+    free(a->procs);
+    free(a->bins);
+    u64map_free(&a->proc_index);
     u64map_free(&a->src_index);
     u64map_free(&a->thread_index);
     u64map_free(&a->targets);
     funcstats_free(&a->funcs);
 }
 
+void analysis_set_exes(struct analysis *a, const struct analysis_exe *exes, size_t n)
+{
+    a->exes = exes;
+    a->nexes = n < ANALYSIS_MAX_EXES ? n : ANALYSIS_MAX_EXES;
+}
+
+/* Targets map each address to the set of --exe files it was found in: the
+ * same address in another binary is another function. */
 int analysis_set_filter(struct analysis *a, const struct analysis_filter *f)
 {
     a->filter = *f;
     a->filtering = f->thread || f->has_since || f->has_until || f->nfuncs;
-    for (size_t i = 0; i < f->nfuncs; i++)
-        if (u64map_put(&a->targets, f->funcs[i], 0) < 0)
+    for (size_t i = 0; i < f->nfuncs; i++) {
+        uint32_t exe = f->func_exe ? f->func_exe[i] : 0, mask = 0;
+        (void)u64map_get(&a->targets, f->funcs[i], &mask);
+        if (exe >= ANALYSIS_MAX_EXES || u64map_put(&a->targets, f->funcs[i], mask | 1u << exe) < 0)
             return -1;
+    }
     return 0;
 }
 
@@ -135,20 +149,80 @@ static void diag(struct analysis *a, const char *path, const char *fmt, ...)
 
 /* ---- sources and threads ------------------------------------------------ */
 
-/* The source's position, created on first sight; -1 out of memory. */
+/* The binary with this build-id (have == 0: binary 0), created on first
+ * sight and matched to an --exe then: the one with the same build-id, else
+ * the first (the check in analyze refuses that unless --force).  -1 oom. */
+static long bin_of(struct analysis *a, int have, const uint64_t id[2], uint32_t proc)
+{
+    size_t i = have ? 1 : 0;
+    for (; i < a->nbins; i++)
+        if (a->bins[i].build_id[0] == id[0] && a->bins[i].build_id[1] == id[1])
+            return (long)i;
+    if (grow(&a->bins, &a->capbins, a->nbins, sizeof *a->bins) < 0 || a->nbins >= UINT32_MAX)
+        return -1;
+    struct analysis_bin *b = &a->bins[a->nbins];
+    memset(b, 0, sizeof *b);
+    b->have_build_id = have;
+    b->proc = proc;
+    if (have) {
+        b->build_id[0] = id[0];
+        b->build_id[1] = id[1];
+    }
+    for (size_t e = 0; have && e < a->nexes; e++)
+        if (a->exes[e].have_build_id && a->exes[e].build_id[0] == id[0] &&
+            a->exes[e].build_id[1] == id[1]) {
+            b->exe = (uint32_t)e;
+            b->exe_matches = 1;
+            break;
+        }
+    return (long)a->nbins++;
+}
+
+/* Process pid of source src, created on first sight; -1 oom. */
+static long process_of(struct analysis *a, size_t src, uint32_t pid)
+{
+    uint64_t key = (uint64_t)src << 32 | pid;
+    uint32_t pos;
+    static const uint64_t none[2];
+    if (u64map_get(&a->proc_index, key, &pos))
+        return pos;
+    if ((a->nbins == 0 && bin_of(a, 0, none, 0) < 0) ||
+        grow(&a->procs, &a->capprocs, a->nprocs, sizeof *a->procs) < 0 ||
+        u64map_put(&a->proc_index, key, (uint32_t)a->nprocs) < 0)
+        return -1;
+    struct analysis_process *p = &a->procs[a->nprocs];
+    memset(p, 0, sizeof *p);
+    p->src = (uint32_t)src;
+    p->pid = pid;
+    return (long)a->nprocs++;
+}
+
+/* The source's position, created on first sight with its default process;
+ * -1 out of memory. */
 static long source_of(struct analysis *a, enum analysis_source_kind kind, uint32_t id)
 {
     uint64_t key = (uint64_t)kind << 32 | id;
     uint32_t pos;
     if (u64map_get(&a->src_index, key, &pos))
         return pos;
-    if (grow(&a->src, &a->capsrc, a->nsrc, sizeof *a->src) < 0 ||
-        u64map_put(&a->src_index, key, (uint32_t)a->nsrc) < 0)
+    if (grow(&a->src, &a->capsrc, a->nsrc, sizeof *a->src) < 0)
+        return -1;
+    long proc = process_of(a, a->nsrc, kind == ANALYSIS_SOURCE_PID ? id : 0);
+    if (proc < 0 || u64map_put(&a->src_index, key, (uint32_t)a->nsrc) < 0)
         return -1;
     memset(&a->src[a->nsrc], 0, sizeof a->src[a->nsrc]);
     a->src[a->nsrc].kind = kind;
     a->src[a->nsrc].id = id;
+    a->src[a->nsrc].proc = (uint32_t)proc;
     return (long)a->nsrc++;
+}
+
+size_t analysis_source_procs(const struct analysis *a, size_t src)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->nprocs; i++)
+        n += a->procs[i].src == src && a->procs[i].events;
+    return n;
 }
 
 /* The source a series belongs to; loose files say it in their header. */
@@ -209,6 +283,7 @@ static long thread_index(struct analysis *a, size_t src, uint32_t tid)
     memset(t, 0, sizeof *t);
     t->index = (uint32_t)a->nthreads;
     t->src = (uint32_t)src;
+    t->proc = a->src[src].proc;
     t->tid = tid;
     t->selected = thread_matches(a, t);
     tell_thread(a, t);
@@ -397,7 +472,9 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     uint32_t v;
     if (!f->placeholder) {
         f->tag.site = t->run->site;
-        f->tag.target = a->filter.nfuncs && u64map_get(&a->targets, a->funcs.v[f->func].addr, &v);
+        const struct funcstats_entry *e = &a->funcs.v[f->func];
+        f->tag.target = a->filter.nfuncs && u64map_get(&a->targets, e->addr, &v) &&
+                        (v >> a->bins[e->bin].exe & 1u);
     }
     t->in_fn += f->tag.target;
     f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
@@ -577,15 +654,41 @@ static void on_stream_marker(struct series_run *run, const trace_event_t *ev, in
     }
 }
 
-/* The binary that wrote the records; analyze checks it against --exe. */
-static void on_build_id(struct analysis_source *src, const trace_event_t *ev)
+/* The markers that say which process a thread is in and what it runs:
+ * TRACE_MARK_PROCESS binds the thread to its process, LOAD_BIAS and
+ * BUILD_ID describe the thread's process (the default one for threads
+ * that never said). */
+static void on_process_marker(struct series_run *run, const trace_event_t *ev)
 {
-    if (!src->have_build_id) {
-        src->have_build_id = 1;
-        src->build_id[0] = ev->call_site;
-        src->build_id[1] = ev->ts;
-    } else if (src->build_id[0] != ev->call_site || src->build_id[1] != ev->ts)
-        src->build_id_mixed = 1;
+    struct analysis *a = run->a;
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t)
+        return;
+    struct analysis_thread *at = &a->threads[t->index];
+    if (ev->func == TRACE_MARK_PROCESS) {
+        long p = ev->call_site <= UINT32_MAX ? process_of(a, run->src, (uint32_t)ev->call_site) : -1;
+        if (p < 0) {
+            a->oom |= ev->call_site <= UINT32_MAX; /* a pid that big is noise: skip it */
+            return;
+        }
+        at->proc = (uint32_t)p;
+        a->procs[p].announced = 1;
+        return;
+    }
+    struct analysis_process *p = &a->procs[at->proc];
+    if (ev->func == TRACE_MARK_LOAD_BIAS) {
+        p->have_bias = 1;
+        p->bias = ev->call_site;
+        return;
+    }
+    const uint64_t id[2] = {ev->call_site, ev->ts};
+    long bin = bin_of(a, 1, id, at->proc);
+    if (bin < 0) {
+        a->oom = 1;
+        return;
+    }
+    p->build_id_mixed |= p->bin != 0 && p->bin != (uint32_t)bin;
+    p->bin = (uint32_t)bin;
 }
 
 static void on_marker(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
@@ -607,8 +710,10 @@ static void on_marker(struct series_run *run, const struct trace_reader *r, cons
     case TRACE_MARK_THREAD_NAME:
         on_thread_marker(run, ev, ns);
         break;
+    case TRACE_MARK_PROCESS:
+    case TRACE_MARK_LOAD_BIAS:
     case TRACE_MARK_BUILD_ID:
-        on_build_id(src, ev);
+        on_process_marker(run, ev);
         break;
     case TRACE_MARK_DEVICE_DROPPED:
         src->have_device = 1;
@@ -640,16 +745,22 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         a->first_ns = ns;
     if (a->events == 1 || ns > a->last_ns)
         a->last_ns = ns;
-    if (funcstats_id(&a->funcs, ev->func - r->hdr.load_bias, &id) < 0 ||
-        !(t = thread_of(run, ev->tid, 1))) {
+    if (!(t = thread_of(run, ev->tid, 1))) {
         a->oom = 1;
         return;
     }
     struct analysis_thread *at = &a->threads[t->index];
+    struct analysis_process *p = &a->procs[at->proc];
+    uint64_t bias = p->have_bias ? p->bias : r->hdr.load_bias;
+    if (funcstats_id(&a->funcs, p->bin, ev->func - bias, &id) < 0) {
+        a->oom = 1;
+        return;
+    }
+    p->events++;
     a->threads_with_events += !at->has_events;
     at->has_events = 1;
     if (ev->kind == TRACE_KIND_ENTER) {
-        run->site = ev->call_site - r->hdr.load_bias;
+        run->site = ev->call_site - bias;
         callstack_enter(&t->cs, id, ns);
     } else {
         callstack_exit(&t->cs, id, ns);

@@ -5,7 +5,13 @@
  * Sources are what produced the files: a process (local file mode, one
  * series per thread) or a serve connection (one series, all threads
  * interleaved).  Threads are keyed by (source, tid) and demultiplexed from
- * each series into their own shadow stacks (callstack.h); the frames go to
+ * each series into their own shadow stacks (callstack.h).  A source's
+ * threads belong to its one default process unless they name another
+ * (TRACE_MARK_PROCESS: several processes wrote one ring); each process
+ * has its load bias and binary, binaries are told apart by build-id, and
+ * each is matched to one of the --exe files given, so functions are keyed
+ * by (binary, link-time address) and named from their own binary.  The
+ * frames go to
  * every sink: always the function table (funcstats.h), plus what the
  * outputs asked for (calling-context tree, call sites, timeline).  Markers
  * become capture notes, loss counts, thread names and instants.  Memory is
@@ -38,6 +44,7 @@
 #define ANALYSIS_MAX_SINKS 8
 #define ANALYSIS_NAME_MAX 16               /* bytes of a thread name */
 #define ANALYSIS_CAPTURE_CODES 6           /* capture-stop and wrap markers: 1..5 */
+#define ANALYSIS_MAX_EXES 16               /* binaries given (--exe), at most */
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
@@ -58,18 +65,47 @@ struct analysis_source {
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
-    /* The traced binary (TRACE_MARK_BUILD_ID): the first build-id seen,
-     * and whether a later one differed (several binaries in one stream). */
-    int have_build_id;
-    int build_id_mixed;
-    uint64_t build_id[2];     /* bytes 0-7, 8-15, as the marker packs them */
+    uint32_t proc;            /* its default process (analysis.procs) */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
+};
+
+/* A binary given to analyze (--exe): where it is and its build-id. */
+struct analysis_exe {
+    const char *path;
+    int have_build_id;
+    uint64_t build_id[2]; /* its first 16 bytes, packed as TRACE_MARK_BUILD_ID */
+};
+
+/* A traced binary: one per distinct build-id recorded, in order of first
+ * sight.  Binary 0 stands for processes that recorded none (older runtimes,
+ * programs linked without one); it is named from the first --exe. */
+struct analysis_bin {
+    int have_build_id;
+    uint64_t build_id[2];
+    uint32_t exe;      /* the --exe it is named from (analysis.exes) */
+    int exe_matches;   /* that --exe has this build-id */
+    uint32_t proc;     /* the first process that ran it, for messages */
+};
+
+/* A traced process.  A source's default process stands for all of it when
+ * no thread names its process (local files, streams of one process from
+ * older runtimes); its pid is the source's id in file mode, 0 in a stream. */
+struct analysis_process {
+    uint32_t src;       /* position in analysis.src */
+    uint32_t pid;
+    int announced;      /* named by TRACE_MARK_PROCESS */
+    int have_bias;      /* TRACE_MARK_LOAD_BIAS seen; else the file header's */
+    uint64_t bias;
+    uint32_t bin;       /* position in analysis.bins (0: no build-id) */
+    int build_id_mixed; /* it recorded two different build-ids */
+    uint64_t events;    /* its enter/exit records */
 };
 
 struct analysis_thread {
     uint32_t index;                    /* position in analysis.threads */
     uint32_t src;                      /* position in analysis.src */
+    uint32_t proc;                     /* position in analysis.procs */
     uint32_t tid;
     char name[ANALYSIS_NAME_MAX + 1];  /* "" until the runtime names it */
     int has_events;                    /* had enter/exit records */
@@ -82,6 +118,7 @@ struct analysis_filter {
     int64_t since_ns, until_ns;  /* from the trace's first event */
     const char *function;    /* --function as given, for the record */
     const uint64_t *funcs;   /* link-time addresses of --function targets */
+    const uint32_t *func_exe; /* the --exe each was found in (NULL: all 0) */
     size_t nfuncs;           /* 0: no function filter */
 };
 
@@ -93,6 +130,13 @@ struct analysis {
     struct analysis_thread *threads;
     size_t nthreads, capthreads;
     struct u64map thread_index;   /* (src position << 32 | tid) -> thread */
+    struct analysis_process *procs;
+    size_t nprocs, capprocs;
+    struct u64map proc_index;     /* (src position << 32 | pid) -> process */
+    struct analysis_bin *bins;    /* bins[0]: no build-id */
+    size_t nbins, capbins;
+    const struct analysis_exe *exes;
+    size_t nexes;
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */
@@ -101,7 +145,7 @@ struct analysis {
     size_t files_read, files_bad;
     struct analysis_filter filter;
     int filtering;                /* any filter set */
-    struct u64map targets;        /* --function addresses -> 0 */
+    struct u64map targets;        /* --function addresses -> mask of the exes */
     int have_start;
     int64_t start_ns;             /* the trace's first event (pre-pass) */
     struct sink sinks[ANALYSIS_MAX_SINKS];
@@ -113,6 +157,9 @@ struct analysis {
 
 void analysis_init(struct analysis *a, FILE *diag, const char *prog);
 void analysis_free(struct analysis *a);
+/* The binaries to name functions from (at most ANALYSIS_MAX_EXES, at
+ * least one; they must outlive the analysis).  Before the pass. */
+void analysis_set_exes(struct analysis *a, const struct analysis_exe *exes, size_t n);
 /* Select what counts; the strings must outlive the analysis.  0 ok, -1 oom. */
 int analysis_set_filter(struct analysis *a, const struct analysis_filter *f);
 /* Feed another sink.  0 ok, -1 when there are too many. */
@@ -125,6 +172,8 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s);
  * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);
 uint64_t analysis_source_dropped(const struct analysis_source *s);
+/* Processes of source src with enter/exit records. */
+size_t analysis_source_procs(const struct analysis *a, size_t src);
 /* "pid" or "stream". */
 const char *analysis_source_word(const struct analysis_source *s);
 /* "thread 8" or "thread 8 (name)". */

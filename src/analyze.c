@@ -8,8 +8,10 @@
  *   streaming pass: trace_reader -> callstack -> sinks: funcstats always,
  *   plus cctree, callsites or out_perfetto as the format needs) -> symbols
  *   (one batched addr2line for functions and call sites) -> the format's
- *   writer (report.c, out_*.c).  Before any name is looked up, the build-id
- *   the runtime recorded is checked against --exe's (elf_buildid.c).
+ *   writer (report.c, out_*.c).  Before any name is looked up, each
+ *   build-id the runtime recorded is matched to an --exe's (elf_buildid.c):
+ *   a trace may hold several programs that shared one ring, each named
+ *   from its own binary.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,12 +38,15 @@
 #include "trace_files.h"
 
 #define PROG "callsight analyze"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS };
 static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers"};
 
 struct options {
-    const char *exe;
+    struct analysis_exe exes[ANALYSIS_MAX_EXES]; /* --exe, in the order given */
+    size_t nexes;
     const char *addr2line;
     size_t top;
     const char **paths;
@@ -52,12 +57,13 @@ struct options {
     int force; /* --force: analyze even if --exe is not the traced binary */
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
+    uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: callsight analyze [DIR|FILE ...] --exe BIN [--format F] [-o FILE]\n"
+"usage: callsight analyze [DIR|FILE ...] --exe BIN [--exe BIN2 ...] [--format F] [-o FILE]\n"
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
 "                         [--function NAME] [--max-stacks N] [--addr2line TOOL]\n"
 "                         [--force]\n"
@@ -79,9 +85,13 @@ static void usage(FILE *out)
 "  --exe BIN          the instrumented binary that was traced (required): its\n"
 "                     debug info and symbol table name the functions.  Traces\n"
 "                     record the traced binary's GNU build-id; a BIN whose\n"
-"                     build-id differs is refused (exit 1)\n"
-"  --force            analyze with a BIN whose build-id differs anyway (a\n"
-"                     warning is printed: names may be wrong)\n"
+"                     build-id differs is refused (exit 1).  When several\n"
+"                     programs wrote one ring, give --exe once for each (up to\n"
+"                     %d): each process is named from the BIN with its\n"
+"                     build-id, and one that matches none is refused\n"
+"  --force            analyze anyway when a build-id matches no BIN: those\n"
+"                     functions are named from the first BIN (a warning is\n"
+"                     printed: names may be wrong)\n"
 "  --format F         text (default), json, folded, svg, perfetto or callers\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
@@ -102,7 +112,7 @@ static void usage(FILE *out)
 "                     nm beside it)\n"
 "  -h, --help         print this help\n"
 "\n",
-            CCTREE_DEFAULT_MAX);
+            ANALYSIS_MAX_EXES, CCTREE_DEFAULT_MAX);
     fprintf(out,
 "formats (docs/analysis.md has the details and the JSON schema):\n"
 "  text      the header line, notes and the per-function table below\n"
@@ -229,8 +239,10 @@ static const char *take_filter(struct analysis_filter *f, const char *name, cons
 static int take_value(struct options *o, const char *name, const char *v)
 {
     const char *bad = NULL;
-    if (!strcmp(name, "--exe"))
-        o->exe = v;
+    if (!strcmp(name, "--exe") && o->nexes == ANALYSIS_MAX_EXES)
+        bad = "--exe is given at most " STR(ANALYSIS_MAX_EXES) " times";
+    else if (!strcmp(name, "--exe"))
+        o->exes[o->nexes++].path = v;
     else if (!strcmp(name, "--addr2line"))
         o->addr2line = v;
     else if (!strcmp(name, "--output"))
@@ -303,20 +315,31 @@ static int parse_args(int argc, char **argv, struct options *o)
     return 0;
 }
 
-static int check_exe(const char *exe)
+/* Each --exe is a regular file; its build-id is read (none: 0).  0 ok,
+ * else the exit status (reported). */
+static int check_exes(struct options *o)
 {
     struct stat st;
-    if (!exe) {
+    char msg[512];
+    if (!o->nexes) {
         fprintf(stderr, PROG ": --exe BIN is required: the traced binary, for symbols\n");
         return 2;
     }
-    if (stat(exe, &st) < 0) {
-        fprintf(stderr, PROG ": --exe %s: %s\n", exe, strerror(errno));
-        return 1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, PROG ": --exe %s: not a regular file\n", exe);
-        return 1;
+    for (size_t i = 0; i < o->nexes; i++) {
+        struct analysis_exe *e = &o->exes[i];
+        struct elf_buildid b;
+        if (stat(e->path, &st) < 0) {
+            fprintf(stderr, PROG ": --exe %s: %s\n", e->path, strerror(errno));
+            return 1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, PROG ": --exe %s: not a regular file\n", e->path);
+            return 1;
+        }
+        if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0)
+            b.len = 0; /* traces recorded from it then are taken on trust */
+        e->have_build_id = b.len > 0;
+        elf_buildid_words(&b, e->build_id);
     }
     return 0;
 }
@@ -348,32 +371,73 @@ static int collect(const struct options *o, struct trace_files *tf)
     return 0;
 }
 
-/* --function: a link-time address as given, or the addresses nm finds for
- * the name.  0 ok, else the exit status (reported). */
+/* Append n addresses found in --exe number exe to the targets.  0 ok. */
+static int add_targets(struct options *o, const uint64_t *addrs, size_t n, uint32_t exe)
+{
+    size_t have = o->filter.nfuncs;
+    uint64_t *f = realloc(o->funcs, (have + n) * sizeof *f);
+    if (f)
+        o->funcs = f;
+    uint32_t *e = realloc(o->func_exe, (have + n) * sizeof *e);
+    if (e)
+        o->func_exe = e;
+    if (!f || !e)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        o->funcs[have + i] = addrs[i];
+        o->func_exe[have + i] = exe;
+    }
+    o->filter.nfuncs = have + n;
+    o->filter.funcs = o->funcs;
+    o->filter.func_exe = o->func_exe;
+    return 0;
+}
+
+/* --function: a link-time address as given (in every --exe), or the
+ * addresses nm finds for the name in each --exe.  0 ok, else the exit
+ * status (reported). */
 static int find_targets(struct options *o)
 {
-    struct analysis_filter *f = &o->filter;
+    const char *name = o->filter.function;
     char nm[512], msg[512];
     char *end;
-    if (!f->function)
+    if (!name)
         return 0;
-    if (!strncmp(f->function, "0x", 2)) {
+    if (!strncmp(name, "0x", 2)) {
         errno = 0;
-        unsigned long long v = strtoull(f->function + 2, &end, 16);
-        if (!errno && end != f->function + 2 && !*end && (o->funcs = malloc(sizeof *o->funcs))) {
-            o->funcs[0] = v;
-            f->funcs = o->funcs;
-            f->nfuncs = 1;
+        unsigned long long v = strtoull(name + 2, &end, 16);
+        uint64_t addr = v;
+        int bad = errno || end == name + 2 || *end;
+        for (size_t i = 0; !bad && i < o->nexes; i++)
+            if (add_targets(o, &addr, 1, (uint32_t)i) < 0)
+                goto oom;
+        if (!bad)
             return 0;
-        }
     }
     symbols_nm_for(o->addr2line, nm, sizeof nm);
-    if (symbols_find_function(nm, o->exe, f->function, &o->funcs, &f->nfuncs, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": --function: %s\n", msg);
-        return 1;
+    for (size_t i = 0; i < o->nexes; i++) {
+        uint64_t *addrs;
+        size_t n;
+        if (symbols_find_function(nm, o->exes[i].path, name, &addrs, &n, msg, sizeof msg) < 0) {
+            fprintf(stderr, PROG ": --function: %s\n", msg);
+            return 1;
+        }
+        int rc = add_targets(o, addrs, n, (uint32_t)i);
+        free(addrs);
+        if (rc < 0)
+            goto oom;
     }
-    f->funcs = o->funcs;
-    return 0;
+    if (o->filter.nfuncs)
+        return 0;
+    if (o->nexes == 1)
+        fprintf(stderr, PROG ": --function: no function named '%s' in %s\n", name, o->exes[0].path);
+    else
+        fprintf(stderr, PROG ": --function: no function named '%s' in any of the %zu --exe binaries\n",
+                name, o->nexes);
+    return 1;
+oom:
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
 }
 
 /* What one run holds: the analysis, the sinks the format needs, names. */
@@ -412,7 +476,7 @@ static int setup(struct run *r)
         r->have_tree = 1;
         bad |= analysis_add_sink(&r->a, cctree_sink(&r->tree)) < 0;
     } else if (o->format == FMT_CALLERS) {
-        callsites_init(&r->sites);
+        callsites_init(&r->sites, &r->a.funcs);
         r->have_sites = 1;
         bad |= analysis_add_sink(&r->a, callsites_sink(&r->sites)) < 0;
     } else if (o->format == FMT_PERFETTO) {
@@ -430,33 +494,72 @@ static int setup(struct run *r)
     return 0;
 }
 
-/* Names for every function and call site, from one addr2line run.  A call
- * site is looked up one byte before its return address, inside the call.
- * 0 ok, else reported, 1. */
+/* The --exe that names binary bin. */
+static uint32_t exe_of_bin(const struct analysis *a, uint32_t bin)
+{
+    return bin < a->nbins ? a->bins[bin].exe : 0;
+}
+
+/* Names for the functions and call sites of one --exe, from one addr2line
+ * run: ids[] says which of r->syms they go to.  0 ok, -1 (msg set). */
+static int resolve_exe(struct run *r, uint32_t exe, const uint64_t *addrs, const size_t *ids,
+                       char *msg, size_t msglen)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nsyms; i++)
+        n += ids[i] == exe;
+    if (!n)
+        return 0;
+    uint64_t *mine = malloc(n * sizeof *mine);
+    struct symbol *syms = calloc(n, sizeof *syms);
+    int rc = -1;
+    if (!mine || !syms)
+        snprintf(msg, msglen, "out of memory");
+    else {
+        for (size_t i = 0, k = 0; i < r->nsyms; i++)
+            if (ids[i] == exe)
+                mine[k++] = addrs[i];
+        rc = symbols_resolve(r->o->addr2line, r->o->exes[exe].path, mine, n, syms, msg, msglen);
+    }
+    for (size_t i = 0, k = 0; rc == 0 && i < r->nsyms; i++)
+        if (ids[i] == exe)
+            r->syms[i] = syms[k++]; /* the strings move over */
+    free(mine);
+    free(syms);
+    return rc;
+}
+
+/* Names for every function and call site: one addr2line run per --exe
+ * that has any.  A call site is looked up one byte before its return
+ * address, inside the call.  0 ok, else reported, 1. */
 static int resolve(struct run *r)
 {
     const struct funcstats *fs = &r->a.funcs;
-    size_t nsites = r->have_sites ? r->sites.nsites : 0;
+    const struct addrindex *sites = r->have_sites ? &r->sites.sites : NULL;
+    size_t nsites = sites ? sites->n : 0;
     char msg[512];
     r->nsyms = fs->n + nsites;
     uint64_t *addrs = malloc((r->nsyms ? r->nsyms : 1) * sizeof *addrs);
+    size_t *exe = malloc((r->nsyms ? r->nsyms : 1) * sizeof *exe);
     r->syms = calloc(r->nsyms ? r->nsyms : 1, sizeof *r->syms);
-    if (!addrs || !r->syms) {
-        free(addrs);
+    int rc = !addrs || !exe || !r->syms;
+    if (rc)
         fprintf(stderr, PROG ": out of memory\n");
-        return 1;
-    }
-    for (size_t i = 0; i < fs->n; i++)
+    for (size_t i = 0; !rc && i < fs->n; i++) {
         addrs[i] = fs->v[i].addr;
-    for (size_t i = 0; i < nsites; i++)
-        addrs[fs->n + i] = r->sites.sites[i] ? r->sites.sites[i] - 1 : 0;
-    int rc = 0;
-    if (r->nsyms &&
-        symbols_resolve(r->o->addr2line, r->o->exe, addrs, r->nsyms, r->syms, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        rc = 1;
+        exe[i] = exe_of_bin(&r->a, fs->v[i].bin);
     }
+    for (size_t i = 0; !rc && i < nsites; i++) {
+        addrs[fs->n + i] = sites->addr[i] ? sites->addr[i] - 1 : 0;
+        exe[fs->n + i] = exe_of_bin(&r->a, sites->bin[i]);
+    }
+    for (uint32_t e = 0; !rc && e < r->o->nexes; e++)
+        if (resolve_exe(r, e, addrs, exe, msg, sizeof msg) < 0) {
+            fprintf(stderr, PROG ": %s\n", msg);
+            rc = 1;
+        }
     free(addrs);
+    free(exe);
     return rc;
 }
 
@@ -472,10 +575,10 @@ static int write_text(FILE *out, const struct out_view *v)
 static int write_output(struct run *r)
 {
     const struct options *o = r->o;
-    const char *base = strrchr(o->exe, '/');
+    const char *exe = o->exes[0].path, *base = strrchr(exe, '/');
     struct out_view v = {&r->a, r->syms, r->have_sites ? &r->sites : NULL,
                          r->syms + r->a.funcs.n, r->have_tree ? &r->tree : NULL, o->top,
-                         base ? base + 1 : o->exe};
+                         base ? base + 1 : exe};
     int rc;
     switch (o->format) {
     case FMT_JSON: rc = out_json_write(r->out, &v); break;
@@ -513,48 +616,69 @@ static int run_pass(struct run *r, struct trace_files *tf)
     return 0;
 }
 
-/* The first source recorded from a binary other than --exe, or NULL. */
-static const struct analysis_source *foreign_source(const struct analysis *a, const uint64_t exe_id[2],
-                                                    int exe_has_id)
+/* "pid 123", "stream 4" or "pid 123 in stream 4": who ran a binary. */
+static void process_label(const struct analysis *a, uint32_t proc, char *buf, size_t len)
 {
-    for (size_t i = 0; i < a->nsrc; i++) {
-        const struct analysis_source *s = &a->src[i];
-        if (s->have_build_id &&
-            (!exe_has_id || s->build_id_mixed || s->build_id[0] != exe_id[0] || s->build_id[1] != exe_id[1]))
-            return s;
-    }
-    return NULL;
+    const struct analysis_process *p = &a->procs[proc];
+    const struct analysis_source *s = &a->src[p->src];
+    if (p->announced && s->kind == ANALYSIS_SOURCE_STREAM)
+        snprintf(buf, len, "pid %u in stream %u", p->pid, s->id);
+    else
+        snprintf(buf, len, "%s %u", analysis_source_word(s), s->id);
 }
 
-/* --exe must be the binary that ran: compare the build-ids (their first 16
- * bytes, all the trace carries).  Traces without one (older runtimes, a
- * binary built without) are taken on trust.  0 ok, else reported, 1. */
-static int check_build_id(const struct run *r)
+/* The first binary with events that no --exe has the build-id of, or -1. */
+static long foreign_bin(const struct analysis *a)
+{
+    for (size_t i = 0; i < a->nprocs; i++) {
+        const struct analysis_bin *b = &a->bins[a->procs[i].bin];
+        if (a->procs[i].events && b->have_build_id && !b->exe_matches)
+            return a->procs[i].bin;
+    }
+    return -1;
+}
+
+/* Some traced binary has its --exe: the list is short, not wrong. */
+static int any_exe_matched(const struct analysis *a)
+{
+    for (size_t i = 0; i < a->nbins; i++)
+        if (a->bins[i].exe_matches)
+            return 1;
+    return 0;
+}
+
+/* Every --exe must be a binary that ran: each build-id recorded (its first
+ * 16 bytes, all the trace carries) is matched to the --exe that has it.
+ * Traces without one (older runtimes, a binary built without) are taken
+ * on trust and named from the first --exe.  0 ok, else reported, 1. */
+static int check_build_ids(const struct run *r)
 {
     const struct options *o = r->o;
-    struct elf_buildid b;
-    uint64_t exe_id[2];
-    char msg[512], mine[33], theirs[33], why[600];
-    if (elf_buildid_read(o->exe, &b, msg, sizeof msg) < 0)
-        b.len = 0;
-    elf_buildid_words(&b, exe_id);
-    const struct analysis_source *s = foreign_source(&r->a, exe_id, b.len > 0);
-    if (!s)
+    const struct analysis *a = &r->a;
+    char who[64], mine[33], theirs[33], why[700];
+    long bin = foreign_bin(a);
+    if (bin < 0)
         return 0;
-    elf_buildid_hex(s->build_id, theirs);
-    elf_buildid_hex(exe_id, mine);
-    if (b.len)
-        snprintf(why, sizeof why, "--exe %s is not the traced binary: its build-id %s differs from %s %u's %s%s",
-                 o->exe, mine, analysis_source_word(s), s->id, theirs,
-                 s->build_id_mixed ? " (and others)" : "");
+    const struct analysis_bin *b = &a->bins[bin];
+    const struct analysis_exe *e = &o->exes[0];
+    process_label(a, b->proc, who, sizeof who);
+    elf_buildid_hex(b->build_id, theirs);
+    elf_buildid_hex(e->build_id, mine);
+    const char *hint = "give the binary that ran";
+    if (o->nexes > 1 || any_exe_matched(a)) {
+        snprintf(why, sizeof why, "%s was traced from build-id %s, which no --exe has", who, theirs);
+        hint = "give --exe once for each program that ran";
+    } else if (e->have_build_id)
+        snprintf(why, sizeof why, "--exe %s is not the traced binary: its build-id %s differs from %s's %s",
+                 e->path, mine, who, theirs);
     else
-        snprintf(why, sizeof why, "--exe %s has no readable build-id, but %s %u was traced from build-id %s",
-                 o->exe, analysis_source_word(s), s->id, theirs);
+        snprintf(why, sizeof why, "--exe %s has no readable build-id, but %s was traced from build-id %s",
+                 e->path, who, theirs);
     if (o->force) {
         fprintf(stderr, PROG ": warning: %s; analyzing anyway (--force): names may be wrong\n", why);
         return 0;
     }
-    fprintf(stderr, PROG ": %s; give the binary that ran (or --force)\n", why);
+    fprintf(stderr, PROG ": %s; %s (or --force)\n", why, hint);
     return 1;
 }
 
@@ -579,11 +703,12 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     r.o = o;
     r.out = out;
     analysis_init(&r.a, stderr, PROG);
+    analysis_set_exes(&r.a, o->exes, o->nexes);
     int rc = setup(&r);
     if (!rc)
         rc = run_pass(&r, tf);
     if (!rc)
-        rc = check_build_id(&r);
+        rc = check_build_ids(&r);
     if (!rc)
         rc = resolve(&r);
     if (!rc)
@@ -635,7 +760,7 @@ static int prepare(struct options *o, int argc, char **argv)
         return rc == 1 ? -1 : rc;
     if (!o->npaths)
         o->paths[o->npaths++] = "./traces";
-    if ((rc = check_exe(o->exe)))
+    if ((rc = check_exes(o)))
         return rc;
     if (symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
@@ -659,6 +784,7 @@ int cmd_analyze(int argc, char **argv)
     if (rc) {
         free(o.paths);
         free(o.funcs);
+        free(o.func_exe);
         return rc < 0 ? 0 : rc;
     }
     trace_files_init(&tf);
@@ -669,5 +795,6 @@ int cmd_analyze(int argc, char **argv)
     trace_files_free(&tf);
     free(o.paths);
     free(o.funcs);
+    free(o.func_exe);
     return rc;
 }

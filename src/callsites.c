@@ -6,18 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void callsites_init(struct callsites *c)
+void callsites_init(struct callsites *c, const struct funcstats *funcs)
 {
     memset(c, 0, sizeof *c);
+    c->funcs = funcs;
 }
 
 void callsites_free(struct callsites *c)
 {
-    free(c->sites);
+    const struct funcstats *funcs = c->funcs;
+    addrindex_free(&c->sites);
     free(c->rows);
-    u64map_free(&c->site_index);
     u64map_free(&c->row_index);
-    callsites_init(c);
+    callsites_init(c, funcs);
 }
 
 /* Room for one more element of size `size` in *v.  0 ok, -1 oom. */
@@ -37,22 +38,11 @@ static int reserve(void *vp, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-static int site_id(struct callsites *c, uint64_t addr, uint32_t *id)
-{
-    if (u64map_get(&c->site_index, addr, id))
-        return 0;
-    if (reserve(&c->sites, &c->capsites, c->nsites, sizeof *c->sites) < 0 ||
-        u64map_put(&c->site_index, addr, (uint32_t)c->nsites) < 0)
-        return -1;
-    c->sites[c->nsites] = addr;
-    *id = (uint32_t)c->nsites++;
-    return 0;
-}
-
 static struct callsites_row *row_of(struct callsites *c, uint64_t site, uint32_t func)
 {
     uint32_t sid, r;
-    if (site_id(c, site, &sid) < 0)
+    int added;
+    if (addrindex_id(&c->sites, c->funcs->v[func].bin, site, &sid, &added) < 0)
         return NULL;
     uint64_t key = (uint64_t)sid << 32 | func;
     if (u64map_get(&c->row_index, key, &r))
@@ -96,8 +86,11 @@ static int cmp_incl(const void *pa, const void *pb, void *ctx)
         return a->incl_ns > b->incl_ns ? -1 : 1;
     if (a->calls != b->calls)
         return a->calls > b->calls ? -1 : 1;
-    if (c->sites[a->site] != c->sites[b->site])
-        return c->sites[a->site] < c->sites[b->site] ? -1 : 1;
+    const struct addrindex *x = &c->sites;
+    if (x->bin[a->site] != x->bin[b->site])
+        return x->bin[a->site] < x->bin[b->site] ? -1 : 1;
+    if (x->addr[a->site] != x->addr[b->site])
+        return x->addr[a->site] < x->addr[b->site] ? -1 : 1;
     return a->func < b->func ? -1 : a->func > b->func;
 }
 

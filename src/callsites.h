@@ -4,7 +4,8 @@
  *
  * As a sink it adds each selected completed call to the row of (call site,
  * callee): the call site is the return address the compiler's hook passed
- * with the enter, made link-time like the function's.  Sites get dense ids
+ * with the enter, made link-time like the function's, and in the callee's
+ * binary (the caller ran in the same process).  Sites get dense ids
  * so that the names of functions and sites go to addr2line in one batch.
  * Memory grows with distinct (site, callee) pairs, which the program's code
  * bounds, never with events.
@@ -15,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addrindex.h"
+#include "funcstats.h"
 #include "sink.h"
 #include "u64map.h"
 
@@ -25,16 +28,15 @@ struct callsites_row {
 };
 
 struct callsites {
-    uint64_t *sites; /* link-time return addresses, by id */
-    size_t nsites, capsites;
-    struct u64map site_index; /* address -> id */
+    const struct funcstats *funcs; /* the callees, for their binary */
+    struct addrindex sites; /* (binary, link-time return address) -> site id */
     struct callsites_row *rows;
     size_t nrows, caprows;
     struct u64map row_index; /* site id << 32 | func -> row */
     int oom;
 };
 
-void callsites_init(struct callsites *c);
+void callsites_init(struct callsites *c, const struct funcstats *funcs);
 void callsites_free(struct callsites *c);
 struct sink callsites_sink(struct callsites *c);
 /* Row indexes by inclusive time descending (then calls, site, callee);

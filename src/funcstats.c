@@ -16,17 +16,14 @@ void funcstats_free(struct funcstats *fs)
     for (size_t i = 0; i < fs->n; i++)
         hist_free(&fs->v[i].lat);
     free(fs->v);
-    u64map_free(&fs->index);
+    addrindex_free(&fs->index);
     funcstats_init(fs);
 }
 
-int funcstats_id(struct funcstats *fs, uint64_t addr, uint32_t *id)
+int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id)
 {
-    if (u64map_get(&fs->index, addr, id))
-        return 0;
-    if (fs->n >= UINT32_MAX - 1)
-        return -1;
-    if (fs->n == fs->cap) {
+    int added;
+    if (fs->n == fs->cap) { /* room first: an id never exists without its entry */
         size_t cap = fs->cap ? fs->cap * 2 : 256;
         struct funcstats_entry *v = realloc(fs->v, cap * sizeof *v);
         if (!v)
@@ -34,11 +31,14 @@ int funcstats_id(struct funcstats *fs, uint64_t addr, uint32_t *id)
         fs->v = v;
         fs->cap = cap;
     }
-    if (u64map_put(&fs->index, addr, (uint32_t)fs->n) < 0)
+    if (addrindex_id(&fs->index, bin, addr, id, &added) < 0)
         return -1;
-    memset(&fs->v[fs->n], 0, sizeof fs->v[fs->n]);
-    fs->v[fs->n].addr = addr;
-    *id = (uint32_t)fs->n++;
+    if (added) {
+        memset(&fs->v[fs->n], 0, sizeof fs->v[fs->n]);
+        fs->v[fs->n].addr = addr;
+        fs->v[fs->n].bin = bin;
+        fs->n++;
+    }
     return 0;
 }
 
@@ -61,6 +61,8 @@ static int cmp_self(const void *pa, const void *pb, void *ctx)
         return a->self_ns > b->self_ns ? -1 : 1;
     if (a->calls != b->calls)
         return a->calls > b->calls ? -1 : 1;
+    if (a->bin != b->bin)
+        return a->bin < b->bin ? -1 : 1;
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 

@@ -2,9 +2,10 @@
  * funcstats.h - the per-function aggregate: calls, inclusive and self time,
  * and a latency histogram of inclusive time per call.
  *
- * Functions are keyed by their link-time address (runtime address minus the
- * source's load bias), so one function traced in several processes of a PIE
- * is one row.  Each gets a dense index, which is what the matcher carries in
+ * Functions are keyed by their binary (analysis.h: one per build-id) and
+ * link-time address (runtime address minus the process's load bias), so
+ * one function traced in several processes of a PIE is one row, and two
+ * programs traced into one ring keep their functions apart.  Each gets a dense index, which is what the matcher carries in
  * its frames, so a completed call costs no lookup.  Memory grows with the
  * number of distinct functions only.
  */
@@ -14,11 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addrindex.h"
 #include "hist.h"
-#include "u64map.h"
 
 struct funcstats_entry {
     uint64_t addr;    /* link-time address */
+    uint32_t bin;     /* the binary it is in (analysis.bins) */
     uint64_t calls;   /* completed calls */
     uint64_t incl_ns; /* sum of inclusive times */
     uint64_t self_ns; /* sum of self times */
@@ -28,17 +30,18 @@ struct funcstats_entry {
 struct funcstats {
     struct funcstats_entry *v;
     size_t n, cap;
-    struct u64map index; /* addr -> position in v */
+    struct addrindex index; /* (bin, addr) -> position in v */
     int oom;             /* a histogram could not grow: report, don't guess */
 };
 
 void funcstats_init(struct funcstats *fs);
 void funcstats_free(struct funcstats *fs);
-/* The dense index of addr, added on first sight.  0 ok, -1 out of memory. */
-int funcstats_id(struct funcstats *fs, uint64_t addr, uint32_t *id);
+/* The dense index of (bin, addr), added on first sight.  0 ok, -1 out of
+ * memory. */
+int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id);
 /* One completed call of function id. */
 void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns);
-/* Indexes ordered by self time descending (then calls, then address);
+/* Indexes ordered by self time descending (then calls, binary, address);
  * malloc'ed, fs->n long, NULL when out of memory. */
 uint32_t *funcstats_by_self(const struct funcstats *fs);
 

@@ -6,11 +6,15 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "elf_buildid.h"
 #include "trace.h"
+
+#define NOTES_MAX_PROCS 8 /* processes named in a stream's note; the rest counted */
 
 struct emit {
     void (*fn)(void *ctx, const char *note);
     void *ctx;
+    const struct analysis *a;
     const struct analysis_source *s;
 };
 
@@ -68,10 +72,53 @@ static void loss_notes(const struct emit *e)
         e->fn(e->ctx, s->notes[i]);
 }
 
+/* What process p ran: its --exe's file name, or its build-id. */
+static void process_binary(const struct analysis *a, const struct analysis_process *p, char *buf,
+                           size_t len)
+{
+    const struct analysis_bin *b = &a->bins[p->bin];
+    char hex[33];
+    if (b->have_build_id && !b->exe_matches) {
+        elf_buildid_hex(b->build_id, hex);
+        snprintf(buf, len, "build-id %.16s...", hex);
+        return;
+    }
+    const char *path = b->exe < a->nexes ? a->exes[b->exe].path : "?";
+    const char *base = strrchr(path, '/');
+    snprintf(buf, len, "%s", base ? base + 1 : path);
+}
+
+/* Several processes wrote one ring: say which, and what each ran. */
+static void process_notes(const struct emit *e, size_t src)
+{
+    const struct analysis *a = e->a;
+    size_t n = analysis_source_procs(a, src), shown = 0;
+    char list[400] = "", bin[64];
+    if (n < 2)
+        return;
+    for (size_t i = 0; i < a->nprocs && shown < NOTES_MAX_PROCS; i++) {
+        const struct analysis_process *p = &a->procs[i];
+        if (p->src != src || !p->events)
+            continue;
+        size_t used = strlen(list);
+        process_binary(a, p, bin, sizeof bin);
+        if (p->announced)
+            snprintf(list + used, sizeof list - used, "%spid %u (%s)", shown ? ", " : "", p->pid, bin);
+        else
+            snprintf(list + used, sizeof list - used, "%sunannounced (%s)", shown ? ", " : "", bin);
+        shown++;
+    }
+    if (n > shown)
+        emit(e, "%zu processes: %s and %zu more", n, list, n - shown);
+    else
+        emit(e, "%zu processes: %s", n, list);
+}
+
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
     for (size_t i = 0; i < a->nsrc; i++) {
-        struct emit e = {fn, ctx, &a->src[i]};
+        struct emit e = {fn, ctx, a, &a->src[i]};
+        process_notes(&e, i);
         capture_notes(&e);
         loss_notes(&e);
     }

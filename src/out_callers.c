@@ -22,7 +22,7 @@ int out_callers_write(FILE *out, const struct out_view *v)
     for (size_t i = 0; i < rows; i++) {
         const struct callsites_row *r = &c->rows[order[i]];
         report_label(v->site_syms ? &v->site_syms[r->site] : NULL,
-                     (unsigned long long)c->sites[r->site], site, sizeof site);
+                     (unsigned long long)c->sites.addr[r->site], site, sizeof site);
         report_label(v->funcs ? &v->funcs[r->func] : NULL,
                      (unsigned long long)v->a->funcs.v[r->func].addr, callee, sizeof callee);
         fprintf(out, "%10llu %12.3f %12.3f  %s -> %s\n", (unsigned long long)r->calls,

@@ -116,12 +116,25 @@ static void write_threads(FILE *out, const struct analysis *a)
         if (!t->has_events)
             continue;
         const struct analysis_source *s = &a->src[t->src];
-        fprintf(out, "%s\n    {\"source\": \"%s\", \"source_id\": %u, \"tid\": %u, \"name\": ",
+        const struct analysis_process *p = &a->procs[t->proc];
+        fprintf(out, "%s\n    {\"source\": \"%s\", \"source_id\": %u, \"tid\": %u, \"pid\": ",
                 n++ ? "," : "", analysis_source_word(s), s->id, t->tid);
+        p->announced || s->kind == ANALYSIS_SOURCE_PID ? fprintf(out, "%u", p->pid) : fputs("null", out);
+        fputs(", \"name\": ", out);
         json_str(out, t->name[0] ? t->name : NULL);
         fputc('}', out);
     }
     fputs(n ? "\n  ],\n" : "],\n", out);
+}
+
+/* The base name of the --exe a binary is named from. */
+static const char *binary_name(const struct analysis *a, uint32_t bin)
+{
+    uint32_t exe = bin < a->nbins ? a->bins[bin].exe : 0;
+    if (exe >= a->nexes)
+        return NULL;
+    const char *slash = strrchr(a->exes[exe].path, '/');
+    return slash ? slash + 1 : a->exes[exe].path;
 }
 
 static void write_row(FILE *out, const struct out_view *v, uint32_t id)
@@ -133,7 +146,9 @@ static void write_row(FILE *out, const struct out_view *v, uint32_t id)
     fputs(", \"file\": ", out);
     json_str(out, sym ? sym->file : NULL);
     sym && sym->line ? fprintf(out, ", \"line\": %lu", sym->line) : fputs(", \"line\": null", out);
-    fprintf(out, ", \"addr\": \"0x%llx\", ", (unsigned long long)e->addr);
+    fprintf(out, ", \"addr\": \"0x%llx\", \"binary\": ", (unsigned long long)e->addr);
+    json_str(out, binary_name(v->a, e->bin));
+    fputs(", ", out);
     json_u64(out, "calls", e->calls, ", ");
     json_u64(out, "incl_ns", e->incl_ns, ", ");
     json_u64(out, "self_ns", e->self_ns, ", ");

@@ -27,9 +27,11 @@ enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 #define SEQ_ID 1
 #define STREAM_PID_BASE (1u << 30)
 
-static uint64_t source_uuid(uint32_t src)
+/* Process tracks: one per analysis process, so the programs that shared a
+ * stream's ring show as the processes they were. */
+static uint64_t process_uuid(uint32_t proc)
 {
-    return (uint64_t)1 << 32 | src;
+    return (uint64_t)1 << 32 | proc;
 }
 
 static uint64_t thread_uuid(uint32_t index)
@@ -37,10 +39,14 @@ static uint64_t thread_uuid(uint32_t index)
     return (uint64_t)2 << 32 | index;
 }
 
-static uint32_t source_pid(const struct analysis_source *s)
+/* A stream's default process has no pid: give it one no real pid uses. */
+static uint32_t process_pid(const struct analysis *a, uint32_t proc)
 {
-    return s->kind == ANALYSIS_SOURCE_STREAM ? STREAM_PID_BASE + (s->id & (STREAM_PID_BASE - 1))
-                                             : s->id;
+    const struct analysis_process *pr = &a->procs[proc];
+    const struct analysis_source *s = &a->src[pr->src];
+    if (pr->announced || s->kind != ANALYSIS_SOURCE_STREAM)
+        return pr->pid;
+    return STREAM_PID_BASE + (s->id & (STREAM_PID_BASE - 1));
 }
 
 static FILE *temp_in(const char *dir)
@@ -75,7 +81,7 @@ void out_perfetto_free(struct out_perfetto *p)
     pb_free(&p->sub);
     pb_free(&p->frame);
     free(p->threads);
-    free(p->sources);
+    free(p->procs);
     memset(p, 0, sizeof *p);
 }
 
@@ -120,30 +126,34 @@ static void flush_descriptor(struct out_perfetto *p)
     flush_packet(p, p->body);
 }
 
-static void describe_source(struct out_perfetto *p, uint32_t src)
+static void describe_process(struct out_perfetto *p, uint32_t proc)
 {
-    const struct analysis_source *s = &p->a->src[src];
+    const struct analysis_process *pr = &p->a->procs[proc];
+    const struct analysis_source *s = &p->a->src[pr->src];
     char name[64];
-    snprintf(name, sizeof name, "%s %u", analysis_source_word(s), s->id);
+    if (pr->announced && s->kind == ANALYSIS_SOURCE_STREAM)
+        snprintf(name, sizeof name, "pid %u (stream %u)", pr->pid, s->id);
+    else
+        snprintf(name, sizeof name, "%s %u", analysis_source_word(s), s->id);
     pb_clear(&p->sub);
-    pb_uint(&p->sub, PROC_PID, source_pid(s));
+    pb_uint(&p->sub, PROC_PID, process_pid(p->a, proc));
     pb_str(&p->sub, PROC_NAME, name);
     pb_clear(&p->ev);
-    pb_uint(&p->ev, DESC_UUID, source_uuid(src));
+    pb_uint(&p->ev, DESC_UUID, process_uuid(proc));
     pb_msg(&p->ev, DESC_PROCESS, &p->sub);
     flush_descriptor(p);
 }
 
-/* The source's track, described on first use; NULL oom. */
-static struct out_perfetto_track *source_track(struct out_perfetto *p, uint32_t src)
+/* The process's track, described on first use; NULL oom. */
+static struct out_perfetto_track *process_track(struct out_perfetto *p, uint32_t proc)
 {
-    struct out_perfetto_track *tr = track(&p->sources, &p->capsources, src);
+    struct out_perfetto_track *tr = track(&p->procs, &p->capprocs, proc);
     if (!tr) {
         p->err = ENOMEM;
         return NULL;
     }
     if (!tr->described) {
-        describe_source(p, src);
+        describe_process(p, proc);
         tr->described = 1;
     }
     return tr;
@@ -154,12 +164,12 @@ static void describe_thread(struct out_perfetto *p, const struct analysis_thread
     char label[64];
     analysis_thread_label(t, label, sizeof label);
     pb_clear(&p->sub);
-    pb_uint(&p->sub, THR_PID, source_pid(&p->a->src[t->src]));
+    pb_uint(&p->sub, THR_PID, process_pid(p->a, t->proc));
     pb_uint(&p->sub, THR_TID, t->tid);
     pb_str(&p->sub, THR_NAME, t->name[0] ? t->name : label);
     pb_clear(&p->ev);
     pb_uint(&p->ev, DESC_UUID, thread_uuid(t->index));
-    pb_uint(&p->ev, DESC_PARENT, source_uuid(t->src));
+    pb_uint(&p->ev, DESC_PARENT, process_uuid(t->proc));
     pb_msg(&p->ev, DESC_THREAD, &p->sub);
     flush_descriptor(p);
 }
@@ -167,7 +177,7 @@ static void describe_thread(struct out_perfetto *p, const struct analysis_thread
 /* The thread's track, described (with its source) on first use. */
 static struct out_perfetto_track *thread_track(struct out_perfetto *p, const struct analysis_thread *t)
 {
-    if (!source_track(p, t->src))
+    if (!process_track(p, t->proc))
         return NULL;
     struct out_perfetto_track *tr = track(&p->threads, &p->capthreads, t->index);
     if (!tr) {
@@ -241,9 +251,10 @@ static void on_instant(void *ctx, const struct analysis_thread *t, uint32_t src,
                        const char *what)
 {
     struct out_perfetto *p = ctx;
-    struct out_perfetto_track *tr = t ? thread_track(p, t) : source_track(p, src);
+    uint32_t proc = p->a->src[src].proc; /* a source's own notes: its default process */
+    struct out_perfetto_track *tr = t ? thread_track(p, t) : process_track(p, proc);
     if (tr)
-        event(p, tr, t ? thread_uuid(t->index) : source_uuid(src), ts, INSTANT, 0, what);
+        event(p, tr, t ? thread_uuid(t->index) : process_uuid(proc), ts, INSTANT, 0, what);
 }
 
 struct sink out_perfetto_sink(struct out_perfetto *p)

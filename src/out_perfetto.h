@@ -6,16 +6,18 @@
  * Layout, all on trusted packet sequence 1:
  *   - one packet with the interned event names (iid = function id + 1),
  *     flagged INCREMENTAL_STATE_CLEARED, first on the sequence;
- *   - a TrackDescriptor per source (a process: pid and "pid N", or a
+ *   - a TrackDescriptor per process (local files: pid and "pid N"; a
  *     stream: "stream N" under a made-up pid of 2^30 + N, above any real
- *     pid) and per thread (pid, tid, thread name), each before the first
- *     event on its track and again when the thread's name changes;
+ *     pid, or, for each process that announced itself in a shared ring,
+ *     its pid and "pid P (stream N)") and per thread (pid, tid, thread
+ *     name), each before the first event on its track and again when the
+ *     thread's name changes;
  *   - TrackEvent SLICE_BEGIN / SLICE_END per selected frame, at its times,
  *     strictly nested per thread: frames cut by a loss or left open at the
  *     end get their END from the matcher (callstack.h) at the thread's
  *     latest time, and a thread's times never go backwards;
  *   - TrackEvent INSTANT with a plain name for each loss and capture note,
- *     on the thread it happened on, or on the source's track.
+ *     on the thread it happened on, or on its source's (default) process.
  *
  * Names come from addr2line only after the pass, but must precede their
  * use: so the events go to an unlinked temporary file as they are made
@@ -41,8 +43,8 @@ struct out_perfetto {
     const struct analysis *a;
     FILE *body;                       /* events so far */
     struct pb pkt, ev, sub, frame;    /* scratch for one packet, reused */
-    struct out_perfetto_track *threads, *sources; /* by analysis index */
-    size_t capthreads, capsources;
+    struct out_perfetto_track *threads, *procs; /* by analysis index */
+    size_t capthreads, capprocs;
     int err;                          /* errno of a failed write, or ENOMEM */
 };
 

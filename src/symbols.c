@@ -269,11 +269,7 @@ int symbols_find_function(const char *nm, const char *exe, const char *name, uin
     else if (run_tool(argv, exe, in, res, err, msg, msglen) == 0)
         rc = scan_nm(res, name, addrs, n, msg, msglen);
     close_files(in, res, err);
-    if (rc == 0 && !*n) {
-        snprintf(msg, msglen, "no function named '%s' in %s", name, exe);
-        rc = -1;
-    }
-    if (rc < 0) {
+    if (rc < 0 || !*n) {
         free(*addrs);
         *addrs = NULL;
     }

@@ -40,8 +40,8 @@ void symbols_nm_for(const char *addr2line, char *buf, size_t len);
  * The link-time addresses of the functions named `name` in exe (all of
  * them: static functions of that name in several files, compiler clones
  * such as name.constprop.0), from one `nm -C --defined-only` run.  0 and a
- * malloc'ed *addrs of *n >= 1; -1 with a one-line reason in msg (including
- * "no function named ...").
+ * malloc'ed *addrs of *n addresses (*n == 0, *addrs NULL: no function of
+ * that name); -1 with a one-line reason in msg when nm fails.
  */
 int symbols_find_function(const char *nm, const char *exe, const char *name, uint64_t **addrs,
                           size_t *n, char *msg, size_t msglen);

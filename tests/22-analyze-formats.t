@@ -87,8 +87,8 @@ assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3, "device_dropped
                          "thread_lost": 3, "gap_events": 0, "gaps": 0, "gaps_unknown": 0,
                          "cuts": 0, "resumes": 0, "tracers_vanished": 0,
                          "dead_frames": 0}], r["sources"]
-assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "name": "main"},
-    {"source": "pid", "source_id": 500, "tid": 501, "name": "worker-1"}], r["threads"]
+assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main"},
+    {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1"}], r["threads"]
 rows = {f["name"]: f for f in r["functions"]}
 assert [f["name"] for f in r["functions"]] == ["main", "work", "helper"]
 want = {"main": (4, 1, 10000000, 8700000, 10000000, 10000000, 10000000, 10000000, 10000000),
@@ -99,6 +99,7 @@ for name, vals in want.items():
     got = tuple(rows[name][k] for k in keys)
     assert got == vals, (name, got)
     assert rows[name]["file"] == src and rows[name]["addr"].startswith("0x"), rows[name]
+    assert rows[name]["binary"] == "tiny", rows[name]
 print("json ok")
 PY
 [ "$rc" = 0 ] && [ "$(cat "$T/py.out")" = "json ok" ]

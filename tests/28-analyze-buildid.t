@@ -85,6 +85,6 @@ stop_serve
 is "$? $(calls_of fib "$T/s.txt")" "0 $want_fib" "stream: analyze with the binary that ran"
 "$CS" analyze "$T/s" --exe "$T/other/workload" > /dev/null 2> "$T/sno.err"
 is "$?" 1 "stream: a rebuilt binary is refused"
-grep -q "differs from stream [0-9]*'s ${id:0:32};" "$T/sno.err"
+grep -q "differs from pid [0-9]* in stream [0-9]*'s ${id:0:32};" "$T/sno.err"
 ok $? "stream: the refusal names the stream: $(cat "$T/sno.err")"
 exit $_failed
