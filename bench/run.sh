@@ -123,7 +123,8 @@ wait_conns() {
 # starts only once CMD has ended (the run has no consumer beside it).
 # Sets ST_FWD ST_CHUNKS ST_WIRE ST_DROP (trace_stream's summary),
 # ST_CPU_US ST_WALL_NS (trace_stream's rusage) and ST_SERVE_CPU_US.  KEEP_DIR "-" deletes serve's
-# files, else moves them there.
+# files, else moves them there.  TS_ARGS: more trace_stream options (e.g.
+# "--codec none").
 stream_run() {
     local size=$1 keep=$2 tsp
     shift 2
@@ -135,7 +136,7 @@ stream_run() {
         TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_SIZE=$size timeout 600 "$@" > "$T/prog.out" ||
             die "traced run failed: $*"
     fi
-    TRACE_SHM_SIZE=$size "$BB/runstat" "$T/ts.rusage" timeout 600 "$TS" --quiet "$shm" 127.0.0.1 "$SERVE_PORT" \
+    TRACE_SHM_SIZE=$size "$BB/runstat" "$T/ts.rusage" timeout 600 "$TS" --quiet ${TS_ARGS:-} "$shm" 127.0.0.1 "$SERVE_PORT" \
         2> "$T/ts.err" &
     tsp=$!
     pids="$pids $tsp"
@@ -276,7 +277,7 @@ done
 
 # ---- 2. streaming capacity ---------------------------------------------
 section "2. Streaming capacity" \
-    "The default 16 MiB ring + trace_stream (zstd level 1) + serve on 127.0.0.1, all on this machine;" \
+    "The default 16 MiB ring + trace_stream (zstd level 1, coded chunks: its defaults) + serve on 127.0.0.1, all on this machine;" \
     "producer: hookbench --light (tick(): nearly all of a call is the hooks), paced in 1 ms slots, ${CAP_SECS} s per step"
 
 # cap_step THREADS RATE: one paced run; sets CAP_OK (1 = no drops and the
@@ -359,12 +360,19 @@ row S3 "forwarded rate, $MT unpaced producer threads (all cores busy)" "$(fmt %.
 
 stream_run $RING "$T/demo-stream" "$WL" $DEMO_ITERS 25 12 64 8
 DEMO_WIRE=$(calc "$ST_WIRE / $ST_FWD")
+DEMO_CPU=$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")
+DEMO_NOTE="$ST_FWD events, mean chunk $(fmt %.0f "$(calc "$ST_FWD * 32 / $ST_CHUNKS / 1024")") KiB, dropped $ST_DROP"
+TS_ARGS="--codec none" stream_run $RING - "$WL" $DEMO_ITERS 25 12 64 8
+PLAIN_WIRE=$(calc "$ST_WIRE / $ST_FWD")
+PLAIN_CPU=$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")
 row S4 "wire bytes per event, demo workload (examples/workload, make demo)" "$(fmt %.2f "$DEMO_WIRE")" "bytes/event" \
-    "target <= 1.5; raw 32; $ST_FWD events, mean chunk $(fmt %.0f "$(calc "$ST_FWD * 32 / $ST_CHUNKS / 1024")") KiB, dropped $ST_DROP"
+    "target <= 1.5; raw 32; trace_stream's default (coded chunks, serve acked the codec); $DEMO_NOTE"
+row S4p "the same with trace_stream --codec none (plain zstd chunks)" "$(fmt %.2f "$PLAIN_WIRE")" "bytes/event" \
+    "$(fmt %.1f "$(calc "$PLAIN_WIRE / $DEMO_WIRE")")x S4; $ST_FWD events, dropped $ST_DROP"
 row S5 "wire bytes per event, hookbench producer at S1's rate" "$(fmt %.2f "$WIRE1")" "bytes/event" \
     "one function called in a loop: far more regular than real code"
 row S6 "trace_stream CPU (user+sys) per million events, demo workload" \
-    "$(fmt %.1f "$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")")" "ms/M events" "its own rusage (bench/runstat)"
+    "$(fmt %.1f "$DEMO_CPU")" "ms/M events" "its own rusage (bench/runstat); with --codec none (S4p's run): $(fmt %.1f "$PLAIN_CPU")"
 row S7 "trace_stream CPU (user+sys) per million events, at S1's rate" "$(fmt %.1f "$CPU1")" "ms/M events" \
     "1000 ms/M events = one CPU busy at 1M events/s; in the same run serve used $(fmt %.1f "$SERVE1") and the producer's threads $(fmt %.1f "$PROD1"): $(fmt %.2f "$(calc "($CPU1 + $SERVE1 + $PROD1) * $CAP1 / 1e9")") CPUs busy in all at S1's rate"
 
@@ -435,7 +443,7 @@ ingest() {
     : > "$T/ingest.rates"
     for r in $(seq $INGEST_RUNS); do
         settle
-        timeout 900 "$BB/streamsend" --conns "$1" --events "$2" 127.0.0.1 "$SERVE_PORT" "$T"/an-stream/trace.stream.*.bin \
+        timeout 900 "$BB/streamsend" --conns "$1" --events "$2" ${SS_ARGS:-} 127.0.0.1 "$SERVE_PORT" "$T"/an-stream/trace.stream.*.bin \
             > "$T/ss.out" || die "streamsend failed"
         conns_done=$((conns_done + $1))
         wait_conns $conns_done
@@ -449,8 +457,11 @@ say "serve ingest"
 IN_EV=$(( $(cat "$T"/an-stream/trace.stream.*.bin | wc -c) / 32 ))
 ingest 1 $IN_EV
 INGEST1=$INGEST
-row S8 "serve ingest, 1 connection, $(fmt %.1f "$(calc "$INGEST_EV / 1e6")")M events (A1's), 1 MiB zstd-1 chunks" \
-    "$(fmt %.0f "$INGEST")" "MB/s raw" "target >= 1000 per connection; median of $INGEST_RUNS; decompress + write ($FS), until serve closes"
+row S8 "serve ingest, 1 connection, $(fmt %.1f "$(calc "$INGEST_EV / 1e6")")M events (A1's), 1 MiB coded zstd-1 chunks" \
+    "$(fmt %.0f "$INGEST")" "MB/s raw" "target >= 1000 per connection; median of $INGEST_RUNS; decompress + decode + write ($FS), until serve closes; $(fmt %.2f "$(calc "$(kv wire_bytes_per_conn "$T/ss.out") / $INGEST_EV")") wire bytes/event"
+SS_ARGS="--codec 0" ingest 1 $IN_EV
+row S8p "the same, plain zstd-1 chunks (trace_stream --codec none)" \
+    "$(fmt %.0f "$INGEST")" "MB/s raw" "$(fmt %.2f "$(calc "$INGEST / $INGEST1")")x S8; median of $INGEST_RUNS; $(fmt %.2f "$(calc "$(kv wire_bytes_per_conn "$T/ss.out") / $INGEST_EV")") wire bytes/event"
 ING8_EV=$((IN_EV / 4))
 ingest 8 $ING8_EV
 row S9 "serve ingest, 8 concurrent connections, $(fmt %.1f "$(calc "$INGEST_EV / 1e6")")M events each" \
@@ -496,7 +507,7 @@ row Tc "capacity: zero drops at 10M events/s, 1 and 8 producer threads" \
 row Td "capacity: forward >= 10M events/s with all cores busy" "$(verdict "$SAT >= 10e6")" "" \
     "S3 $(fmt %.1f "$(calc "$SAT / 1e6")") M events/s"
 row Te "wire: <= 1.5 bytes/event on the demo workload" "$(verdict "$DEMO_WIRE <= 1.5")" "" \
-    "S4 $(fmt %.2f "$DEMO_WIRE") today; best offline transform W: $BEST_WC"
+    "S4 $(fmt %.2f "$DEMO_WIRE") (coded chunks; plain S4p $(fmt %.2f "$PLAIN_WIRE")); best offline transform W: $BEST_WC"
 row Tf "analyzer: >= 50M events/s on one core" "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
     "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s"
 row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \

@@ -2,7 +2,7 @@
  * streamsend.c - measures how fast `callsight serve` ingests streams.
  *
  *   streamsend [--conns C] [--events N] [--chunk BYTES] [--level L]
- *              [--timeout S] HOST PORT FILE...
+ *              [--codec 1|0] [--timeout S] HOST PORT FILE...
  *
  * Reads up to N event records from callsight trace files (each FILE's
  * header_size is honoured; events are concatenated in argument order),
@@ -14,6 +14,10 @@
  * handshake (clock fields from the first file's header) and every chunk,
  * shut down their sending side and wait for serve to close the connection,
  * which it does only after it has decompressed and written everything.
+ * With --codec 1 (the default, as trace_stream) the chunks are coded
+ * (TRACE_CHUNK_EVENTS_CODED, src/stream_codec.c) before compression, also
+ * before the clock starts, and every connection offers the codec and reads
+ * serve's ack before its first chunk (no ack: the connection fails).
  *
  * Output, one line:
  *   streamsend conns=C events_per_conn=E raw_bytes_per_conn=R wire_bytes_per_conn=W
@@ -22,7 +26,8 @@
  * Exit 1 when a connection fails or serve does not close within S seconds
  * (default 120).
  *
- * C11 + POSIX; libzstd.  Build: cc -std=c11 -I runtime -o streamsend streamsend.c -lzstd -pthread
+ * C11 + POSIX; libzstd.  Build:
+ *   cc -std=c11 -I runtime -I src -o streamsend streamsend.c src/stream_codec.c -lzstd -pthread
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -42,6 +47,7 @@
 
 #include <zstd.h>
 
+#include "stream_codec.h"
 #include "trace.h"
 #include "trace_shm.h"
 
@@ -54,10 +60,10 @@ struct chunk {
 
 static struct {
     const char *host, *port;
-    int conns, level, timeout_s;
+    int conns, level, timeout_s, codec;
     uint64_t max_events;
     size_t chunk;
-} opt = {NULL, NULL, 1, 1, 120, UINT64_MAX, 1u << 20};
+} opt = {NULL, NULL, 1, 1, 120, 1, UINT64_MAX, 1u << 20};
 
 static unsigned char handshake[TRACE_STREAM_HANDSHAKE_SIZE];
 static struct chunk *chunks;
@@ -158,7 +164,9 @@ static int prepare(unsigned char *events, size_t len)
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     size_t cap = (len + opt.chunk - 1) / opt.chunk;
     chunks = calloc(cap ? cap : 1, sizeof *chunks);
-    if (!cctx || !chunks)
+    struct stream_codec *codec = stream_codec_new();
+    unsigned char *coded = malloc(opt.chunk);
+    if (!cctx || !chunks || !codec || !coded)
         return -1;
     for (size_t off = 0; off < len; off += opt.chunk) {
         size_t n = len - off < opt.chunk ? len - off : opt.chunk;
@@ -167,13 +175,18 @@ static int prepare(unsigned char *events, size_t len)
         c->wire = malloc(TRACE_STREAM_CHUNK_HEADER_SIZE + bound);
         if (!c->wire)
             return -1;
-        size_t z = ZSTD_compressCCtx(cctx, c->wire + TRACE_STREAM_CHUNK_HEADER_SIZE, bound, events + off, n,
-                                     opt.level);
+        const unsigned char *src = events + off;
+        if (opt.codec) {
+            stream_codec_encode(codec, src, coded, n / TRACE_EVENT_SIZE);
+            src = coded;
+        }
+        size_t z = ZSTD_compressCCtx(cctx, c->wire + TRACE_STREAM_CHUNK_HEADER_SIZE, bound, src, n, opt.level);
         if (ZSTD_isError(z)) {
             fprintf(stderr, "streamsend: zstd: %s\n", ZSTD_getErrorName(z));
             return -1;
         }
-        put32(c->wire + offsetof(trace_stream_chunk_header_t, type), TRACE_CHUNK_EVENTS);
+        put32(c->wire + offsetof(trace_stream_chunk_header_t, type),
+              opt.codec ? TRACE_CHUNK_EVENTS_CODED : TRACE_CHUNK_EVENTS);
         put32(c->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)n);
         put32(c->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
         c->len = TRACE_STREAM_CHUNK_HEADER_SIZE + z;
@@ -181,7 +194,13 @@ static int prepare(unsigned char *events, size_t len)
         wire_bytes += c->len;
     }
     wire_bytes += sizeof handshake;
+    if (opt.codec) {
+        uint32_t flags = get32(handshake + offsetof(trace_stream_handshake_t, flags));
+        put32(handshake + offsetof(trace_stream_handshake_t, flags), flags | TRACE_STREAM_FLAG_CODEC_OFFER);
+    }
     ZSTD_freeCCtx(cctx);
+    stream_codec_free(codec);
+    free(coded);
     return 0;
 }
 
@@ -239,12 +258,31 @@ static int wait_closed(int fd)
     }
 }
 
+/* serve's answer to the codec offer: coded chunks only after it. 0, or -1 (said). */
+static int read_ack(int fd)
+{
+    unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    size_t got = 0;
+    while (got < sizeof ack) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t n = poll(&p, 1, opt.timeout_s * 1000) == 1 ? recv(fd, ack + got, sizeof ack - got, 0) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fprintf(stderr, "streamsend: serve did not ack the codec (older serve? try --codec 0)\n");
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    return memcmp(ack, TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1) == 0 ? 0 : -1;
+}
+
 static void *conn_main(void *arg)
 {
     struct conn *c = arg;
     c->start_ns = now_ns();
     int fd = connect_to();
-    c->failed = fd < 0 || send_all(fd, handshake, sizeof handshake) != 0;
+    c->failed = fd < 0 || send_all(fd, handshake, sizeof handshake) != 0 || (opt.codec && read_ack(fd) != 0);
     for (size_t i = 0; !c->failed && i < nchunks; i++)
         c->failed = send_all(fd, chunks[i].wire, chunks[i].len) != 0;
     if (!c->failed) {
@@ -274,6 +312,8 @@ static int parse(int argc, char **argv, int *first_file)
             opt.chunk = (size_t)v;
         else if (!strcmp(argv[i], "--level") && v >= 1 && v <= 19)
             opt.level = (int)v;
+        else if (!strcmp(argv[i], "--codec") && v <= 1)
+            opt.codec = (int)v;
         else if (!strcmp(argv[i], "--timeout") && v >= 1 && v <= 3600)
             opt.timeout_s = (int)v;
         else
@@ -292,7 +332,7 @@ int main(int argc, char **argv)
     static struct conn conns[MAX_CONNS];
     int first;
     if (parse(argc, argv, &first)) {
-        fprintf(stderr, "usage: streamsend [--conns C] [--events N] [--chunk BYTES] [--level L] [--timeout S] "
+        fprintf(stderr, "usage: streamsend [--conns C] [--events N] [--chunk BYTES] [--level L] [--codec 1|0] [--timeout S] "
                         "HOST PORT FILE...\n");
         return 2;
     }

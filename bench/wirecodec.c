@@ -25,6 +25,10 @@
  *            its call_site - the caller's func (the stack top); an exit's
  *            func and call_site XOR the stack top (both 0 when it matches)
  *   stack+shuffle
+ *   codec    what the wire carries as TRACE_CHUNK_EVENTS_CODED
+ *            (src/stream_codec.c, specified in trace_shm.h): stack+shuffle
+ *            with a direct-mapped thread table, a circular 64-deep stack
+ *            and a blocked 8x8 transposition, written for speed
  * Markers (kind 2) take part only in the ts delta.
  *
  * Output: one line per (chunk, level, transform):
@@ -34,7 +38,8 @@
  * transform + compression, transform_mb_s the same for the transform alone
  * (none has no transform: its figure is 0).
  *
- * C11; libzstd.  Build: cc -std=c11 -O2 -I runtime -o wirecodec wirecodec.c -lzstd
+ * C11; libzstd.  Build:
+ *   cc -std=c11 -O2 -I runtime -I src -o wirecodec wirecodec.c src/stream_codec.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -46,6 +51,7 @@
 
 #include <zstd.h>
 
+#include "stream_codec.h"
 #include "trace.h"
 
 #define EV TRACE_EVENT_SIZE
@@ -190,14 +196,20 @@ static void unshuffle(const unsigned char *in, unsigned char *out, size_t n)
             out[i * EV + k] = in[k * n + i];
 }
 
-enum { T_NONE, T_SHUFFLE, T_DELTA, T_DELTA_SHUFFLE, T_STACK, T_STACK_SHUFFLE, T_COUNT };
-static const char *const names[T_COUNT] = {"none", "shuffle", "delta", "delta+shuffle", "stack", "stack+shuffle"};
+enum { T_NONE, T_SHUFFLE, T_DELTA, T_DELTA_SHUFFLE, T_STACK, T_STACK_SHUFFLE, T_CODEC, T_COUNT };
+static const char *const names[T_COUNT] = {"none",  "shuffle",       "delta", "delta+shuffle",
+                                           "stack", "stack+shuffle", "codec"};
+static struct stream_codec *codec;
 
 /* Transforms n records from in to out (tmp: scratch of the same size). */
 static void encode(int t, const unsigned char *in, unsigned char *out, unsigned char *tmp, size_t n)
 {
     tab_reset();
     const unsigned char *src = in;
+    if (t == T_CODEC) {
+        stream_codec_encode(codec, in, out, n);
+        return;
+    }
     if (t == T_DELTA || t == T_DELTA_SHUFFLE || t == T_STACK || t == T_STACK_SHUFFLE) {
         unsigned char *dst = (t == T_DELTA || t == T_STACK) ? out : tmp;
         for (size_t i = 0; i < n; i++)
@@ -218,6 +230,10 @@ static void decode(int t, const unsigned char *in, unsigned char *out, unsigned 
     const unsigned char *src = in;
     if (t == T_NONE) {
         memcpy(out, in, n * EV);
+        return;
+    }
+    if (t == T_CODEC) {
+        stream_codec_decode(codec, in, out, n);
         return;
     }
     if (t == T_SHUFFLE || t == T_DELTA_SHUFFLE || t == T_STACK_SHUFFLE) {
@@ -320,9 +336,10 @@ int main(int argc, char **argv)
     unsigned char *xf = malloc(maxchunk), *tmp = malloc(maxchunk), *back = malloc(maxchunk),
                   *frame = malloc(bound), *raw = malloc(maxchunk);
     tab = calloc(TID_SLOTS, sizeof *tab);
+    codec = stream_codec_new();
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    if (!len || !xf || !tmp || !back || !frame || !raw || !tab || !cctx || !dctx) {
+    if (!len || !xf || !tmp || !back || !frame || !raw || !tab || !codec || !cctx || !dctx) {
         fprintf(stderr, "wirecodec: no events, or out of memory\n");
         return 1;
     }

@@ -1,11 +1,13 @@
-# fuzz/fuzz.mk - fuzzing serve's wire parser and the trace-file reader.
+# fuzz/fuzz.mk - fuzzing serve's wire parser, its decoder of coded event
+# chunks and the trace-file reader.
 #
 #   make fuzz            each harness for FUZZ_SECS (default 300) under
 #                        clang -fsanitize=fuzzer,address,undefined
 #   make fuzz-ci         the same for FUZZ_CI_SECS (30) each; part of `make test`
 #   (check-build)        replay_<harness>: the harness built with $(CC) and no
 #                        libFuzzer, run over fuzz/corpus/<harness>/ by
-#                        tests/52-fuzz-corpus.t, so the corpus is a
+#                        tests/52-fuzz-corpus.t (stream_codec's by
+#                        tests/53-fuzz-codec-corpus.t), so the corpus is a
 #                        regression test in both passes of `make test`
 #
 # One harness per file: fuzz/fuzz_<name>.c defines LLVMFuzzerTestOneInput.
@@ -16,7 +18,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 30
-FUZZ_HARNESS  := stream_proto trace_reader
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -27,6 +29,8 @@ FUZZ_DEPS_stream_proto := src/stream_proto.c
 FUZZ_LIBS_stream_proto := -lzstd
 FUZZ_DEPS_trace_reader := src/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
+FUZZ_DEPS_stream_codec := src/stream_codec.c
+FUZZ_LIBS_stream_codec :=
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
@@ -37,12 +41,20 @@ $(BUILD)/fuzz/fuzz_trace_reader: fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_read
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_trace_reader) $(FUZZ_LIBS_trace_reader)
 
+$(BUILD)/fuzz/fuzz_stream_codec: fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*.h) runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_codec) $(FUZZ_LIBS_stream_codec)
+
 $(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*.h) runtime/trace_shm.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_proto)
 $(BUILD)/fuzz/replay_trace_reader: fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*.h) runtime/trace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(LDFLAGS_ALL) $(FUZZ_LIBS_trace_reader)
+
+$(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*.h) runtime/trace_shm.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_codec)
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

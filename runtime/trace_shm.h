@@ -28,7 +28,9 @@
  *     or a magic or version that changes, is a broken ring.
  *
  * The wire protocol (trace_stream -> serve, little-endian): one 64-byte
- * handshake, then chunks of a 12-byte header and one zstd frame each.
+ * handshake, then chunks of a 12-byte header and one zstd frame each.  The
+ * only bytes a server ever sends back are the 16-byte codec ack, once, and
+ * only to a client whose handshake offered the codec (see below).
  *
  * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION / TRACE_STREAM_VERSION are
  * bumped on any layout change.
@@ -124,6 +126,38 @@ _Static_assert(offsetof(trace_stream_handshake_t, t0_ticks) == 40, "t0_ticks at 
 _Static_assert(offsetof(trace_stream_handshake_t, t0_ns) == 48, "t0_ns at 48");
 _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56");
 
+/*
+ * Handshake flag, outside the TRACE_FLAG_* range of the tracer's own flags:
+ * the client can send TRACE_CHUNK_EVENTS_CODED and reads the socket for a
+ * trace_stream_ack_t.  A server never copies it into a file header.  An
+ * older server ignores it and never acks, so the client stays on plain
+ * TRACE_CHUNK_EVENTS chunks; an older client never sets it, so a server
+ * writes nothing to it.
+ */
+#define TRACE_STREAM_FLAG_CODEC_OFFER 0x100u
+
+/*
+ * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER, sent once right
+ * after it has read and accepted the handshake, little-endian.  The client
+ * never waits for it: it polls its socket (non-blocking) before each events
+ * chunk and sends TRACE_CHUNK_EVENTS_CODED only from the chunk after the ack
+ * arrived whole.
+ */
+#define TRACE_STREAM_ACK_MAGIC "TKACK" /* 5 chars, NUL-padded to 8 */
+#define TRACE_STREAM_ACK_SIZE 16u
+#define TRACE_CODEC_STACK_SHUFFLE 0x1u /* codecs bit: TRACE_CHUNK_EVENTS_CODED as below */
+
+typedef struct trace_stream_ack {
+    char magic[8];   /* "TKACK\0\0\0" */
+    uint32_t codecs; /* TRACE_CODEC_* the server decodes; a client uses only bits it knows */
+    uint32_t pad;    /* zero */
+} trace_stream_ack_t;
+
+_Static_assert(sizeof(trace_stream_ack_t) == TRACE_STREAM_ACK_SIZE, "ack is 16 bytes");
+_Static_assert(offsetof(trace_stream_ack_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_stream_ack_t, codecs) == 8, "codecs at 8");
+_Static_assert(offsetof(trace_stream_ack_t, pad) == 12, "pad at 12");
+
 enum trace_chunk_type {
     TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */
     TRACE_CHUNK_NOTICE = 1, /* u64: the device's cumulative dropped-event count */
@@ -143,8 +177,54 @@ enum trace_chunk_type {
      * liveness lock any more.  Whatever they had not flushed is lost, count
      * unknown.  The client sends it once, after draining the ring, and ends.
      */
-    TRACE_CHUNK_TRACER_LOST = 3
+    TRACE_CHUNK_TRACER_LOST = 3,
+    /*
+     * Event records in the "stack + shuffle" coding below: raw_len (after
+     * zstd) is still 32 bytes per record, a multiple of 32.  Sent only after
+     * the server's ack; a server that did not ack treats it as malformed.
+     */
+    TRACE_CHUNK_EVENTS_CODED = 4
 };
+
+/*
+ * TRACE_CHUNK_EVENTS_CODED: a reversible per-chunk coding of n records that
+ * makes them far more compressible (zstd finds runs of small numbers that
+ * plain records hide).  Every chunk starts from empty state, so each decodes
+ * alone.  Records are taken as little-endian fields (big-endian devices
+ * convert first).
+ *
+ * 1. Record by record, in order, each record r becomes a coded record c.
+ *    tid and kind select per-thread state, so c keeps bytes 24-31 (tid,
+ *    kind, pad) exactly as they are.  The state is a table of
+ *    TRACE_CODEC_THREAD_SLOTS slots indexed by tid % TRACE_CODEC_THREAD_SLOTS;
+ *    a slot last used by another tid, or not yet used in this chunk, is
+ *    first reset to all zero (ts, enter_func, depth, every stack entry).
+ *    A slot holds: ts, enter_func, a u32 depth (modulo 2^32) and a stack of
+ *    TRACE_CODEC_STACK_DEPTH (func, call_site) pairs, a circle: the top is
+ *    entry (depth - 1) % TRACE_CODEC_STACK_DEPTH, all arithmetic u64 modulo
+ *    2^64.
+ *      c.ts = r.ts - ts;  then ts = r.ts                       (every kind)
+ *      kind 0, enter:  c.func = r.func ^ enter_func
+ *                      c.call_site = r.call_site - top.func
+ *                      then depth += 1, top = (r.func, r.call_site),
+ *                      enter_func = r.func
+ *      kind 1, exit:   c.func = r.func ^ top.func
+ *                      c.call_site = r.call_site ^ top.call_site
+ *                      then depth -= 1
+ *      other kinds:    c.func = r.func, c.call_site = r.call_site
+ *    (An exit's func and call_site are nearly always the top's: they code
+ *    as 0.  An enter's call_site lies in its caller, the top's func.)
+ * 2. Byte transposition: byte k of coded record i goes to k * n + i, so the
+ *    payload is 32 planes of n bytes each (the low timestamp bytes, then
+ *    the next, ...).
+ * Decoding inverts 2, then 1 record by record; any payload of a multiple
+ * of 32 bytes decodes to some records (the coding is a bijection), so a
+ * decoder needs no check beyond the length.
+ */
+#define TRACE_CODEC_THREAD_SLOTS 64u
+#define TRACE_CODEC_STACK_DEPTH 64u
+_Static_assert((TRACE_CODEC_THREAD_SLOTS & (TRACE_CODEC_THREAD_SLOTS - 1)) == 0, "slots: a power of 2");
+_Static_assert((TRACE_CODEC_STACK_DEPTH & (TRACE_CODEC_STACK_DEPTH - 1)) == 0, "depth: a power of 2");
 
 /*
  * Payload of TRACE_CHUNK_RESUME, little-endian like everything on the wire.

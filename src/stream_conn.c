@@ -3,8 +3,16 @@
  *
  * Memory per connection is fixed when the handshake has been accepted: a
  * zstd decompression context, a buffer for the largest raw chunk the
- * protocol allows and one for the largest frame.  Every length read from the
- * wire is checked against those caps before anything is read into them.
+ * protocol allows and one for the largest frame; for a client that offered
+ * the codec also the decoder's state (70 KiB) and a second raw buffer, the
+ * coded records before decoding.  Every length read from the wire is
+ * checked against those caps before anything is read into them.
+ *
+ * The codec (trace_shm.h): a little-endian client that offers it in its
+ * handshake gets the 16-byte ack once, right after the handshake was
+ * accepted and the decoder's memory allocated (no memory: no ack, the
+ * client stays plain).  This is the only thing serve ever writes to a
+ * client.  A coded chunk on a connection that was not acked is malformed.
  *
  * Lines it prints (stdout, one flushed line each, after "callsight serve: "):
  *   conn 3 from 127.0.0.1:5555[ (big-endian stream, written little-endian)]
@@ -51,6 +59,7 @@
 #include <zstd.h>
 
 #include "net.h"
+#include "stream_codec.h"
 #include "stream_file.h"
 #include "stream_proto.h"
 #include "stream_registry.h"
@@ -68,6 +77,10 @@ struct conn {
     ZSTD_DCtx *dctx;
     unsigned char *raw;   /* STREAM_RAW_CAP bytes */
     unsigned char *frame; /* STREAM_FRAME_CAP bytes */
+    struct stream_codec *codec; /* the decoder's state, once acked */
+    unsigned char *coded; /* STREAM_RAW_CAP bytes: a coded chunk before decoding, once acked */
+    int offered;          /* the handshake offered the codec */
+    int acked;            /* the codec ack was sent: coded chunks are welcome */
     uint64_t chunks;      /* chunks read whole */
     uint64_t received;    /* bytes read from the socket */
     uint64_t raw_in, zstd_in; /* event payload bytes before/after compression, for the ratio */
@@ -157,6 +170,7 @@ static int read_hello(struct conn *c)
         say("connection from %s closed: error: %s", c->peer, why);
         return -1;
     }
+    c->offered = stream_hello_codec_offered(raw);
     return 0;
 }
 
@@ -187,6 +201,25 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
     return 0;
 }
 
+/*
+ * Answer a codec offer.  Only a little-endian stream is acked: the coding
+ * is defined on little-endian records.  The ack fits any empty socket
+ * buffer, so the send does not block; if it fails, the client is gone and
+ * the next read says so.
+ */
+static void answer_offer(struct conn *c)
+{
+    if (!c->offered || c->hello.swapped)
+        return;
+    c->codec = stream_codec_new();
+    c->coded = malloc(STREAM_RAW_CAP);
+    if (!c->codec || !c->coded)
+        return; /* no memory for it: no ack, the client stays on plain chunks */
+    unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    stream_ack_encode(ack);
+    c->acked = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
+}
+
 static int start(struct conn *c)
 {
     if (read_hello(c))
@@ -198,6 +231,7 @@ static int start(struct conn *c)
         snprintf(c->end, sizeof c->end, "error: out of memory");
         return 1;
     }
+    answer_offer(c);
     c->status_at = now_s();
     return 0;
 }
@@ -383,6 +417,11 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
+    if (h->type == TRACE_CHUNK_EVENTS_CODED && !c->acked) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": coded events, but this server did not "
+                 "ack the codec (%s)", n, c->offered ? "not for this stream" : "never offered");
+        return -1;
+    }
     return 0;
 }
 
@@ -408,13 +447,17 @@ static int next_chunk(struct conn *c)
         on_unknown(c, &h);
         return 0;
     }
-    if (stream_frame_decode(c->dctx, c->frame, h.zstd_len, c->raw, h.raw_len, why, sizeof why)) {
+    int coded = h.type == TRACE_CHUNK_EVENTS_CODED; /* acked: checked with the header */
+    if (stream_frame_decode(c->dctx, c->frame, h.zstd_len, coded ? c->coded : c->raw, h.raw_len, why,
+                            sizeof why)) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
+    if (coded)
+        stream_codec_decode(c->codec, c->coded, c->raw, h.raw_len / TRACE_EVENT_SIZE);
     if (first_resume)
         return on_resume(c) ? 2 : 0;
-    if (h.type == TRACE_CHUNK_EVENTS)
+    if (stream_chunk_has_events(h.type))
         on_events(c, &h);
     else if (h.type == TRACE_CHUNK_NOTICE)
         on_notice(c);
@@ -478,4 +521,6 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     ZSTD_freeDCtx(c.dctx);
     free(c.raw);
     free(c.frame);
+    free(c.coded);
+    stream_codec_free(c.codec);
 }

@@ -54,13 +54,20 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
         return -1;
     }
     out->swapped = big;
-    out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big);
+    out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big) &
+                 ~TRACE_STREAM_FLAG_CODEC_OFFER; /* a wire flag, never a file's */
     out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
     out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
     out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);
     out->t0_ns = get64(raw + offsetof(trace_stream_handshake_t, t0_ns), big);
     out->hook_ns = get64(raw + offsetof(trace_stream_handshake_t, hook_ns), big);
     return 0;
+}
+
+int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    int big = get32(raw + offsetof(trace_stream_handshake_t, version), 0) > 0xffffu;
+    return (get32(raw + offsetof(trace_stream_handshake_t, flags), big) & TRACE_STREAM_FLAG_CODEC_OFFER) != 0;
 }
 
 void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
@@ -73,8 +80,22 @@ void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE]
 
 int stream_chunk_known(uint32_t type)
 {
-    return type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
+    return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
            type == TRACE_CHUNK_TRACER_LOST;
+}
+
+int stream_chunk_has_events(uint32_t type)
+{
+    return type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_EVENTS_CODED;
+}
+
+void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE])
+{
+    memset(out, 0, TRACE_STREAM_ACK_SIZE);
+    memcpy(out + offsetof(trace_stream_ack_t, magic), TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
+    uint32_t codecs = TRACE_CODEC_STACK_SHUFFLE;
+    for (int i = 0; i < 4; i++)
+        out[offsetof(trace_stream_ack_t, codecs) + (size_t)i] = (unsigned char)(codecs >> (8 * i));
 }
 
 int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
@@ -92,13 +113,13 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
                  TRACE_STREAM_MAX_RAW);
         return -1;
     }
-    if (c->type == TRACE_CHUNK_EVENTS && c->raw_len % TRACE_EVENT_SIZE) {
+    if (stream_chunk_has_events(c->type) && c->raw_len % TRACE_EVENT_SIZE) {
         snprintf(why, why_len, "events length %u is not a multiple of %u", (unsigned)c->raw_len,
                  TRACE_EVENT_SIZE);
         return -1;
     }
     uint32_t fixed = c->type == TRACE_CHUNK_RESUME ? TRACE_STREAM_RESUME_SIZE : 8u;
-    if (c->type != TRACE_CHUNK_EVENTS && c->raw_len != fixed) {
+    if (!stream_chunk_has_events(c->type) && c->raw_len != fixed) {
         snprintf(why, why_len, "%s raw_len %u (expected %u)", c->type == TRACE_CHUNK_NOTICE ? "notice"
                  : c->type == TRACE_CHUNK_RESUME ? "resume notice" : "tracer-lost notice",
                  (unsigned)c->raw_len, (unsigned)fixed);

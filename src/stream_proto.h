@@ -30,9 +30,12 @@
 /* A checked handshake, in host order. */
 struct stream_hello {
     int swapped; /* the peer sends big-endian: every later integer is swapped too */
-    uint32_t flags;
+    uint32_t flags; /* the tracer's TRACE_FLAG_*, for the file headers (no wire flags) */
     uint64_t load_bias, tick_hz, t0_ticks, t0_ns, hook_ns;
 };
+
+/* 1 when a handshake (accepted by stream_hello_decode) offers the codec. */
+int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 
 /* A chunk header, in host order. */
 struct stream_chunk {
@@ -56,9 +59,15 @@ void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE]
 /* 1 for the chunk types this server acts on. */
 int stream_chunk_known(uint32_t type);
 
+/* 1 for chunk types that carry event records (plain or coded). */
+int stream_chunk_has_events(uint32_t type);
+
+/* The ack a server sends a client that offered the codec (trace_stream_ack_t). */
+void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE]);
+
 /*
  * Check a chunk header's lengths before reading its payload: for known types
- * raw_len within the limit (a multiple of 32 for events, 8 for a notice or a
+ * raw_len within the limit (a multiple of 32 for events, plain or coded, 8 for a notice or a
  * tracer-lost notice, 40 for a resume notice) and
  * 0 < zstd_len <= zstd's bound for raw_len; for unknown types only that
  * zstd_len fits the frame buffer.  0 ok, -1 with the reason.

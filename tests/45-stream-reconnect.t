@@ -146,7 +146,8 @@ is $? 0 "the tracer came and went; trace_stream exits 0"
 wait_serve_closed 1
 stop_serve
 is "$($CHECK "$T/w2/trace.stream.1.0.bin" | tail -n 1)" "events=800 mismatched=0 markers= tail=0" \
-    "the restarted serve has all 800 events and no gap marker"
+    "the restarted serve has all 800 events and no gap marker" ||
+    diag "$(ls -la "$T/w2"; cat "$T/serve4.log" "$T/c4.err")"
 
 # --- the server never comes back: --retry bounds the trying, loss is said ---
 SHM3=/cs-test-reconnect3-$$
