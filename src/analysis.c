@@ -26,6 +26,8 @@ struct thread {
     struct series_run *run;
     uint32_t tid;
     uint32_t index;  /* in analysis.threads */
+    uint32_t proc;   /* its process, as analysis.threads[index].proc */
+    int has_events;  /* had enter/exit records in this series */
     uint64_t in_fn;  /* open frames of --function targets */
     struct callstack cs;
 };
@@ -39,7 +41,7 @@ struct series_run {
     struct thread **threads; /* live threads of this series */
     size_t nthreads, capthreads;
     struct u64map tids;      /* tid -> position in threads */
-    size_t last;             /* cache: the thread of the previous event */
+    struct thread *by_tid[256]; /* cache: the last thread seen of each tid % 256 */
     uint64_t site;           /* link-time call site of the enter being pushed */
     int wrapped;
     uint64_t segs_missing;
@@ -48,6 +50,11 @@ struct series_run {
     int holed;               /* a stream hole was passed: new threads start holed */
     int cut_pending;         /* a stream cut not yet closed by a resume */
     int vanished;            /* tracer processes vanished: open frames die at the end */
+    struct func_slot {       /* (bin, link-time address) -> function id, direct-mapped */
+        uint64_t addr;
+        uint32_t bin, id;
+        int used;
+    } funcs[256];
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -519,17 +526,13 @@ static void instant(struct series_run *run, const struct analysis_thread *t, int
 
 /* ---- the main pass ------------------------------------------------------ */
 
-/* The thread of tid in this series, created if `create`; NULL if absent
- * or out of memory. */
-static struct thread *thread_of(struct series_run *run, uint32_t tid, int create)
+/* The thread of tid in this series from the map, created if `create`;
+ * NULL if absent or out of memory. */
+static struct thread *thread_find(struct series_run *run, uint32_t tid, int create)
 {
     uint32_t pos;
-    if (run->last < run->nthreads && run->threads[run->last]->tid == tid)
-        return run->threads[run->last];
-    if (u64map_get(&run->tids, tid, &pos)) {
-        run->last = pos;
-        return run->threads[pos];
-    }
+    if (u64map_get(&run->tids, tid, &pos))
+        return run->by_tid[tid & 255] = run->threads[pos];
     if (!create)
         return NULL;
     long gi = thread_index(run->a, run->src, tid);
@@ -543,13 +546,22 @@ static struct thread *thread_of(struct series_run *run, uint32_t tid, int create
     t->run = run;
     t->tid = tid;
     t->index = (uint32_t)gi;
+    t->proc = run->a->threads[gi].proc;
+    t->has_events = 0;
     t->in_fn = 0;
     callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
-    run->threads[run->nthreads] = t;
-    run->last = run->nthreads++;
-    return t;
+    run->threads[run->nthreads++] = t;
+    return run->by_tid[tid & 255] = t;
+}
+
+/* The thread of tid: every record asks, so a direct-mapped cache answers
+ * first (threads live until the series ends, so its pointers stay good). */
+static inline struct thread *thread_of(struct series_run *run, uint32_t tid, int create)
+{
+    struct thread *t = run->by_tid[tid & 255];
+    return t && t->tid == tid ? t : thread_find(run, tid, create);
 }
 
 static int32_t low_half(uint64_t v)
@@ -671,7 +683,7 @@ static void on_process_marker(struct series_run *run, const trace_event_t *ev)
             a->oom |= ev->call_site <= UINT32_MAX; /* a pid that big is noise: skip it */
             return;
         }
-        at->proc = (uint32_t)p;
+        at->proc = t->proc = (uint32_t)p;
         a->procs[p].announced = 1;
         return;
     }
@@ -691,11 +703,10 @@ static void on_process_marker(struct series_run *run, const trace_event_t *ev)
     p->bin = (uint32_t)bin;
 }
 
-static void on_marker(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
+static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t code = ev->func, payload = ev->call_site;
-    int64_t ns = trace_reader_ns(r, ev->ts);
 
     if (code != TRACE_MARK_STREAM_RESUMED)
         settle_cut(run);
@@ -731,11 +742,25 @@ static void on_marker(struct series_run *run, const struct trace_reader *r, cons
     }
 }
 
+/* funcstats_id through a small cache: every event names a function, and a
+ * program's hot functions are few. */
+static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id)
+{
+    struct func_slot *c = &run->funcs[(addr >> 2 ^ bin) & 255];
+    if (c->used && c->addr == addr && c->bin == bin) {
+        *id = c->id;
+        return 0;
+    }
+    if (funcstats_id(&run->a->funcs, bin, addr, id) < 0)
+        return -1;
+    *c = (struct func_slot){addr, bin, *id, 1};
+    return 0;
+}
+
 static void on_call_event(struct series_run *run, const struct trace_reader *r,
-                          const trace_event_t *ev)
+                          const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
-    int64_t ns = trace_reader_ns(r, ev->ts);
     uint32_t id;
     struct thread *t;
 
@@ -749,16 +774,19 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         a->oom = 1;
         return;
     }
-    struct analysis_thread *at = &a->threads[t->index];
-    struct analysis_process *p = &a->procs[at->proc];
+    struct analysis_process *p = &a->procs[t->proc];
     uint64_t bias = p->have_bias ? p->bias : r->hdr.load_bias;
-    if (funcstats_id(&a->funcs, p->bin, ev->func - bias, &id) < 0) {
+    if (func_id(run, p->bin, ev->func - bias, &id) < 0) {
         a->oom = 1;
         return;
     }
     p->events++;
-    a->threads_with_events += !at->has_events;
-    at->has_events = 1;
+    if (!t->has_events) { /* the analysis' thread is touched once per series */
+        struct analysis_thread *at = &a->threads[t->index];
+        t->has_events = 1;
+        a->threads_with_events += !at->has_events;
+        at->has_events = 1;
+    }
     if (ev->kind == TRACE_KIND_ENTER) {
         run->site = ev->call_site - bias;
         callstack_enter(&t->cs, id, ns);
@@ -770,14 +798,16 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
 static void read_events(struct series_run *run, const struct trace_segment *seg,
                         struct trace_reader *r)
 {
-    trace_event_t ev;
+    struct trace_reader_batch b;
     enum trace_reader_status st;
-    while ((st = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
-        if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT)
-            on_call_event(run, r, &ev);
-        else if (ev.kind == TRACE_KIND_MARKER)
-            on_marker(run, r, &ev);
-    }
+    while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT)
+        for (size_t i = 0; i < b.n; i++) {
+            const trace_event_t *ev = &b.ev[i];
+            if (ev->kind == TRACE_KIND_ENTER || ev->kind == TRACE_KIND_EXIT)
+                on_call_event(run, r, ev, b.ns[i]);
+            else if (ev->kind == TRACE_KIND_MARKER)
+                on_marker(run, ev, b.ns[i]);
+        }
     if (st == TRACE_READER_TRUNCATED)
         diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
     else if (st == TRACE_READER_IOERR)

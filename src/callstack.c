@@ -8,6 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What every event does stays free of stack frames and register saves when
+ * the rare paths (growing the stack, repairs) are kept out of line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CALLSTACK_RARE __attribute__((noinline, cold))
+#else
+#define CALLSTACK_RARE
+#endif
+
 void callstack_init(struct callstack *s, size_t max_depth, const struct callstack_hooks *hooks,
                     void *ctx)
 {
@@ -26,10 +34,8 @@ void callstack_free(struct callstack *s)
 
 /* Room for one more frame, or 0 (too deep, or no memory: both are counted
  * as overflow by the caller). */
-static int reserve(struct callstack *s)
+CALLSTACK_RARE static int grow(struct callstack *s)
 {
-    if (s->n < s->cap)
-        return 1;
     if (s->cap >= s->max_depth)
         return 0;
     size_t cap = s->cap ? s->cap * 2 : 64;
@@ -50,21 +56,36 @@ static void see_time(struct callstack *s, int64_t ts)
     s->have_ts = 1;
 }
 
-static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+/* Fill the next frame, which there is room for, and tell the owner. */
+static void place(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
 {
-    s->depth++;
-    if (s->overflow || !reserve(s)) {
-        /* Once over, stay over until back under: the frames' order must
-         * not be broken by a later push that happens to fit. */
-        s->overflow++;
-        if (!placeholder)
-            s->c.overflow_enters++;
-        return;
-    }
     struct callstack_frame *f = &s->frames[s->n++];
     *f = (struct callstack_frame){func, ts, 0, s->depth, placeholder, {0}};
     if (s->hooks && s->hooks->open)
         s->hooks->open(s->ctx, s, f);
+}
+
+/* A push with no room: grow, or count it as over max_depth. */
+CALLSTACK_RARE static void push_full(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+{
+    /* Once over, stay over until back under: the frames' order must not be
+     * broken by a later push that happens to fit. */
+    if (!s->overflow && grow(s)) {
+        place(s, func, ts, placeholder);
+        return;
+    }
+    s->overflow++;
+    if (!placeholder)
+        s->c.overflow_enters++;
+}
+
+static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+{
+    s->depth++;
+    if (s->overflow || s->n == s->cap)
+        push_full(s, func, ts, placeholder);
+    else
+        place(s, func, ts, placeholder);
 }
 
 /* Pop the top frame without a call: it ends at the latest time seen. */
@@ -127,10 +148,9 @@ static void exit_after_hole(struct callstack *s, uint64_t func, int64_t ts)
     complete(s, ts);
 }
 
-void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
+/* An exit that is not simply the top frame's return (see callstack_exit). */
+CALLSTACK_RARE static void exit_other(struct callstack *s, uint64_t func, int64_t ts)
 {
-    see_time(s, ts);
-    s->depth--;
     if (s->overflow) {
         s->overflow--; /* pairs with an enter that was only counted */
         return;
@@ -148,10 +168,7 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
         s->c.orphan_exits++;
         return;
     }
-    if (top->func == func) {
-        complete(s, ts);
-        return;
-    }
+    /* top->func != func here: callstack_exit took the matching exit */
     if (s->holed && s->n <= s->hole_n) {
         exit_after_hole(s, func, ts);
         return;
@@ -164,6 +181,17 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
     while (s->n > i)
         cut_top(s);
     complete(s, ts);
+}
+
+void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
+{
+    see_time(s, ts);
+    s->depth--;
+    /* The common case: the exit of the top frame, nothing over max_depth. */
+    if (!s->overflow && s->n && !s->frames[s->n - 1].placeholder && s->frames[s->n - 1].func == func)
+        complete(s, ts);
+    else
+        exit_other(s, func, ts);
 }
 
 void callstack_lost(struct callstack *s, uint64_t n)

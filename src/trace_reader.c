@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,10 +81,21 @@ static const char *check_header(const unsigned char *p, trace_file_header_t *h, 
     return NULL;
 }
 
+/* Whether this host stores integers least significant byte first. */
+static int host_little(void)
+{
+    const uint32_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
 static void set_clock(struct trace_reader *r)
 {
     r->ticks = r->hdr.tick_hz != 0;
     r->ns_per_tick = r->ticks ? 1e9 / (double)r->hdr.tick_hz : 1.0;
+    r->t0_ns = r->hdr.t0_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)r->hdr.t0_ns;
+    r->clock_fast = r->t0_ns <= INT64_MAX - ((int64_t)1 << 51);
 }
 
 int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_t msglen)
@@ -124,6 +136,7 @@ int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_
         goto fail;
     }
     set_clock(r);
+    r->native = r->swap != host_little();
     if (lseek(r->fd, (off_t)r->hdr.header_size, SEEK_SET) < 0) {
         snprintf(msg, msglen, "%s", strerror(errno));
         goto fail;
@@ -160,11 +173,11 @@ int trace_reader_seek_tail(struct trace_reader *r, uint64_t bytes)
 static ssize_t refill(struct trace_reader *r)
 {
     size_t keep = r->len - r->pos;
-    memmove(r->buf, r->buf + r->pos, keep);
+    memmove(r->buf.bytes, r->buf.bytes + r->pos, keep);
     r->pos = 0;
     r->len = keep;
     while (r->len < TRACE_EVENT_SIZE) {
-        ssize_t k = read(r->fd, r->buf + r->len, sizeof r->buf - r->len);
+        ssize_t k = read(r->fd, r->buf.bytes + r->len, sizeof r->buf.bytes - r->len);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
@@ -178,25 +191,44 @@ static ssize_t refill(struct trace_reader *r)
     return (ssize_t)r->len;
 }
 
+/* At least one whole record buffered: TRACE_READER_EVENT, else why not. */
+static enum trace_reader_status have_record(struct trace_reader *r)
+{
+    if (r->len - r->pos >= TRACE_EVENT_SIZE)
+        return TRACE_READER_EVENT;
+    ssize_t have = refill(r);
+    if (have < 0)
+        return TRACE_READER_IOERR;
+    if ((size_t)have < TRACE_EVENT_SIZE) {
+        r->trailing = (size_t)have;
+        return have ? TRACE_READER_TRUNCATED : TRACE_READER_END;
+    }
+    return TRACE_READER_EVENT;
+}
+
+/* The record at p, in the file's byte order, as a host-order event.  p may
+ * be ev itself: every field is read before it is written. */
+static void decode(const unsigned char *p, int big, trace_event_t *ev)
+{
+    uint64_t ts = get64(p, big), func = get64(p + 8, big), site = get64(p + 16, big);
+    uint32_t tid = get32(p + 24, big);
+    ev->ts = ts;
+    ev->func = func;
+    ev->call_site = site;
+    ev->tid = tid;
+    /* kind and pad are single bytes, already where they belong */
+}
+
 enum trace_reader_status trace_reader_next(struct trace_reader *r, trace_event_t *ev)
 {
-    if (r->len - r->pos < TRACE_EVENT_SIZE) {
-        ssize_t have = refill(r);
-        if (have < 0)
-            return TRACE_READER_IOERR;
-        if ((size_t)have < TRACE_EVENT_SIZE) {
-            r->trailing = (size_t)have;
-            return have ? TRACE_READER_TRUNCATED : TRACE_READER_END;
-        }
-    }
-    const unsigned char *p = r->buf + r->pos;
+    enum trace_reader_status st = have_record(r);
+    if (st != TRACE_READER_EVENT)
+        return st;
+    const unsigned char *p = r->buf.bytes + r->pos;
     r->pos += TRACE_EVENT_SIZE;
-    ev->ts = get64(p, r->swap);
-    ev->func = get64(p + 8, r->swap);
-    ev->call_site = get64(p + 16, r->swap);
-    ev->tid = get32(p + 24, r->swap);
-    ev->kind = p[28];
-    memcpy(ev->pad, p + 29, sizeof ev->pad);
+    memcpy(ev, p, TRACE_EVENT_SIZE);
+    if (!r->native)
+        decode(p, r->swap, ev);
     return TRACE_READER_EVENT;
 }
 
@@ -208,19 +240,110 @@ int trace_reader_set_anchor(struct trace_reader *r, uint64_t anchor_ticks, uint6
     return 0;
 }
 
-int64_t trace_reader_ns(const struct trace_reader *r, uint64_t ts)
+/* The conversion as first written: the reference the fast path below must
+ * agree with, and what it falls back on.  The difference is taken in
+ * integers so that only the elapsed part goes through double precision; the
+ * result saturates. */
+static int64_t ticks_to_ns_slow(const struct trace_reader *r, uint64_t ts)
 {
-    if (!r->ticks)
-        return ts > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ts;
-    /* The difference is taken in integers so that only the elapsed part
-     * goes through double precision; the result saturates. */
     double d = ts >= r->hdr.t0_ticks ? (double)(ts - r->hdr.t0_ticks) * r->ns_per_tick
                                      : -(double)(r->hdr.t0_ticks - ts) * r->ns_per_tick;
-    int64_t base = r->hdr.t0_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)r->hdr.t0_ns;
+    int64_t base = r->t0_ns;
     d = nearbyint(d);
     if (d >= 9.2e18 || (d > 0 && (int64_t)d > INT64_MAX - base))
         return INT64_MAX;
     if (d <= -9.2e18)
         return INT64_MIN;
     return base + (int64_t)d; /* base >= 0, so a negative d cannot overflow */
+}
+
+/*
+ * The same result, bit for bit, without the libm call and the saturation
+ * tests, for every ts within 2^63 ticks and 2^51 ns (26 days) of the start
+ * anchor; the analyzer converts every event's ts.
+ *   - ts - t0 as a signed integer converts to the same double as the
+ *     slow path's unsigned one, negated when ts < t0: conversion and
+ *     product round symmetrically about zero.
+ *   - For |d| < 2^51, d + 1.5 * 2^52 lies in [2^52, 2^53), where doubles are
+ *     the integers: the addition rounds d to an integer, to nearest with
+ *     ties to even (1.5 * 2^52 is even, so parity is kept), which is what
+ *     nearbyint does in the default rounding mode; the subtraction is exact.
+ *   - t0_ns <= INT64_MAX - 2^51 (clock_fast) means the sum cannot saturate.
+ * This needs doubles evaluated in double precision (FLT_EVAL_METHOD 0, not
+ * x87) and no reassociation or fused multiply-add (ISO C mode, no
+ * -ffast-math: the host build's flags); elsewhere the slow path does it all.
+ */
+static int fast_ns(uint64_t t0, double ns_per_tick, int64_t t0_ns, uint64_t ts, int64_t *ns)
+{
+#if FLT_EVAL_METHOD == 0
+    const double two51 = 2251799813685248.0, round_at = 6755399441055744.0; /* 2^51, 1.5 * 2^52 */
+    int64_t diff;
+    if (ts >= t0 && ts - t0 <= (uint64_t)INT64_MAX)
+        diff = (int64_t)(ts - t0);
+    else if (ts < t0 && t0 - ts <= (uint64_t)INT64_MAX)
+        diff = -(int64_t)(t0 - ts);
+    else
+        return 0;
+    double d = (double)diff * ns_per_tick;
+    if (!(fabs(d) < two51))
+        return 0;
+    *ns = t0_ns + (int64_t)((d + round_at) - round_at);
+    return 1;
+#else
+    (void)t0, (void)ns_per_tick, (void)t0_ns, (void)ts, (void)ns;
+    return 0;
+#endif
+}
+
+static int64_t ticks_to_ns(const struct trace_reader *r, uint64_t ts)
+{
+    int64_t ns;
+    if (r->clock_fast && fast_ns(r->hdr.t0_ticks, r->ns_per_tick, r->t0_ns, ts, &ns))
+        return ns;
+    return ticks_to_ns_slow(r, ts);
+}
+
+int64_t trace_reader_ns(const struct trace_reader *r, uint64_t ts)
+{
+    if (!r->ticks)
+        return ts > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ts;
+    return ticks_to_ns(r, ts);
+}
+
+/* The ns of every record in ev[0, n), into ns[0, n). */
+static void batch_ns(const struct trace_reader *r, const trace_event_t *ev, int64_t *ns, size_t n)
+{
+    if (!r->ticks) {
+        for (size_t i = 0; i < n; i++)
+            ns[i] = ev[i].ts > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ev[i].ts;
+        return;
+    }
+    /* The clock in locals: stores to ns[] could otherwise alias r's fields. */
+    const uint64_t t0 = r->hdr.t0_ticks;
+    const double per_tick = r->ns_per_tick;
+    const int64_t t0_ns = r->t0_ns;
+    const int fast = r->clock_fast;
+    for (size_t i = 0; i < n; i++)
+        if (!fast || !fast_ns(t0, per_tick, t0_ns, ev[i].ts, &ns[i]))
+            ns[i] = ticks_to_ns_slow(r, ev[i].ts);
+}
+
+enum trace_reader_status trace_reader_next_batch(struct trace_reader *r,
+                                                 struct trace_reader_batch *b)
+{
+    b->n = 0;
+    enum trace_reader_status st = have_record(r);
+    if (st != TRACE_READER_EVENT)
+        return st;
+    size_t first = r->pos / TRACE_EVENT_SIZE, n = (r->len - r->pos) / TRACE_EVENT_SIZE;
+    trace_event_t *ev = r->buf.ev + first;
+    r->pos += n * TRACE_EVENT_SIZE;
+    if (!r->native)
+        for (size_t i = 0; i < n; i++)
+            decode((const unsigned char *)&ev[i], r->swap, &ev[i]);
+    batch_ns(r, ev, r->ns + first, n);
+    b->ev = ev;
+    b->ns = r->ns + first;
+    b->n = n;
+    return TRACE_READER_EVENT;
 }

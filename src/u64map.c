@@ -6,16 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64's finalizer: addresses and tids differ only in a few bits, so
- * they need a real mix before masking. */
-static uint64_t mix(uint64_t x)
+/* Multiplicative (Fibonacci) hashing: the top bits of key * 2^64/phi
+ * depend on every bit of the key, so addresses and tids that differ only in
+ * a few low (or high) bits still spread over the table.  One multiply: the
+ * analyzer looks up every event's function and thread. */
+static size_t slot_of(uint64_t key, unsigned shift)
 {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> shift);
+}
+
+/* log2 of a power of two. */
+static unsigned log2_of(size_t cap)
+{
+    unsigned b = 0;
+    while (cap >>= 1)
+        b++;
+    return b;
 }
 
 void u64map_init(struct u64map *m)
@@ -37,10 +43,11 @@ void u64map_clear(struct u64map *m)
     m->count = 0;
 }
 
-static size_t find_slot(const uint64_t *keys, const uint32_t *vals, size_t cap, uint64_t key)
+static size_t find_slot(const uint64_t *keys, const uint32_t *vals, size_t cap, unsigned shift,
+                        uint64_t key)
 {
     size_t mask = cap - 1;
-    size_t i = (size_t)mix(key) & mask;
+    size_t i = slot_of(key, shift);
     while (vals[i] && keys[i] != key)
         i = (i + 1) & mask;
     return i;
@@ -50,7 +57,7 @@ int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
 {
     if (!m->cap)
         return 0;
-    size_t i = find_slot(m->keys, m->vals, m->cap, key);
+    size_t i = find_slot(m->keys, m->vals, m->cap, m->shift, key);
     if (!m->vals[i])
         return 0;
     *val = m->vals[i] - 1;
@@ -62,6 +69,7 @@ static int grow(struct u64map *m)
     size_t cap = m->cap ? m->cap * 2 : 16;
     if (cap > SIZE_MAX / sizeof(uint64_t))
         return -1;
+    unsigned shift = 64 - log2_of(cap);
     uint64_t *keys = malloc(cap * sizeof *keys);
     uint32_t *vals = calloc(cap, sizeof *vals);
     if (!keys || !vals) {
@@ -72,7 +80,7 @@ static int grow(struct u64map *m)
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->vals[i])
             continue;
-        size_t j = find_slot(keys, vals, cap, m->keys[i]);
+        size_t j = find_slot(keys, vals, cap, shift, m->keys[i]);
         keys[j] = m->keys[i];
         vals[j] = m->vals[i];
     }
@@ -81,6 +89,7 @@ static int grow(struct u64map *m)
     m->keys = keys;
     m->vals = vals;
     m->cap = cap;
+    m->shift = shift;
     return 0;
 }
 
@@ -90,7 +99,7 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
         return -1;
     if ((m->count + 1) * 2 > m->cap && grow(m) < 0)
         return -1;
-    size_t i = find_slot(m->keys, m->vals, m->cap, key);
+    size_t i = find_slot(m->keys, m->vals, m->cap, m->shift, key);
     if (!m->vals[i]) {
         m->keys[i] = key;
         m->count++;

@@ -18,6 +18,7 @@ struct u64map {
     uint32_t *vals; /* stored value + 1; 0 marks an empty slot */
     size_t cap;     /* slots, a power of two (0 before the first put) */
     size_t count;   /* occupied slots */
+    unsigned shift; /* 64 - log2(cap): a hash's top bits pick the slot */
 };
 
 /* A zeroed struct is an empty map; this is only for readability. */

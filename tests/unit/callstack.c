@@ -96,7 +96,7 @@ enum { A = 1, B, C, D, E, X };
 
 int main(void)
 {
-    printf("1..36\n");
+    printf("1..37\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -243,6 +243,19 @@ int main(void)
         callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
     callstack_reset(&s);
     ok(s.c.unclosed_enters == 6, "cap 4: all 6 open enters unclosed at the end");
+
+    /* Deeper than the first allocation: the stack grows, every frame kept. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    int deep_ok = 1;
+    for (int i = 0; i < 1000; i++)
+        callstack_enter(&s, 1000 + (uint64_t)i, i);
+    deep_ok &= s.n == 1000 && s.cap >= 1000 && s.overflow == 0 && nopen == 1000;
+    for (int i = 999; i >= 0; i--)
+        callstack_exit(&s, 1000 + (uint64_t)i, 2000 - i);
+    /* entered at i, exited at 2000 - i: the innermost took 2 ns, the next 4 */
+    deep_ok &= call_is(0, 1999, 2, 2) && call_is(1, 1998, 4, 2);
+    ok(deep_ok && counts_are(1000, 0, 0, 0, 0, 0) && s.n == 0 && nesting_ok,
+       "1000 frames deep: the stack grows past its first block, all 1000 calls match");
     fresh(4);
     for (int i = 0; i < 6; i++)
         callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);

@@ -2,8 +2,11 @@
  * trace_reader.c - unit test of src/trace_reader.c on synthetic files it
  * writes itself: little- and big-endian files, header_size above 80, tick
  * conversion with and without the exit anchor, truncation, foreign headers,
- * tail seeking, and reads that cross the reader's buffer.
+ * tail seeking, and reads that cross the reader's buffer; the batch reader
+ * against the one-at-a-time one; and the tick conversion against the plain
+ * double-precision formula it must reproduce bit for bit.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +134,161 @@ static int read_sample(const char *name)
     return good;
 }
 
+/* The conversion as trace_reader first did it (nearbyint of the elapsed
+ * ticks times the rate, saturated): the fast one must give the same ns for
+ * every input. */
+static int64_t reference_ns(uint64_t t0_ticks, uint64_t t0_ns, double per_tick, uint64_t ts)
+{
+    double d = ts >= t0_ticks ? (double)(ts - t0_ticks) * per_tick : -(double)(t0_ticks - ts) * per_tick;
+    int64_t base = t0_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t0_ns;
+    d = nearbyint(d);
+    if (d >= 9.2e18 || (d > 0 && (int64_t)d > INT64_MAX - base))
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return base + (int64_t)d;
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Timestamps a conversion meets: around t0, on either side of where the
+ * result reaches 2^51 ns from t0_ns (the fast path's limit) and 2^63 ticks
+ * (the signed difference's), halfway cases, and anything at all. */
+static uint64_t probe_ts(uint64_t t0, double per_tick, unsigned i)
+{
+    uint64_t edge = (uint64_t)(2251799813685248.0 / per_tick < 1.8e19 ? 2251799813685248.0 / per_tick : 0);
+    uint64_t jitter = next_rand() % 4096;
+    switch (i % 8) {
+    case 0:
+        return t0 + jitter;
+    case 1:
+        return t0 - jitter;
+    case 2:
+        return t0 + edge - 2048 + jitter;
+    case 3:
+        return t0 - edge - 2048 + jitter;
+    case 4:
+        return t0 + (1ull << 63) - 2048 + jitter;
+    case 5:
+        return t0 + (next_rand() >> (next_rand() % 64));
+    case 6:
+        return t0 - (next_rand() >> (next_rand() % 64));
+    default:
+        return next_rand();
+    }
+}
+
+/* Convert `probes` timestamps under one clock (header, and an exit anchor
+ * when anchor_ticks is not 0); 1 when every one matches the reference. */
+static int clock_matches(uint64_t hz, uint64_t t0_ticks, uint64_t t0_ns, uint64_t anchor_ticks,
+                         uint64_t anchor_ns, unsigned probes)
+{
+    struct hdr h = default_hdr();
+    h.flags = TRACE_FLAG_TICKS;
+    h.hz = hz;
+    h.t0_ticks = t0_ticks;
+    h.t0_ns = t0_ns;
+    begin(&h);
+    if (trace_reader_open(&r, save("clock.bin"), msg, sizeof msg) < 0)
+        return 0;
+    if (anchor_ticks)
+        trace_reader_set_anchor(&r, anchor_ticks, anchor_ns);
+    double per_tick = r.ns_per_tick;
+    int good = 1;
+    for (unsigned i = 0; i < probes; i++) {
+        uint64_t ts = probe_ts(t0_ticks, per_tick, i);
+        int64_t want = reference_ns(t0_ticks, t0_ns, per_tick, ts), got = trace_reader_ns(&r, ts);
+        if (got != want && good) {
+            printf("# hz %llu t0 %llu/%llu ts %llu: %lld, want %lld\n", (unsigned long long)hz,
+                   (unsigned long long)t0_ticks, (unsigned long long)t0_ns, (unsigned long long)ts,
+                   (long long)got, (long long)want);
+            good = 0;
+        }
+    }
+    trace_reader_close(&r);
+    return good;
+}
+
+static int conversions_match(void)
+{
+    /* 2 GHz and 4 GHz make exact halves and quarters: ties round to even. */
+    static const uint64_t hzs[] = {1, 3, 7, 1000, 999999937, 1000000000, 2000000000, 2100000000,
+                                   2399999999, 4000000000u, 1ull << 40, UINT64_MAX};
+    static const uint64_t t0s[] = {0, 1000, 1ull << 62, UINT64_MAX - 5};
+    /* t0_ns around where the fast path stops being safe (INT64_MAX - 2^51). */
+    static const uint64_t t0_nss[] = {0, 5000000000ull, INT64_MAX - (1ull << 51),
+                                      INT64_MAX - (1ull << 51) + 1, INT64_MAX, UINT64_MAX};
+    int good = 1;
+    for (size_t a = 0; a < sizeof hzs / sizeof *hzs; a++)
+        for (size_t b = 0; b < sizeof t0s / sizeof *t0s; b++)
+            for (size_t c = 0; c < sizeof t0_nss / sizeof *t0_nss; c++)
+                good &= clock_matches(hzs[a], t0s[b], t0_nss[c], 0, 0, 2000);
+    /* Exit anchors: rates that are no 1e9 / hz, some far from 1. */
+    good &= clock_matches(2100000000, 1000, 5000000000ull, 1000 + 2100000007ull, 6000000000ull, 20000);
+    good &= clock_matches(3, 10, 10, 13, 1000000000000ull, 20000);
+    good &= clock_matches(1000, 1ull << 40, 1, (1ull << 40) + (1ull << 50), 2, 20000);
+    return good;
+}
+
+/* A long file in ticks, in either byte order, with a partial last record. */
+static void long_ticks_file(int bigendian)
+{
+    struct hdr h = default_hdr();
+    h.header_size = 81; /* odd: records straddle the reader's refills */
+    h.flags = TRACE_FLAG_TICKS | (bigendian ? TRACE_FLAG_BIGENDIAN : 0);
+    h.hz = 2100000000;
+    h.t0_ticks = 5000;
+    h.t0_ns = 7000000000ull;
+    begin(&h);
+    for (uint64_t i = 0; i < 10000; i++)
+        event(i * 7, i, ~i, (uint32_t)i, (uint8_t)(i % 3));
+    memset(file + flen, 0x11, 5);
+    flen += 5;
+}
+
+/* The batch reader hands out what the one-at-a-time reader does, with each
+ * record's ns, and ends the same way. */
+static int batch_matches_next(const char *name, int mix)
+{
+    static trace_event_t want[10000];
+    struct trace_reader_batch b;
+    enum trace_reader_status st;
+    size_t n = 0, got = 0, batches = 0, singles = 0;
+    int good = 1;
+    trace_reader_open(&r, save(name), msg, sizeof msg);
+    while (n < 10000 && trace_reader_next(&r, &want[n]) == TRACE_READER_EVENT)
+        n++;
+    trace_reader_close(&r);
+    trace_reader_open(&r, path, msg, sizeof msg);
+    for (;;) {
+        if (mix && got % 3 == 1) { /* one record the other way now and then */
+            trace_event_t ev;
+            b.n = 0;
+            if ((st = trace_reader_next(&r, &ev)) != TRACE_READER_EVENT)
+                break;
+            good &= got < n && memcmp(&ev, &want[got], sizeof ev) == 0;
+            got++;
+            singles++;
+        }
+        if ((st = trace_reader_next_batch(&r, &b)) != TRACE_READER_EVENT)
+            break;
+        batches++;
+        for (size_t i = 0; i < b.n; i++, got++)
+            good &= got < n && memcmp(&b.ev[i], &want[got], sizeof b.ev[i]) == 0 &&
+                    b.ns[i] == trace_reader_ns(&r, want[got].ts);
+    }
+    good &= b.n == 0 && st == TRACE_READER_TRUNCATED && r.trailing == 5;
+    trace_reader_close(&r);
+    return good && n == 10000 && got == n && batches > 1 && (singles > 0) == mix;
+}
+
 int main(void)
 {
     struct hdr h;
@@ -139,7 +297,7 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    printf("1..24\n");
+    printf("1..29\n");
 
     h = default_hdr();
     begin(&h);
@@ -282,6 +440,25 @@ int main(void)
         ok(good && i == 10000 && st == TRACE_READER_END,
            b ? "10000 big-endian events across buffer refills" : "10000 events across buffer refills");
     }
+
+    ok(conversions_match(), "ticks to ns: the same as the double-precision formula, ties and limits too");
+
+    for (int b = 0; b < 2; b++) {
+        long_ticks_file(b);
+        ok(batch_matches_next(b ? "batch-be.bin" : "batch-le.bin", 0),
+           b ? "batches of a big-endian file: the same events and ns as one at a time"
+             : "batches: the same events and ns as one at a time, then TRUNCATED");
+    }
+    long_ticks_file(0);
+    ok(batch_matches_next("batch-mix.bin", 1), "batches and single records mixed: none lost or repeated");
+
+    h = default_hdr();
+    begin(&h);
+    trace_reader_open(&r, save("batch-empty.bin"), msg, sizeof msg);
+    struct trace_reader_batch batch;
+    ok(trace_reader_next_batch(&r, &batch) == TRACE_READER_END && batch.n == 0,
+       "batch of a file with no records: END, nothing handed out");
+    trace_reader_close(&r);
 
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

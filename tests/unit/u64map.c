@@ -20,7 +20,7 @@ int main(void)
     struct u64map m;
     uint32_t v;
     int good = 1;
-    printf("1..6\n");
+    printf("1..7\n");
     u64map_init(&m);
     ok(!u64map_get(&m, 0, &v) && !u64map_get(&m, 42, &v), "empty map finds nothing");
     /* Keys that differ only in high bits or by a stride, as addresses do. */
@@ -39,6 +39,16 @@ int main(void)
     u64map_clear(&m);
     ok(m.count == 0 && !u64map_get(&m, 0, &v) && !u64map_get(&m, 4096 + (1ull << 40), &v),
        "clear forgets everything");
+    u64map_free(&m);
+    /* Keys that differ only in their top bits, or only in bit 63. */
+    good = 1;
+    for (uint32_t i = 0; i < 4096; i++)
+        good &= u64map_put(&m, (uint64_t)i << 52, i) == 0;
+    good &= u64map_put(&m, 1ull << 63 | 5, 4096) == 0 && u64map_put(&m, 5, 4097) == 0;
+    for (uint32_t i = 0; i < 4096; i++)
+        good &= u64map_get(&m, (uint64_t)i << 52, &v) && v == i;
+    good &= u64map_get(&m, 1ull << 63 | 5, &v) && v == 4096 && u64map_get(&m, 5, &v) && v == 4097;
+    ok(good && m.count == 4098, "keys apart only in the top bits are told apart");
     u64map_free(&m);
     return 0;
 }
