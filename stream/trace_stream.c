@@ -1319,6 +1319,34 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
     return 0;
 }
 
+/*
+ * End the connection so that the server sees an orderly end, never a reset:
+ * closing a socket that still holds unread bytes (the codec ack, if it came
+ * after our last look) makes the kernel send RST, and serve would record a
+ * cut stream.  So: no more from us (FIN), then read and discard until the
+ * server closes too, for at most CLOSE_WAIT_MS.
+ */
+#define CLOSE_WAIT_MS 2000
+static void sender_close(struct sender *s)
+{
+    if (s->sock < 0)
+        return;
+    if (shutdown(s->sock, SHUT_WR) == 0) {
+        uint64_t until = now_ms() + CLOSE_WAIT_MS;
+        for (uint64_t t = now_ms(); t < until; t = now_ms()) {
+            struct pollfd p = {s->sock, POLLIN, 0};
+            unsigned char junk[256];
+            if (poll(&p, 1, (int)(until - t)) <= 0)
+                break; /* timed out, or a signal: close anyway */
+            ssize_t n = recv(s->sock, junk, sizeof junk, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                break; /* the server's end, or an error */
+        }
+    }
+    close(s->sock);
+    s->sock = -1;
+}
+
 static void sender_free(struct sender *s)
 {
     frame_free(s);
@@ -1326,8 +1354,7 @@ static void sender_free(struct sender *s)
     free(s->wire);
     free(s->coded);
     free(s->codec);
-    if (s->sock >= 0)
-        close(s->sock);
+    sender_close(s);
 }
 
 static void install_signals(void)
