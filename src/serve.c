@@ -3,12 +3,15 @@
  * their events to trace.stream.<id>.<seq>.bin files for `callsight analyze`.
  *
  * The command owns the listening socket and the connection threads: one
- * detached thread per connection (stream_conn.c does the protocol and the
- * files), at most --max-conns at a time.  The threads share nothing but the
- * connection-id allocator in stream_file.c and the stream registry
- * (stream_registry.c, for reconnecting clients); the list of open sockets
- * here is only for shutting them down.  Before a connection gets a thread
- * it must pass --allow and the --min-free-mb floor.
+ * thread per connection (stream_conn.c does the protocol and the files,
+ * with a writer thread of its own that it joins), at most --max-conns at a
+ * time.  Every thread is joined: an ended one when the next connection
+ * comes, the rest at shutdown, so none outlives the command.  The threads
+ * share nothing but the connection-id allocator in stream_file.c and the
+ * stream registry (stream_registry.c, for reconnecting clients); the table
+ * of slots here is only for shutting sockets down and joining threads.
+ * Before a connection gets a thread it must pass --allow and the
+ * --min-free-mb floor.
  *
  * SIGINT/SIGTERM are blocked in every thread and taken only while the main
  * thread waits in pselect(), so accepting stops cleanly: the open sockets are
@@ -62,10 +65,17 @@ struct job {
 static atomic_int stopping;
 static struct stream_conn_opts conn_opts;
 
-/* Open sockets, for shutdown only; active counts the running threads. */
+/* A connection thread's place, for shutting its socket down and joining it. */
+struct slot {
+    int fd;           /* the connection's socket; -1 once its thread is done with it */
+    int ended;        /* the thread has ended (or is ending) and is not joined yet */
+    pthread_t thread;
+};
+
+/* Open sockets and threads to join; active counts the running threads. */
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
-static int slots[MAX_CONNS];
+static struct slot slots[MAX_CONNS];
 static int active;
 static unsigned long served;
 static int max_conns = DEFAULT_CONNS;
@@ -215,7 +225,8 @@ static void *conn_thread(void *arg)
     struct job *j = arg;
     stream_conn_serve(j->fd, j->peer, &conn_opts);
     pthread_mutex_lock(&slots_lock);
-    slots[j->slot] = -1;
+    slots[j->slot].fd = -1;
+    slots[j->slot].ended = 1;
     active--;
     pthread_cond_broadcast(&slots_freed);
     pthread_mutex_unlock(&slots_lock);
@@ -244,12 +255,20 @@ static int disk_low(void)
     return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < min_free_bytes;
 }
 
+/* Join the threads that have ended (slots_lock held: they take it no more). */
+static void reap_ended(void)
+{
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (slots[i].ended) {
+            pthread_join(slots[i].thread, NULL);
+            slots[i].ended = 0;
+        }
+}
+
 /* Hand an accepted socket to a new thread, or refuse it when all slots are taken. */
 static void start_conn(int fd, const char *peer)
 {
     struct job *j = malloc(sizeof *j);
-    pthread_attr_t attr;
-    pthread_t t;
     if (!j) {
         printf("callsight serve: connection from %s refused: out of memory\n", peer);
         fflush(stdout);
@@ -259,17 +278,12 @@ static void start_conn(int fd, const char *peer)
     j->fd = fd;
     snprintf(j->peer, sizeof j->peer, "%s", peer);
     pthread_mutex_lock(&slots_lock);
-    for (j->slot = 0; j->slot < max_conns && slots[j->slot] >= 0; j->slot++)
+    reap_ended();
+    for (j->slot = 0; j->slot < max_conns && slots[j->slot].fd >= 0; j->slot++)
         ;
-    int ok = j->slot < max_conns;
+    int ok = j->slot < max_conns && pthread_create(&slots[j->slot].thread, NULL, conn_thread, j) == 0;
     if (ok) {
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        ok = pthread_create(&t, &attr, conn_thread, j) == 0;
-        pthread_attr_destroy(&attr);
-    }
-    if (ok) {
-        slots[j->slot] = fd;
+        slots[j->slot].fd = fd;
         active++;
         served++;
     }
@@ -365,10 +379,11 @@ static void stop_conns(void)
 {
     pthread_mutex_lock(&slots_lock);
     for (int i = 0; i < MAX_CONNS; i++)
-        if (slots[i] >= 0)
-            shutdown(slots[i], SHUT_RD);
+        if (slots[i].fd >= 0)
+            shutdown(slots[i].fd, SHUT_RD);
     while (active > 0)
         pthread_cond_wait(&slots_freed, &slots_lock);
+    reap_ended();
     pthread_mutex_unlock(&slots_lock);
 }
 
@@ -411,7 +426,7 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < MAX_CONNS; i++)
-        slots[i] = -1;
+        slots[i] = (struct slot){.fd = -1};
     max_conns = (int)o.max_conns;
     out_dir = o.out;
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;

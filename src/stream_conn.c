@@ -1,12 +1,23 @@
 /*
  * stream_conn.c - one trace_stream connection (see stream_conn.h).
  *
+ * Two threads per connection, so that decompressing and writing overlap:
+ * the reader (the connection's own thread) reads the socket, checks each
+ * chunk and decompresses it into one of CONN_SLOTS buffers of a bounded
+ * queue (chunkq.h); the writer takes them in order, decodes coded chunks
+ * and does everything that touches the files, the registry or the lines
+ * about the stream, exactly as one thread did before.  The reader ends the
+ * queue when the stream ends, however it ends, and joins the writer before
+ * the close line and the last marker are written, so the writer has
+ * written every chunk read whole.  A writer that cannot open a file stops
+ * the reader.
+ *
  * Memory per connection is fixed when the handshake has been accepted: a
- * zstd decompression context, a buffer for the largest raw chunk the
- * protocol allows and one for the largest frame; for a client that offered
- * the codec also the decoder's state (70 KiB) and a second raw buffer, the
- * coded records before decoding.  Every length read from the wire is
- * checked against those caps before anything is read into them.
+ * zstd decompression context, CONN_SLOTS buffers for the largest raw chunk
+ * the protocol allows and one for the largest frame; for a client that
+ * offered the codec also the decoder's state (70 KiB) and one more raw
+ * buffer, the decoded records.  Every length read from the wire is checked
+ * against those caps before anything is read into them.
  *
  * The codec (trace_shm.h): a little-endian client that offers it in its
  * handshake gets the 16-byte ack once, right after the handshake was
@@ -47,6 +58,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +70,7 @@
 
 #include <zstd.h>
 
+#include "chunkq.h"
 #include "net.h"
 #include "stream_codec.h"
 #include "stream_file.h"
@@ -68,6 +81,16 @@
 
 #define MB (1024.0 * 1024.0)
 
+/* Chunk buffers between reader and writer: enough for each side to work on
+ * one while a third waits, so neither waits for the other in a steady stream. */
+#define CONN_SLOTS 3
+
+/*
+ * Set before the writer thread starts and read-only after: fd, peer, o,
+ * hello, offered, acked.  The reader's alone: dctx, frame, chunks, received,
+ * end.  The writer's alone: file, codec, decoded, and raw_in to space_at.
+ * Each side reads the other's only after the join.
+ */
 struct conn {
     int fd;
     const char *peer;
@@ -75,14 +98,17 @@ struct conn {
     struct stream_hello hello;
     struct stream_file file;
     ZSTD_DCtx *dctx;
-    unsigned char *raw;   /* STREAM_RAW_CAP bytes */
     unsigned char *frame; /* STREAM_FRAME_CAP bytes */
     struct stream_codec *codec; /* the decoder's state, once acked */
-    unsigned char *coded; /* STREAM_RAW_CAP bytes: a coded chunk before decoding, once acked */
+    unsigned char *decoded; /* STREAM_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
     uint64_t chunks;      /* chunks read whole */
     uint64_t received;    /* bytes read from the socket */
+    struct chunkq *q;     /* decompressed chunks, reader to writer */
+    pthread_t writer;
+    int writer_running;   /* writer was started: join it */
+    int writer_rc;        /* 2: the writer could open no file (said) */
     uint64_t raw_in, zstd_in; /* event payload bytes before/after compression, for the ratio */
     uint64_t dropped;     /* the device's last reported cumulative count */
     uint64_t unknown;     /* chunks of unknown type skipped */
@@ -212,27 +238,36 @@ static void answer_offer(struct conn *c)
     if (!c->offered || c->hello.swapped)
         return;
     c->codec = stream_codec_new();
-    c->coded = malloc(STREAM_RAW_CAP);
-    if (!c->codec || !c->coded)
+    c->decoded = malloc(STREAM_RAW_CAP);
+    if (!c->codec || !c->decoded)
         return; /* no memory for it: no ack, the client stays on plain chunks */
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
     stream_ack_encode(ack);
     c->acked = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
 }
 
+static void *writer_main(void *arg);
+
+/* Handshake, memory, codec ack, writer thread.  0 go on, 1 ended (c->end says why), -1 no handshake (said). */
 static int start(struct conn *c)
 {
     if (read_hello(c))
         return -1;
     c->dctx = ZSTD_createDCtx();
-    c->raw = malloc(STREAM_RAW_CAP);
     c->frame = malloc(STREAM_FRAME_CAP);
-    if (!c->dctx || !c->raw || !c->frame) {
+    c->q = chunkq_new(CONN_SLOTS, STREAM_RAW_CAP);
+    if (!c->dctx || !c->frame || !c->q) {
         snprintf(c->end, sizeof c->end, "error: out of memory");
         return 1;
     }
     answer_offer(c);
     c->status_at = now_s();
+    int err = pthread_create(&c->writer, NULL, writer_main, c);
+    if (err) {
+        snprintf(c->end, sizeof c->end, "error: cannot start the writer thread: %s", strerror(err));
+        return 1;
+    }
+    c->writer_running = 1;
     return 0;
 }
 
@@ -268,20 +303,20 @@ static void check_space(struct conn *c)
         report_news(c, stream_file_stop_disk_low(&c->file, c->o->min_free_bytes));
 }
 
-static void on_events(struct conn *c, const struct stream_chunk *h)
+static void on_events(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
 {
     if (c->hello.swapped)
-        stream_events_swap(c->raw, h->raw_len);
+        stream_events_swap(raw, h->raw_len);
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
     c->stream_received += h->raw_len / TRACE_EVENT_SIZE;
     check_space(c);
-    report_news(c, stream_file_append(&c->file, c->raw, h->raw_len / TRACE_EVENT_SIZE));
+    report_news(c, stream_file_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
 }
 
-static void on_tracer_lost(struct conn *c)
+static void on_tracer_lost(struct conn *c, const unsigned char *raw)
 {
-    uint64_t n = stream_notice_count(c->raw, c->hello.swapped);
+    uint64_t n = stream_notice_count(raw, c->hello.swapped);
     say("conn %u: %" PRIu64 " tracer process%s died without detaching (killed?); what %s had not "
         "flushed is lost", (unsigned)c->file.id, n, n == 1 ? "" : "es", n == 1 ? "it" : "they");
     report_news(c, stream_file_mark(&c->file, TRACE_MARK_TRACER_VANISHED, n));
@@ -333,12 +368,12 @@ static void unsized_gap(struct conn *c, const struct stream_resume *r, const str
  * everything it sent or discarded before, less what we received.  A new
  * series starts by naming its stream, for a serve restarted later.
  */
-static int on_resume(struct conn *c)
+static int on_resume(struct conn *c, const unsigned char *raw)
 {
     struct stream_resume r;
     struct stream_prev prev = {0, 0, 0, 0};
     int exact = 1;
-    stream_resume_decode(c->raw, c->hello.swapped, &r);
+    stream_resume_decode(raw, c->hello.swapped, &r);
     if (stream_registry_claim(r.stream_id, r.start_ns, c->fd, &prev, &c->slot))
         c->slot = -1;
     else if (!prev.known && r.conn_seq > 1)
@@ -364,9 +399,9 @@ static int on_resume(struct conn *c)
     return 0;
 }
 
-static void on_notice(struct conn *c)
+static void on_notice(struct conn *c, const unsigned char *raw)
 {
-    c->dropped = stream_notice_count(c->raw, c->hello.swapped);
+    c->dropped = stream_notice_count(raw, c->hello.swapped);
     say("conn %u: device dropped %" PRIu64 " events (cumulative)", (unsigned)c->file.id, c->dropped);
     report_news(c, stream_file_mark(&c->file, TRACE_MARK_DEVICE_DROPPED, c->dropped));
 }
@@ -425,47 +460,94 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
     return 0;
 }
 
-/* Read and act on one chunk.  0 go on, 1 clean end of stream, -1 ended abnormally,
- * 2 ended because no file could be opened (said). */
-static int next_chunk(struct conn *c)
+/* Decompress a chunk of a known type into dst.  0 ok, -1 malformed (c->end says why). */
+static int unpack(struct conn *c, const struct stream_chunk *h, uint64_t n, unsigned char *dst)
 {
-    char what[48], why[STREAM_WHY_MAX];
+    char why[STREAM_WHY_MAX];
+    if (stream_frame_decode(c->dctx, c->frame, h->zstd_len, dst, h->raw_len, why, sizeof why)) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Reader: read and check one chunk, decompress it into a free buffer and
+ * hand it to the writer (an unknown type with no payload: the writer says
+ * so).  0 go on, 1 clean end of stream, -1 ended abnormally, 2 the writer
+ * quit (it could open no file).
+ */
+static int read_chunk(struct conn *c)
+{
+    char what[48];
     struct stream_chunk h;
     uint64_t n = c->chunks + 1;
     int rc = read_chunk_header(c, n, &h);
     if (rc)
         return rc;
-    /* Only a resume notice as the first chunk decides where the files go. */
-    int first_resume = !c->opened && h.type == TRACE_CHUNK_RESUME;
-    if (!c->opened && !first_resume && open_file(c, NULL))
-        return 2;
     snprintf(what, sizeof what, "chunk %" PRIu64, n);
     if (read_exact(c, c->frame, h.zstd_len, what))
         return -1;
     c->chunks++;
-    if (!stream_chunk_known(h.type)) {
-        on_unknown(c, &h);
+    struct chunkq_item *it = chunkq_claim(c->q);
+    if (!it)
+        return 2;
+    it->h = h;
+    if (stream_chunk_known(h.type) && unpack(c, &h, n, it->buf))
+        return -1;
+    chunkq_put(c->q);
+    return 0;
+}
+
+/* Writer: act on one chunk, in the order they came.  0 go on, 2 no file could be opened (said). */
+static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
+{
+    /* Only a resume notice as the first chunk decides where the files go. */
+    if (!c->opened && h->type == TRACE_CHUNK_RESUME)
+        return on_resume(c, raw) ? 2 : 0;
+    if (!c->opened && open_file(c, NULL))
+        return 2;
+    if (!stream_chunk_known(h->type)) {
+        on_unknown(c, h);
         return 0;
     }
-    int coded = h.type == TRACE_CHUNK_EVENTS_CODED; /* acked: checked with the header */
-    if (stream_frame_decode(c->dctx, c->frame, h.zstd_len, coded ? c->coded : c->raw, h.raw_len, why,
-                            sizeof why)) {
-        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
-        return -1;
+    if (h->type == TRACE_CHUNK_EVENTS_CODED) {
+        /* Decoded here, not by the reader: measured as fast as the other split,
+         * and the records are still in this core's cache for the write's copy. */
+        stream_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
+        on_events(c, h, c->decoded);
+    } else if (stream_chunk_has_events(h->type)) {
+        on_events(c, h, raw);
     }
-    if (coded)
-        stream_codec_decode(c->codec, c->coded, c->raw, h.raw_len / TRACE_EVENT_SIZE);
-    if (first_resume)
-        return on_resume(c) ? 2 : 0;
-    if (stream_chunk_has_events(h.type))
-        on_events(c, &h);
-    else if (h.type == TRACE_CHUNK_NOTICE)
-        on_notice(c);
-    else if (h.type == TRACE_CHUNK_TRACER_LOST)
-        on_tracer_lost(c);
+    else if (h->type == TRACE_CHUNK_NOTICE)
+        on_notice(c, raw);
+    else if (h->type == TRACE_CHUNK_TRACER_LOST)
+        on_tracer_lost(c, raw);
     /* a resume notice later in a connection changes nothing */
     maybe_status(c);
     return 0;
+}
+
+/*
+ * The writer thread: every chunk the reader puts, in order, to the files.
+ * Having no file to write to, it quits the queue and shuts the socket's
+ * reading side, so a reader waiting for a buffer or for the peer stops too.
+ */
+static void *writer_main(void *arg)
+{
+    struct conn *c = arg;
+    struct chunkq_item *it;
+    while ((it = chunkq_take(c->q))) {
+        int rc = write_chunk(c, &it->h, it->buf);
+        chunkq_release(c->q);
+        if (rc) {
+            c->writer_rc = rc;
+            chunkq_quit(c->q);
+            shutdown(c->fd, SHUT_RD);
+            break;
+        }
+    }
+    return NULL;
 }
 
 /* ---- end --------------------------------------------------------------- */
@@ -513,14 +595,21 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     if (rc < 0)
         return;
     while (rc == 0)
-        rc = next_chunk(&c);
+        rc = read_chunk(&c);
+    /* The writer gets everything read so far; finish waits for it. */
+    if (c.writer_running) {
+        chunkq_close(c.q);
+        pthread_join(c.writer, NULL);
+        if (c.writer_rc)
+            rc = c.writer_rc;
+    }
     if (rc != 2)
         finish(&c);
     else if (c.slot >= 0)
         stream_registry_release(c.slot, 0, 0, 0);
     ZSTD_freeDCtx(c.dctx);
-    free(c.raw);
+    chunkq_free(c.q);
     free(c.frame);
-    free(c.coded);
+    free(c.decoded);
     stream_codec_free(c.codec);
 }

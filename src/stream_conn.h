@@ -5,7 +5,9 @@
  * It reads and checks the handshake, claims a connection id and its trace
  * file (only after a valid handshake, at the first chunk, continuing the
  * series of an earlier connection of the same stream), then reads, checks, decompresses and
- * appends chunks until the peer closes.  A malformed stream ends only its own
+ * appends chunks until the peer closes, on two threads: the calling one
+ * reads and decompresses, a writer thread it starts and joins before it
+ * returns decodes and appends.  A malformed stream ends only its own
  * connection; what was written stays valid.  Everything it has to say goes to
  * stdout as one line each, prefixed "callsight serve: ".
  */

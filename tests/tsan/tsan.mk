@@ -3,13 +3,17 @@
 # and trace_stream (the one reader) are built with -fsanitize=thread;
 # tests/tsan/ring.t runs two workload processes into one ring at once and
 # checks that TSan reports nothing and that received + dropped = generated.
+# callsight itself is built under TSan too (in $(TSAN_BUILD)/host, by this
+# Makefile with BUILD and SANFLAGS set): tests/tsan/serve.t runs serve's
+# per-connection reader and writer threads through every way a stream ends,
+# and the chunk queue's unit test runs under TSan as well.
 # TSan sees the threads of each process; the ring's cross-process protocol
 # is the same code, so its races show up between threads of one process.
 
 TSAN_BUILD := $(BUILD)/tsan
 TSAN_FLAGS := -fsanitize=thread -g -O1
 
-.PHONY: tsan-test
+.PHONY: tsan-test tsan-host
 
 $(TSAN_BUILD)/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
@@ -21,5 +25,10 @@ $(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_
 	@mkdir -p $(@D)
 	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -o $@ $< -lzstd
 
-tsan-test: all $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
-	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t
+tsan-host:
+	$(MAKE) BUILD=$(TSAN_BUILD)/host SANFLAGS=-fsanitize=thread OPT=-O1 $(TSAN_BUILD)/host/callsight \
+	    $(TSAN_BUILD)/host/tests/chunkq
+
+tsan-test: all tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t \
+	    tests/tsan/serve.t $(TSAN_BUILD)/host/tests/chunkq
