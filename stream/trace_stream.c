@@ -8,7 +8,8 @@
  * first), connects to `callsight serve`, waits for a tracer to attach, and
  * then forwards everything the tracer writes: it drains the ring in chunks
  * without ever taking the ring's lock, compresses each chunk into one zstd
- * frame and sends it.  It exits once the tracer has detached and the ring is
+ * frame and sends it.  It exits once every tracer has detached (several
+ * processes may share one ring: its header counts them) and the ring is
  * empty, and removes the ring: the client owns the ring's lifetime.
  *
  * Faults.  Every tracer holds a shared flock on the ring for its lifetime;
@@ -217,8 +218,10 @@ static void usage(FILE *out)
             "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
             "Start it first, then run the program with TRACE_SHM=SHM.  It creates\n"
             "the ring (TRACE_SHM_SIZE bytes, default 16 MiB) unless the tracer did,\n"
-            "exits once the tracer has detached and the ring is drained, and then\n"
-            "removes the ring.  SIGINT/SIGTERM: send what is in the ring, then exit.\n"
+            "exits once every tracer has detached and the ring is drained, and then\n"
+            "removes the ring.  Several programs may share the ring (same TRACE_SHM);\n"
+            "a daemon that stays attached keeps it open for programs that come and go.\n"
+            "SIGINT/SIGTERM: send what is in the ring, then exit.\n"
             "\n"
             "  --level N   zstd compression level (default %d)%s\n"
             "  --codec C   stack (default%s): offer the server the stack+shuffle coding\n"
