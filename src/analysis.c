@@ -165,7 +165,11 @@ static long bin_of(struct analysis *a, int have, const uint64_t id[2], uint32_t 
     for (; i < a->nbins; i++)
         if (a->bins[i].build_id[0] == id[0] && a->bins[i].build_id[1] == id[1])
             return (long)i;
-    if (grow(&a->bins, &a->capbins, a->nbins, sizeof *a->bins) < 0 || a->nbins >= UINT32_MAX)
+    if (a->nbins >= ANALYSIS_MAX_BINS) {
+        a->bins_over = 1; /* no real trace has this many programs: the rest count as unknown */
+        return 0;
+    }
+    if (grow(&a->bins, &a->capbins, a->nbins, sizeof *a->bins) < 0)
         return -1;
     struct analysis_bin *b = &a->bins[a->nbins];
     memset(b, 0, sizeof *b);
@@ -222,14 +226,6 @@ static long source_of(struct analysis *a, enum analysis_source_kind kind, uint32
     a->src[a->nsrc].id = id;
     a->src[a->nsrc].proc = (uint32_t)proc;
     return (long)a->nsrc++;
-}
-
-size_t analysis_source_procs(const struct analysis *a, size_t src)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < a->nprocs; i++)
-        n += a->procs[i].src == src && a->procs[i].events;
-    return n;
 }
 
 /* The source a series belongs to; loose files say it in their header. */
@@ -780,7 +776,8 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         a->oom = 1;
         return;
     }
-    p->events++;
+    if (!p->events++)
+        a->src[p->src].procs_with_events++;
     if (!t->has_events) { /* the analysis' thread is touched once per series */
         struct analysis_thread *at = &a->threads[t->index];
         t->has_events = 1;

@@ -45,6 +45,7 @@
 #define ANALYSIS_NAME_MAX 16               /* bytes of a thread name */
 #define ANALYSIS_CAPTURE_CODES 6           /* capture-stop and wrap markers: 1..5 */
 #define ANALYSIS_MAX_EXES 16               /* binaries given (--exe), at most */
+#define ANALYSIS_MAX_BINS 4096             /* distinct build-ids kept; damaged input may hold more */
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
@@ -66,6 +67,7 @@ struct analysis_source {
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint32_t proc;            /* its default process (analysis.procs) */
+    uint32_t procs_with_events; /* its processes that had enter/exit records */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };
@@ -137,6 +139,7 @@ struct analysis {
     size_t nbins, capbins;
     const struct analysis_exe *exes;
     size_t nexes;
+    int bins_over;                /* build-ids beyond ANALYSIS_MAX_BINS were taken as none */
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */
@@ -172,8 +175,6 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s);
  * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);
 uint64_t analysis_source_dropped(const struct analysis_source *s);
-/* Processes of source src with enter/exit records. */
-size_t analysis_source_procs(const struct analysis *a, size_t src);
 /* "pid" or "stream". */
 const char *analysis_source_word(const struct analysis_source *s);
 /* "thread 8" or "thread 8 (name)". */

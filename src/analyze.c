@@ -657,6 +657,9 @@ static int check_build_ids(const struct run *r)
     const struct analysis *a = &r->a;
     char who[64], mine[33], theirs[33], why[700];
     long bin = foreign_bin(a);
+    if (a->bins_over)
+        fprintf(stderr, PROG ": warning: the trace names more than %d build-ids (damaged?); "
+                        "the processes of the rest are named from the first --exe\n", ANALYSIS_MAX_BINS);
     if (bin < 0)
         return 0;
     const struct analysis_bin *b = &a->bins[bin];

@@ -92,7 +92,7 @@ static void process_binary(const struct analysis *a, const struct analysis_proce
 static void process_notes(const struct emit *e, size_t src)
 {
     const struct analysis *a = e->a;
-    size_t n = analysis_source_procs(a, src), shown = 0;
+    size_t n = e->s->procs_with_events, shown = 0;
     char list[400] = "", bin[64];
     if (n < 2)
         return;

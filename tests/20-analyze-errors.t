@@ -33,7 +33,7 @@ expect_err() {
     ok $good "$3"
 }
 
-echo "1..20"
+echo "1..21"
 
 exe="$tmp/exe"
 cp "$(type -P true)" "$exe"
@@ -142,3 +142,20 @@ good=0
 [ "$(printf '%s\n' "$err" | tail -1)" = "callsight analyze: none of the 1 trace files could be read" ] || good=1
 [ $good = 0 ] || echo "# rc=$rc err: $err"
 ok $good "only foreign files: error (1)"
+
+# A damaged trace naming more build-ids than any real one (4096) ends in
+# bounded time with a warning, not a search that grows with every marker.
+mkdir "$tmp/ids"
+{
+    echo "H pid=9"
+    for i in $(seq 5000); do echo "M 0 26 $i 9"; done
+    echo "E 1000 0x10 9"
+    echo "X 3000 0x10 9"
+} | gen "$tmp/ids/trace.9.9.0.bin"
+timeout 60 "$CS" analyze "$tmp/ids" --exe "$exe" --force >"$tmp/out" 2>"$tmp/err"
+rc=$?
+good=0
+[ "$rc" = 0 ] && grep -q "^callsight analyze: warning: the trace names more than 4096 build-ids" "$tmp/err" &&
+    grep -q "^events=2 " "$tmp/out" || good=1
+[ $good = 0 ] || echo "# rc=$rc err: $(cat "$tmp/err")"
+ok $good "5000 build-ids: bounded, a warning, the events still counted"
