@@ -73,10 +73,8 @@ is "$? $(wc -c < "$T/old.err") $(head -n 1 "$T/old.txt")" "0 0 $(head -n 1 "$T/o
 SHM=/cs-test-buildid-$$
 track_shm "$SHM"
 start_serve "$T/s" --quiet
-timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
+start_trace_stream "$B/trace_stream" "$SHM"
+client=$CLIENT_PID
 TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$W" $PARAMS > /dev/null
 wait $client
 wait_serve_closed 1

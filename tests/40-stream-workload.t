@@ -14,14 +14,8 @@ calls=$(awk '{s += $2} END {print s}' "$T/expect")
 
 start_serve "$T/stream" --quiet
 ok $? "serve listens on a free port"
-# A ring that holds the whole run (20 MB of records): this test is about
-# exactness end to end, and under ASan on two busy vCPUs the drain can fall
-# behind a 16 MiB ring (counted drops, which 41 tests).  How fast the drain
-# keeps up is bench's to measure (S1-S3), not a test's.
-TRACE_SHM_SIZE=67108864 timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
+TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$B/trace_stream" "$SHM"
+client=$CLIENT_PID
 TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$B/examples/workload" $PARAMS > /dev/null
 ok $? "workload runs traced with TRACE_SHM"
 wait $client

@@ -31,10 +31,8 @@ table_of() {
 }
 
 start_serve "$T/s" --quiet
-timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
+start_trace_stream "$B/trace_stream" "$SHM"
+client=$CLIENT_PID
 
 # The daemon: attached until told to go, so the ring has a writer while the
 # others come and go (trace_stream ends when the last writer leaves).
