@@ -17,6 +17,25 @@ cross_tools_ok() { # TRIPLE QEMU
     command -v "$1-gcc" && command -v "$1-addr2line" && command -v "qemu-$2-static"
 } > /dev/null 2>&1
 
+# check_report REPORT THREADS: a workload report against $T/expect: the
+# header (every expected call's two events, THREADS threads, nothing
+# unmatched, open or dropped), every function's exact count, and every row
+# named with its workload.c line.  Three tests.
+check_report() {
+    local r=$1 threads=$2 h calls bad=0 f want
+    h=$(head -n 1 "$r"); diag "$h"
+    calls=$(awk '{s += $2} END {print s}' "$T/expect")
+    is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
+        "$((2 * calls)) $threads 0 0 0" \
+        "events=$((2 * calls)) threads=$threads unmatched_exits=0 unclosed_enters=0 dropped=0"
+    while read -r f want; do
+        [ "$(calls_of "$f" "$r")" = "$want" ] || { diag "$f: $(calls_of "$f" "$r") want $want"; bad=1; }
+    done < "$T/expect"
+    ok $bad "every function has its exact call count"
+    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$r" | wc -l)" \
+        "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
+}
+
 # u32/u64 at OFFSET of FILE, read little-endian whatever the host.
 le32() { local b; b=($(od -An -tx1 -j "$2" -N 4 "$1")); echo $((16#${b[3]}${b[2]}${b[1]}${b[0]})); }
 le64() { local b; b=($(od -An -tx1 -j "$2" -N 8 "$1")); echo $((16#${b[7]}${b[6]}${b[5]}${b[4]}${b[3]}${b[2]}${b[1]}${b[0]})); }
@@ -71,21 +90,9 @@ cross_file_mode() {
         > "$T/a.txt" 2> "$T/a.err"
     ok $? "callsight analyze --exe BIN --addr2line $triple-addr2line exits 0"
     sed 's/^/# /' "$T/a.err"
-    local h calls
-    h=$(head -n 1 "$T/a.txt"); diag "$h"
-    calls=$(awk '{s += $2} END {print s}' "$T/expect")
-    is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
-        "$((2 * calls)) 13 0 0 0" "events=$((2 * calls)) threads=13 unmatched_exits=0 unclosed_enters=0 dropped=0"
-    local bad=0 f want
-    while read -r f want; do
-        [ "$(calls_of "$f" "$T/a.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/a.txt") want $want"; bad=1; }
-    done < "$T/expect"
-    ok $bad "every function has its exact call count"
-    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$T/a.txt" | wc -l)" \
-        "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
-    local id head
+    check_report "$T/a.txt" 13
+    local id head bad=0
     id=$(readelf -n "$bin" | sed -n 's/.*Build ID: *//p')
-    bad=0
     [ -n "$id" ] || bad=1
     for f in "$T"/files/trace.*.bin; do
         head=$(od -An -tx1 -j 80 -N 32 "$f" | tr -d ' \n')
@@ -118,8 +125,6 @@ cross_stream_mode() {
     local workers=${CROSS_STREAM_PARAMS#* }
     workers=${workers%% *}
     expect_counts $CROSS_STREAM_PARAMS > "$T/expect"
-    local calls
-    calls=$(awk '{s += $2} END {print s}' "$T/expect")
     "$triple-gcc" -O2 -c "$ROOT/runtime/trace.c" -o "$T/trace.o" &&
         "$triple-gcc" -finstrument-functions -g -O2 -I"$ROOT/runtime" "$ROOT/examples/workload.c" \
             "$T/trace.o" -pthread -static -o "$bin" 2> "$T/cc1.err"
@@ -162,16 +167,5 @@ cross_stream_mode() {
         > "$T/s.txt" 2> "$T/s.err"
     ok $? "callsight analyze --exe BIN --addr2line $triple-addr2line reads the stream"
     sed 's/^/# /' "$T/s.err"
-    local h
-    h=$(head -n 1 "$T/s.txt"); diag "$h"
-    is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
-        "$((2 * calls)) $((workers + 1)) 0 0 0" \
-        "events=$((2 * calls)) threads=$((workers + 1)) unmatched_exits=0 unclosed_enters=0 dropped=0"
-    local bad=0 f want
-    while read -r f want; do
-        [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
-    done < "$T/expect"
-    ok $bad "every function has its exact call count"
-    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$T/s.txt" | wc -l)" \
-        "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
+    check_report "$T/s.txt" $((workers + 1))
 }
