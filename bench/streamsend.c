@@ -235,7 +235,8 @@ static int send_all(int fd, const unsigned char *p, size_t len)
     return 0;
 }
 
-/* Serve never sends; EOF means it has finished with the connection. */
+/* After its codec ack (read before the first chunk) serve sends nothing:
+ * EOF means it has finished with the connection. */
 static int wait_closed(int fd)
 {
     uint64_t deadline = now_ns() + (uint64_t)opt.timeout_s * 1000000000ull;
