@@ -11,7 +11,7 @@
 # the ring (it writes files instead) rather than mixing timestamps.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 16
+plan 17
 
 PARAMS="4 5 10 16 4"
 WL=$B/examples/workload RES=$B/examples/resident FRK=$B/examples/forker
@@ -102,6 +102,12 @@ is "$(table_of "$T/rev.txt" | md5sum)" "$(md5sum < "$T/got")" "the order of the 
 "$CS" analyze "$T/s" --exe "$WL" --exe "$RES" --exe "$FRK" --format json -o "$T/all.json"
 is "$(grep -o '"name": "hash_key".*"binary": "[a-z]*"' "$T/all.json" | sed 's/.*"binary": //' | sort | tr '\n' ' ')" \
     '"resident" "workload" ' "json: the two hash_key rows carry their binaries"
+
+# --function is looked up in every --exe: both programs' hash_key subtrees.
+"$CS" analyze "$T/s" --exe "$WL" --exe "$RES" --exe "$FRK" --function hash_key --top 0 > "$T/fn.txt" 2>&1
+is "$(table_of "$T/fn.txt" | tr '\n' ' ')" \
+    "$(grep -E '^(hash_key|mix) ' "$T/expect" | tr '\n' ' ')" \
+    "--function hash_key selects the hash_key of both binaries (and resident's mix under it)"
 
 # The timeline shows them as the processes they were: one process track per
 # announced pid, each thread under its own.
