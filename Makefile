@@ -19,7 +19,10 @@ endif
 CFLAGS_ALL := $(STRICT) $(OPT) -g $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
-HOST_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+# src/ holds one folder per role (docs/architecture.md); sources include
+# each other's headers as "folder/name.h" from src/.
+HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
+HOST_HDR  := $(wildcard src/*/*.h)
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -34,11 +37,11 @@ deps:
 deps-test:
 	@scripts/deps.sh check test >/dev/null 2>&1 || scripts/deps.sh install test
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) runtime/trace.h runtime/trace_shm.h
+$(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
 
-$(BUILD)/callsight: $(BUILD)/obj/main.o $(HOST_OBJ)
+$(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lzstd -lpthread -lm
 
 $(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
@@ -46,7 +49,7 @@ $(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
 	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
-# (src/embedded.h), so an installed callsight needs no source tree.
+# (src/cmd/embedded.h), so an installed callsight needs no source tree.
 EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
             wiring/callsight.mk wiring/callsight.cmake
 $(BUILD)/tools/embed: tools/embed.c
@@ -55,7 +58,7 @@ $(BUILD)/tools/embed: tools/embed.c
 $(BUILD)/gen/embedded_data.c: $(BUILD)/tools/embed $(EMBEDDED)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $@ $(EMBEDDED)
-$(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c src/embedded.h
+$(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c src/cmd/embedded.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
 

@@ -44,10 +44,10 @@ $(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
-$(BENCH_OUT)/streamsend: bench/streamsend.c src/stream_codec.c src/stream_codec.h runtime/trace.h runtime/trace_shm.h
+$(BENCH_OUT)/streamsend: bench/streamsend.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/streamsend.c src/stream_codec.c -lzstd -pthread
+	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/streamsend.c src/serve/stream_codec.c -lzstd -pthread
 
-$(BENCH_OUT)/wirecodec: bench/wirecodec.c src/stream_codec.c src/stream_codec.h runtime/trace.h runtime/trace_shm.h
+$(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/wirecodec.c src/stream_codec.c -lzstd
+	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/wirecodec.c src/serve/stream_codec.c -lzstd

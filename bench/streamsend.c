@@ -47,7 +47,7 @@
 
 #include <zstd.h>
 
-#include "stream_codec.h"
+#include "serve/stream_codec.h"
 #include "trace.h"
 #include "trace_shm.h"
 

@@ -51,7 +51,7 @@
 
 #include <zstd.h>
 
-#include "stream_codec.h"
+#include "serve/stream_codec.h"
 #include "trace.h"
 
 #define EV TRACE_EVENT_SIZE

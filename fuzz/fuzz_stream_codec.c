@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_codec.h"
+#include "serve/stream_codec.h"
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

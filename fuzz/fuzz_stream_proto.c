@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_proto.h"
+#include "serve/stream_proto.h"
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

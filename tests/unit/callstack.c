@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "callstack.h"
+#include "analysis/callstack.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chunkq.h"
+#include "serve/chunkq.h"
 
 #define SLOTS 3
 #define CAP 4096

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_buildid.h"
+#include "read/elf_buildid.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

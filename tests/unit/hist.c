@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hist.h"
+#include "analysis/hist.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

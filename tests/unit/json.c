@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "lib/json.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net.h"
+#include "serve/net.h"
 
 static int test_no, failed;
 static void ok(int cond, const char *what)

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_codec.h"
-#include "stream_proto.h"
+#include "serve/stream_codec.h"
+#include "serve/stream_proto.h"
 #include "trace.h"
 
 #define EV TRACE_EVENT_SIZE

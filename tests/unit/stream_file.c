@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stream_file.h"
+#include "serve/stream_file.h"
 #include "trace.h"
 
 static int n_test, failed;

@@ -10,7 +10,7 @@
 
 #include <zstd.h>
 
-#include "stream_proto.h"
+#include "serve/stream_proto.h"
 #include "trace.h"
 
 static int n_test, failed;

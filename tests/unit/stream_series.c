@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_file.h"
-#include "stream_series.h"
+#include "read/stream_series.h"
+#include "serve/stream_file.h"
 #include "trace.h"
 
 static int n_test, failed;

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
-#include "symbols.h"
+#include "out/report.h"
+#include "read/symbols.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_files.h"
+#include "read/trace_files.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace_reader.h"
+#include "read/trace_reader.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

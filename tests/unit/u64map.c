@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "u64map.h"
+#include "lib/u64map.h"
 
 static int test_no;
 static int ok(int cond, const char *what)

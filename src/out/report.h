@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "funcstats.h"
-#include "symbols.h"
+#include "analysis/funcstats.h"
+#include "read/symbols.h"
 
 /* syms is indexed like fs->v (NULL: all in hex); top 0 means every row;
  * only_called leaves out functions without calls (when filtering).  0 ok,

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "callstack.h"
+#include "read/trace_reader.h"
 #include "trace.h"
-#include "trace_reader.h"
 
 /* A thread of the series being read: its stack, and its place in the
  * analysis' thread table.  Allocated one by one: the stack's hooks keep a

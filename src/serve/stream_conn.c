@@ -72,11 +72,11 @@
 
 #include "chunkq.h"
 #include "net.h"
+#include "read/stream_series.h"
 #include "stream_codec.h"
 #include "stream_file.h"
 #include "stream_proto.h"
 #include "stream_registry.h"
-#include "stream_series.h"
 #include "trace.h"
 
 #define MB (1024.0 * 1024.0)

@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
-#include "callsites.h"
-#include "cctree.h"
-#include "symbols.h"
+#include "analysis/analysis.h"
+#include "analysis/callsites.h"
+#include "analysis/cctree.h"
+#include "read/symbols.h"
 
 struct out_view {
     const struct analysis *a;

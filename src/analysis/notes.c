@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "elf_buildid.h"
+#include "read/elf_buildid.h"
 #include "trace.h"
 
 #define NOTES_MAX_PROCS 8 /* processes named in a stream's note; the rest counted */

@@ -57,10 +57,6 @@ enum stream_file_news {
  * Create dir (and its parents) if needed and find the highest connection id
  * in it.  Call once before any stream_file_open.  0, or -1 with the reason.
  */
-/* "trace.stream.<id>.<seq>.bin" -> id (never 0) and seq; 0 if the name is
- * not one of ours. */
-int stream_file_parse_name(const char *name, uint32_t *id, uint32_t *seq);
-
 int stream_file_init_dir(const char *dir, char *err, size_t err_len);
 
 /*

@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "addrindex.h"
 #include "funcstats.h"
+#include "lib/u64map.h"
+#include "read/addrindex.h"
 #include "sink.h"
-#include "u64map.h"
 
 struct callsites_row {
     uint32_t site; /* index into sites */

@@ -6,7 +6,6 @@
  * other connection writes the files it counts.
  */
 #include "stream_series.h"
-#include "stream_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stream_name.h"
 #include "trace.h"
 
 #define REC TRACE_EVENT_SIZE
@@ -37,8 +37,7 @@ static int open_segment(const char *dir, uint32_t id, uint32_t seq)
 {
     char path[PATH_MAX];
     unsigned char h[TRACE_FILE_HEADER_SIZE];
-    int n = snprintf(path, sizeof path, "%s/trace.stream.%u.%u.bin", dir, (unsigned)id, (unsigned)seq);
-    if (n < 0 || (size_t)n >= sizeof path)
+    if (stream_name_path(path, sizeof path, dir, id, seq))
         return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -140,7 +139,7 @@ static int find_ids(DIR *d, const char *dir, uint64_t sid, uint64_t start_ns, ui
     int n = 0;
     uint32_t id, seq;
     for (struct dirent *e; n < STREAM_SERIES_MAX && (e = readdir(d));)
-        if (stream_file_parse_name(e->d_name, &id, &seq) && seq == 0 && names_stream(dir, id, sid, start_ns))
+        if (stream_name_parse(e->d_name, &id, &seq) && seq == 0 && names_stream(dir, id, sid, start_ns))
             ids[n++] = id;
     return n;
 }
@@ -152,7 +151,7 @@ static int count_ids(DIR *d, const char *dir, const uint32_t *ids, int n, struct
     uint32_t id, seq;
     int rc = buf ? 0 : -1;
     for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!stream_file_parse_name(e->d_name, &id, &seq) || !listed(ids, n, id))
+        if (!stream_name_parse(e->d_name, &id, &seq) || !listed(ids, n, id))
             continue;
         rc = count_segment(dir, id, seq, buf, out);
         if (id == out->file_id && seq >= out->next_seq)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "read/stream_name.h"
 #include "trace.h"
 
 #define REC TRACE_EVENT_SIZE
@@ -92,27 +93,6 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-int stream_file_parse_name(const char *name, uint32_t *id, uint32_t *seq)
-{
-    static const char prefix[] = "trace.stream.";
-    if (strncmp(name, prefix, sizeof prefix - 1))
-        return 0;
-    const char *p = name + sizeof prefix - 1;
-    char *end;
-    if (*p < '0' || *p > '9')
-        return 0;
-    errno = 0;
-    unsigned long a = strtoul(p, &end, 10);
-    if (errno || a == 0 || a > UINT32_MAX || *end != '.' || end[1] < '0' || end[1] > '9')
-        return 0;
-    unsigned long b = strtoul(end + 1, &end, 10);
-    if (errno || b > UINT32_MAX || strcmp(end, ".bin"))
-        return 0;
-    *id = (uint32_t)a;
-    *seq = (uint32_t)b;
-    return 1;
-}
-
 int stream_file_init_dir(const char *dir, char *err, size_t err_len)
 {
     if (make_dirs(dir) != 0) {
@@ -127,7 +107,7 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len)
     uint32_t highest = 0;
     for (struct dirent *e; (e = readdir(d));) {
         uint32_t id = 0, seq;
-        (void)stream_file_parse_name(e->d_name, &id, &seq);
+        (void)stream_name_parse(e->d_name, &id, &seq);
         if (id > highest)
             highest = id;
     }
@@ -144,12 +124,7 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len)
 
 static int segment_path(const struct stream_file *f, uint32_t seq, char *path, size_t len)
 {
-    int n = snprintf(path, len, "%s/trace.stream.%u.%u.bin", f->dir, (unsigned)f->id, (unsigned)seq);
-    if (n < 0 || (size_t)n >= len) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return 0;
+    return stream_name_path(path, len, f->dir, f->id, seq);
 }
 
 static int create_segment(const struct stream_file *f, uint32_t seq)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "notes.h"
+#include "analysis/notes.h"
 
 static void json_str(FILE *out, const char *s)
 {

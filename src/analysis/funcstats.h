@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "addrindex.h"
 #include "hist.h"
+#include "read/addrindex.h"
 
 struct funcstats_entry {
     uint64_t addr;    /* link-time address */

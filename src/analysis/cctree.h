@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/u64map.h"
 #include "sink.h"
-#include "u64map.h"
 
 #define CCTREE_DEFAULT_MAX 100000u
 #define CCTREE_NONE UINT32_MAX

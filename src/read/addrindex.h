@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "u64map.h"
+#include "lib/u64map.h"
 
 struct addrindex {
     struct u64map first; /* address -> the first id with that address */

@@ -36,9 +36,9 @@
 #include <stdio.h>
 
 #include "funcstats.h"
+#include "lib/u64map.h"
+#include "read/trace_files.h"
 #include "sink.h"
-#include "trace_files.h"
-#include "u64map.h"
 
 #define ANALYSIS_ANCHOR_TAIL (64u * 1024u) /* bytes of tail searched per series */
 #define ANALYSIS_MAX_SINKS 8

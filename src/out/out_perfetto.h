@@ -29,9 +29,9 @@
 
 #include <stdio.h>
 
+#include "analysis/sink.h"
 #include "out.h"
 #include "pb.h"
-#include "sink.h"
 
 struct out_perfetto_track {
     int described;   /* its TrackDescriptor is out */

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "json.h"
-#include "out_json.h"
+#include "lib/json.h"
+#include "out/out_json.h"
 
 #define PROG "callsight diff"
 #define DIFF_MAX_BYTES ((size_t)1 << 30) /* a report larger than this is not ours */

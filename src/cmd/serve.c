@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "net.h"
-#include "stream_conn.h"
-#include "stream_file.h"
+#include "serve/net.h"
+#include "serve/stream_conn.h"
+#include "serve/stream_file.h"
 
 #define MAX_CONNS 1024      /* --max-conns at most; the slot table's size */
 #define DEFAULT_CONNS 64
