@@ -24,6 +24,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
 HOST_HDR  := $(wildcard src/*/*.h)
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
+HOST_LIBS := -ljansson -lzstd -lpthread -lm
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
@@ -42,7 +43,7 @@ $(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
 
 $(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lzstd -lpthread -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(HOST_LIBS)
 
 $(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
@@ -81,7 +82,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/runtime/trace.o
 
 $(BUILD)/tests/%: tests/unit/%.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) -lzstd -lpthread -lm
+	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
 
 # Everything the tests drive.
 check-build: all deps-test $(EX_BIN) $(UNIT_BIN)

@@ -57,6 +57,7 @@ check() {
     missing=""
     command -v cc >/dev/null 2>&1 || need gcc
     have_header zstd.h -lzstd || need libzstd-dev
+    have_header jansson.h -ljansson || need libjansson-dev # diff reads reports with it
     command -v addr2line >/dev/null 2>&1 || need binutils
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows

@@ -2,7 +2,8 @@
  * diff.c - `callsight diff BASE.json NEW.json`: what changed per function
  * between two `analyze --format json` reports, and a gate for CI.
  *
- * Both reports are read whole (json.c) and checked against the schema;
+ * Both reports are read whole, parsed with jansson and checked against the
+ * schema;
  * functions are matched by name and source file (base name), or by address
  * when they have no name.  Rows are printed by the size of their change on
  * the key, largest first; with --fail-over PCT the exit status is 1 when
@@ -16,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "commands.h"
-#include "lib/json.h"
 #include "out/out_json.h"
 
 #define PROG "callsight diff"
@@ -162,18 +164,33 @@ static int read_file(const char *path, char **out, size_t *len, char *msg, size_
     return 0;
 }
 
-/* "name (file base name)", or the address; NULL when the row is bad. */
-static char *row_id(const struct json *f)
+/* The string under key, or NULL when there is none (or obj is no object). */
+static const char *get_str(const json_t *obj, const char *key)
 {
-    const struct json *name = json_get(f, "name"), *file = json_get(f, "file");
-    const struct json *addr = json_get(f, "addr");
+    return json_string_value(json_object_get(obj, key));
+}
+
+/* The whole number >= 0 under key into *v; 0 when there is none. */
+static int get_count(const json_t *obj, const char *key, uint64_t *v)
+{
+    const json_t *n = json_object_get(obj, key);
+    if (!json_is_integer(n) || json_integer_value(n) < 0)
+        return 0;
+    *v = (uint64_t)json_integer_value(n);
+    return 1;
+}
+
+/* "name (file base name)", or the address; NULL when the row is bad. */
+static char *row_id(const json_t *f)
+{
+    const char *name = get_str(f, "name"), *file = get_str(f, "file"), *addr = get_str(f, "addr");
     char buf[2048];
-    if (name && name->type == JSON_STRING) {
-        const char *base = file && file->type == JSON_STRING ? strrchr(file->str, '/') : NULL;
-        const char *fs = file && file->type == JSON_STRING ? (base ? base + 1 : file->str) : NULL;
-        snprintf(buf, sizeof buf, fs ? "%s (%s)" : "%s", name->str, fs);
-    } else if (addr && addr->type == JSON_STRING) {
-        snprintf(buf, sizeof buf, "%s", addr->str);
+    if (name) {
+        const char *base = file ? strrchr(file, '/') : NULL;
+        const char *fs = file ? (base ? base + 1 : file) : NULL;
+        snprintf(buf, sizeof buf, fs ? "%s (%s)" : "%s", name, fs);
+    } else if (addr) {
+        snprintf(buf, sizeof buf, "%s", addr);
     } else {
         return NULL;
     }
@@ -181,12 +198,12 @@ static char *row_id(const struct json *f)
 }
 
 /* Add one report row to side `side` of the table.  0 ok, -1 msg set. */
-static int add_row(struct table *t, const struct json *f, enum key key, int side, size_t i,
+static int add_row(struct table *t, const json_t *f, enum key key, int side, size_t i,
                    char *msg, size_t msglen)
 {
-    const struct json *v = json_get(f, key_fields[key]);
-    char *id = f->type == JSON_OBJECT ? row_id(f) : NULL;
-    if (!id || !v || v->type != JSON_NUMBER || !v->is_uint) {
+    uint64_t v = 0;
+    char *id = row_id(f);
+    if (!id || !get_count(f, key_fields[key], &v)) {
         snprintf(msg, msglen, "functions[%zu]: %s", i,
                  !id ? "neither \"name\" nor \"addr\"" : "no whole number for the key");
         free(id);
@@ -206,7 +223,7 @@ static int add_row(struct table *t, const struct json *f, enum key key, int side
     struct row *r = &t->rows[t->n++];
     memset(r, 0, sizeof *r);
     r->id = id;
-    r->v[side] = v->u;
+    r->v[side] = v;
     r->in[side] = 1;
     return 0;
 }
@@ -240,27 +257,38 @@ static void merge_rows(struct table *t, enum key key)
 }
 
 /* Check the report's identity and add its functions.  0 ok, -1 msg set. */
-static int add_report(struct table *t, const struct json *doc, enum key key, int side, char *msg,
+static int add_report(struct table *t, const json_t *doc, enum key key, int side, char *msg,
                       size_t msglen)
 {
-    const struct json *format = json_get(doc, "format"), *version = json_get(doc, "version");
-    const struct json *funcs = json_get(doc, "functions");
-    if (!format || format->type != JSON_STRING || strcmp(format->str, OUT_JSON_FORMAT)) {
+    const char *format = get_str(doc, "format");
+    const json_t *funcs = json_object_get(doc, "functions");
+    uint64_t version = 0;
+    if (!format || strcmp(format, OUT_JSON_FORMAT)) {
         snprintf(msg, msglen, "not a callsight report (no \"format\": \"%s\")", OUT_JSON_FORMAT);
         return -1;
     }
-    if (!version || !version->is_uint || version->u != OUT_JSON_VERSION) {
+    if (!get_count(doc, "version", &version) || version != OUT_JSON_VERSION) {
         snprintf(msg, msglen, "report version is not %d", OUT_JSON_VERSION);
         return -1;
     }
-    if (!funcs || funcs->type != JSON_ARRAY) {
+    if (!json_is_array(funcs)) {
         snprintf(msg, msglen, "no \"functions\" array");
         return -1;
     }
-    for (size_t i = 0; i < funcs->n; i++)
-        if (add_row(t, &funcs->items[i], key, side, i, msg, msglen) < 0)
+    for (size_t i = 0; i < json_array_size(funcs); i++)
+        if (add_row(t, json_array_get(funcs, i), key, side, i, msg, msglen) < 0)
             return -1;
     return 0;
+}
+
+/* Parse text[0..len) as one JSON document; NULL with msg set (line and column). */
+static json_t *parse(const char *text, size_t len, char *msg, size_t msglen)
+{
+    json_error_t e;
+    json_t *doc = json_loadb(text, len, 0, &e);
+    if (!doc)
+        snprintf(msg, msglen, "line %d column %d: %s", e.line, e.column, e.text);
+    return doc;
 }
 
 /* Read, parse and add one report; 0 ok, else reported. */
@@ -268,12 +296,12 @@ static int load(struct table *t, const struct diff_opts *o, int side)
 {
     char msg[512], *text = NULL;
     size_t len;
-    struct json doc;
+    json_t *doc = NULL;
     int rc = -1;
     if (read_file(o->path[side], &text, &len, msg, sizeof msg) == 0 &&
-        json_parse(text, len, &doc, msg, sizeof msg) == 0) {
-        rc = add_report(t, &doc, o->key, side, msg, sizeof msg);
-        json_free(&doc);
+        (doc = parse(text, len, msg, sizeof msg))) {
+        rc = add_report(t, doc, o->key, side, msg, sizeof msg);
+        json_decref(doc);
     }
     free(text);
     if (rc < 0)
