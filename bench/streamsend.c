@@ -15,7 +15,7 @@
  * shut down their sending side and wait for serve to close the connection,
  * which it does only after it has decompressed and written everything.
  * With --codec 1 (the default, as trace_stream) the chunks are coded
- * (TRACE_CHUNK_EVENTS_CODED, src/stream_codec.c) before compression, also
+ * (TRACE_CHUNK_EVENTS_CODED, src/serve/stream_codec.c) before compression, also
  * before the clock starts, and every connection offers the codec and reads
  * serve's ack before its first chunk (no ack: the connection fails).
  *
@@ -27,7 +27,7 @@
  * (default 120).
  *
  * C11 + POSIX; libzstd.  Build:
- *   cc -std=c11 -I runtime -I src -o streamsend streamsend.c src/stream_codec.c -lzstd -pthread
+ *   cc -std=c11 -I runtime -I src -o streamsend streamsend.c src/serve/stream_codec.c -lzstd -pthread
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -26,7 +26,7 @@
  *            func and call_site XOR the stack top (both 0 when it matches)
  *   stack+shuffle
  *   codec    what the wire carries as TRACE_CHUNK_EVENTS_CODED
- *            (src/stream_codec.c, specified in trace_shm.h): stack+shuffle
+ *            (src/serve/stream_codec.c, specified in trace_shm.h): stack+shuffle
  *            with a direct-mapped thread table, a circular 64-deep stack
  *            and a blocked 8x8 transposition, written for speed
  * Markers (kind 2) take part only in the ts delta.
@@ -39,7 +39,7 @@
  * (none has no transform: its figure is 0).
  *
  * C11; libzstd.  Build:
- *   cc -std=c11 -O2 -I runtime -I src -o wirecodec wirecodec.c src/stream_codec.c -lzstd
+ *   cc -std=c11 -O2 -I runtime -I src -o wirecodec wirecodec.c src/serve/stream_codec.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_stream_codec.c - libFuzzer harness for serve's decoder of coded
- * event chunks (src/stream_codec.c): the input is a chunk's payload after
+ * event chunks (src/serve/stream_codec.c): the input is a chunk's payload after
  * zstd, as a client could send it; its whole records are decoded the way
  * serve does, into a buffer of exactly their size.  The coding is a
  * bijection, so the decoded records must also code back to the input: a

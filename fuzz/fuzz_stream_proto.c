@@ -1,6 +1,6 @@
 /*
  * fuzz_stream_proto.c - libFuzzer harness for serve's wire parser
- * (src/stream_proto.c): the input is what a client would send, a 64-byte
+ * (src/serve/stream_proto.c): the input is what a client would send, a 64-byte
  * handshake then chunks, and is fed through the same checks serve makes
  * before it trusts a length: hello, chunk header, frame, payload decoding.
  * Buffers are the caps serve allocates per connection, never a wire length.

@@ -1,6 +1,6 @@
 /*
  * fuzz_trace_reader.c - libFuzzer harness for the trace-file reader
- * (src/trace_reader.c): the input is a whole trace file.  It is put in a
+ * (src/read/trace_reader.c): the input is a whole trace file.  It is put in a
  * memfd and read the way analyze reads files: open (header checks), every
  * event with its time in ns, an exit anchor when one turns up, and a tail
  * seek.

@@ -827,7 +827,7 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
 /* ---- the codec ----------------------------------------------------------
  * TRACE_CHUNK_EVENTS_CODED, as trace_shm.h specifies it: per thread, a
  * timestamp delta and a shadow call stack predicting func and call_site,
- * then byte planes.  (callsight serve decodes it with src/stream_codec.c;
+ * then byte planes.  (callsight serve decodes it with src/serve/stream_codec.c;
  * its tests check the two agree on every bit.)  Speed: the planes are
  * written in tiles of CODEC_TILE records, each tile one 64-bit field at a
  * time as 8x8 byte transpositions, so 8 write streams are live rather than

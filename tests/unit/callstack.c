@@ -1,5 +1,5 @@
 /*
- * callstack.c - unit test of the shadow-stack matcher (src/callstack.c):
+ * callstack.c - unit test of the shadow-stack matcher (src/analysis/callstack.c):
  * nesting and self time, unmatched exits, longjmp-style unwinding, the
  * THREAD_LOST/RESYNC repair with exact loss counts, stream gaps (holes of
  * unknown shape) and dead processes, THREAD_EXIT reset (tid reuse), and the

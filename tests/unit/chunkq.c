@@ -1,5 +1,5 @@
 /*
- * chunkq.c - unit tests (TAP) of src/chunkq.c, the bounded queue between a
+ * chunkq.c - unit tests (TAP) of src/serve/chunkq.c, the bounded queue between a
  * serve connection's reader and writer threads: chunks arrive whole and in
  * order, the reader is never more than the queue's buffers ahead, closing
  * still delivers what was put, and quitting lets a waiting reader go.

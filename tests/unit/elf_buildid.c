@@ -1,5 +1,5 @@
 /*
- * elf_buildid.c - unit test of the build-id reader (src/elf_buildid.c) on
+ * elf_buildid.c - unit test of the build-id reader (src/read/elf_buildid.c) on
  * small ELF files made here: 32- and 64-bit, both byte orders, the note in
  * a PT_NOTE segment after another note, or only in an SHT_NOTE section;
  * no note; not ELF; and a note whose sizes run past its segment.

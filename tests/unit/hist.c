@@ -1,5 +1,5 @@
 /*
- * hist.c - unit test of the latency histogram (src/hist.c): percentiles of
+ * hist.c - unit test of the latency histogram (src/analysis/hist.c): percentiles of
  * random and adversarial distributions against the exact nearest-rank order
  * statistic: within 5% (the design bound is 1/64), never outside the exact
  * [min, max], monotone, exact below 64 ns; and lazy allocation.

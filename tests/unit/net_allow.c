@@ -1,5 +1,5 @@
 /*
- * net_allow.c - unit test of serve's --allow prefixes (src/net.c): parsing
+ * net_allow.c - unit test of serve's --allow prefixes (src/serve/net.c): parsing
  * IPv4 and IPv6 prefixes and single hosts, refusing malformed ones, and
  * matching peers, with IPv4-mapped IPv6 peers counted as IPv4.
  */

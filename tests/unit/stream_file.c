@@ -1,6 +1,6 @@
 /*
  * stream_file.c - unit tests (TAP) of serve's trace-file writer,
- * src/stream_file.c: headers, rotation at exact record boundaries, the
+ * src/serve/stream_file.c: headers, rotation at exact record boundaries, the
  * budget marker and discarded counts, serve markers, ids counted on from
  * the directory, and a failing write (RLIMIT_FSIZE) that leaves the file
  * valid and ends with a write-error marker.

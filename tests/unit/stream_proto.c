@@ -1,6 +1,6 @@
 /*
  * stream_proto.c - unit tests (TAP) of serve's wire-protocol checks,
- * src/stream_proto.c: handshakes in both byte orders and every way to get
+ * src/serve/stream_proto.c: handshakes in both byte orders and every way to get
  * one wrong, the chunk-length limits at and just past their edges, and zstd
  * frames that are good, corrupt, trailing, mis-sized or expanding.
  */

@@ -1,5 +1,5 @@
 /*
- * stream_series.c - unit tests (TAP) of src/stream_series.c, which finds a
+ * stream_series.c - unit tests (TAP) of src/read/stream_series.c, which finds a
  * resumable stream's file series on disk after serve restarted: the
  * stream-id marker names the series, received counts the device records
  * (not serve's own markers, not a torn last record) over every segment of

@@ -1,5 +1,5 @@
 /*
- * symbols.c - unit test of addr2line output parsing (src/symbols.c) and of
+ * symbols.c - unit test of addr2line output parsing (src/read/symbols.c) and of
  * the tool check.  The real addr2line run is tested end to end.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * trace_files.c - unit test of trace file discovery and grouping
- * (src/trace_files.c): name parsing, series by (pid, tid) and stream id,
+ * (src/read/trace_files.c): name parsing, series by (pid, tid) and stream id,
  * segments in seq order (numerically), loose files, duplicates, errors.
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - unit test of src/trace_reader.c on synthetic files it
+ * trace_reader.c - unit test of src/read/trace_reader.c on synthetic files it
  * writes itself: little- and big-endian files, header_size above 80, tick
  * conversion with and without the exit anchor, truncation, foreign headers,
  * tail seeking, and reads that cross the reader's buffer; the batch reader
