@@ -1,5 +1,6 @@
 /*
- * symbols.c - batched addr2line (see symbols.h).
+ * symbols.c - names for addresses through one batched addr2line run per
+ * binary, and addresses for names through nm (see symbols.h).
  */
 #include "symbols.h"
 

@@ -1,6 +1,6 @@
 /*
- * net.c - listening socket, exact reads and address names for callsight
- * serve (see net.h).
+ * net.c - listening socket, exact reads, address names and the --allow
+ * prefixes for callsight serve (see net.h).
  */
 #include "net.h"
 
