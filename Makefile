@@ -3,6 +3,7 @@
 #   make          build/callsight (host tool) and build/trace_stream (device client)
 #   make demo     run the main job end to end on this machine
 #   make test     every test through prove, then again under ASan+UBSan
+#   make test-loaded  make test 3 times beside two CPU-bound processes
 #   make clean
 #
 # Missing Debian packages are installed by scripts/deps.sh, which runs only
@@ -30,7 +31,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
 
-.PHONY: all deps deps-test demo test check check-build clean asan-test
+.PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test
 all: deps $(BUILD)/callsight $(BUILD)/trace_stream
 
 deps:
@@ -99,6 +100,12 @@ test: deps
 	$(MAKE) asan-test
 	$(MAKE) fuzz-ci
 	$(MAKE) tsan-test
+
+# The suite must hold on a busy machine (a user compiling beside it):
+# make test LOADED_RUNS times in a row while two `yes` compete for the CPUs.
+LOADED_RUNS ?= 3
+test-loaded: deps
+	@scripts/test-loaded.sh $(BUILD) $(LOADED_RUNS)
 
 demo: all $(BUILD)/examples/workload
 	@scripts/demo.sh $(BUILD)

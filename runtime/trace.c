@@ -104,10 +104,14 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #endif
 /* A flush that gave up retries after this many more events, until the
  * buffer is full; only then is the batch dropped. */
-#define RING_FINAL_TRIES 250u /* x 200 us: a final flush waits at most 50 ms, since a
-                               * lock holder preempted on a busy machine (or under
-                               * qemu) can be off its CPU for tens of ms */
+#define RING_FINAL_WAIT_NS 50000000u /* a thread's last flush waits up to 50 ms, since a
+                                      * lock holder preempted on a busy machine (or under
+                                      * qemu) can be off its CPU for tens of ms */
 #define RING_RETRY_EVENTS(batch) ((batch) / 8u > 0u ? (batch) / 8u : 1u)
+#define RING_NAP_FIRST_NS 10000u    /* a waiting flush sleeps this long first, */
+#define RING_NAP_MAX_NS 1000000u    /* doubling up to this */
+#define CFG_WAIT_US_MAX 60000000u   /* TRACE_SHM_WAIT_US: a minute at most */
+#define TL_NOTE_SLOTS 2u            /* TRACER_TIME and TRACER_WAIT after a flush */
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
 #define CLOCK_CALIBRATE_NS 5000000u /* ticks vs CLOCK_MONOTONIC at start */
@@ -127,6 +131,7 @@ static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
 static uint32_t g_pid;
 
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
+static uint64_t g_wait_ns;    /* TRACE_SHM_WAIT_US: how long a flush may wait for the ring */
 static uint32_t g_buf_max = TRACE_BUF_EVENTS; /* events a deferred flush may grow to */
 static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
 static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
@@ -306,7 +311,8 @@ typedef struct tl_state {
     _Atomic int gate;            /* enum tl_gate */
     _Atomic uint32_t reentered;  /* hooks dropped because the gate was busy */
     uint32_t tid;
-    uint32_t n;                  /* enter/exit events at buf[TL_HEAD] on */
+    uint32_t n;                  /* records at buf[TL_HEAD] on: enter/exit events and ... */
+    uint32_t nmarks;             /* ... this many TRACER_TIME/WAIT markers among them */
     uint32_t ntail;              /* markers right after them */
     uint32_t flush_at;           /* n at which to flush: g_batch, later if deferred */
     int32_t depth;               /* enters - exits since the first event */
@@ -342,6 +348,32 @@ static void tl_push_mark(tl_state_t *t, uint64_t ts, uint64_t code, uint64_t pay
 {
     if (t->ntail < TL_TAIL)
         mark_fill(&t->buf[TL_HEAD + t->n + t->ntail++], ts, t->tid, code, payload);
+}
+
+/* Nanoseconds between two clock_now() readings (0 if they run backwards). */
+static uint64_t clock_span_ns(uint64_t from, uint64_t to)
+{
+    uint64_t d = to > from ? to - from : 0;
+    if (!g_ticks)
+        return d;
+    /* in two parts, so that d * 1e9 cannot overflow */
+    return d / g_tick_hz * 1000000000u + d % g_tick_hz * 1000000000u / g_tick_hz;
+}
+
+/* The flush that began at `start` is over: say so in the thread's records,
+ * at this point of its sequence (after the event whose hook flushed), so
+ * the analyzer takes the time out of the frames open here
+ * (TRACE_MARK_TRACER_TIME), and how much of it went on waiting for the ring
+ * (TRACE_MARK_TRACER_WAIT).  Every caller leaves TL_NOTE_SLOTS free. */
+static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
+{
+    uint64_t took = clock_span_ns(start, clock_now());
+    mark_fill(&t->buf[TL_HEAD + t->n++], start, t->tid, TRACE_MARK_TRACER_TIME, took);
+    t->nmarks++;
+    if (waited_ns) {
+        mark_fill(&t->buf[TL_HEAD + t->n++], start, t->tid, TRACE_MARK_TRACER_WAIT, waited_ns);
+        t->nmarks++;
+    }
 }
 
 /* The hot path proper: depth, clock, 32 bytes.  Returns nonzero when the
@@ -394,15 +426,16 @@ static void tl_note_drop(tl_state_t *t)
 {
     int32_t d = t->batch_depth, low = d;
     for (uint32_t i = 0; i < t->n; i++) {
-        if (t->buf[TL_HEAD + i].kind == TRACE_KIND_ENTER)
+        uint8_t kind = t->buf[TL_HEAD + i].kind;
+        if (kind == TRACE_KIND_ENTER)
             d++;
-        else if (--d < low)
+        else if (kind == TRACE_KIND_EXIT && --d < low)
             low = d;
     }
     if (t->lost == 0 || low < t->lost_low)
         t->lost_low = low;
     t->lost_after = d;
-    t->lost += t->n;
+    t->lost += t->n - t->nmarks;
 }
 
 /* The thread's name into t->name_out; nonzero when it is not the one last
@@ -888,20 +921,37 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
     return fits;
 }
 
-/* A thread's last flush has no later one to defer to, so it waits a little
- * for a busy lock or a full ring: at most RING_FINAL_TRIES short sleeps, at
- * thread or process exit only, never on the hot path. */
-static int ring_put_final(const trace_event_t *ev, uint32_t count, uint32_t tid, int final)
+/* ring_put, and while the lock is busy or the ring full, again for up to
+ * wait_ns in all: each try spins and yields for the lock (ring_lock), and
+ * between tries the thread sleeps, 10 us at first, doubling to 1 ms, the
+ * last sleep cut to what is left, so the bound holds to the microsecond.
+ * *waited gets the time spent past the first try.  wait_ns is 0 (never
+ * wait) unless the user chose TRACE_SHM_WAIT_US, or the flush is a thread's
+ * last, which has no later one to defer to. */
+static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t tid, uint64_t wait_ns,
+                         uint64_t *waited)
 {
+    *waited = 0;
     if (ring_put(ev, count, tid))
         return 1;
-    for (uint32_t i = 0; final && i < RING_FINAL_TRIES; i++) {
-        struct timespec d = {0, 200000};
-        nanosleep(&d, NULL);
-        if (ring_put(ev, count, tid))
+    if (wait_ns == 0)
+        return 0;
+    uint64_t begin = clock_mono_ns(), nap = RING_NAP_FIRST_NS;
+    for (;;) {
+        uint64_t spent = clock_mono_ns() - begin;
+        if (spent >= wait_ns) {
+            *waited = spent;
+            return 0;
+        }
+        uint64_t d = nap < wait_ns - spent ? nap : wait_ns - spent;
+        struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+        nanosleep(&ts, NULL);
+        nap = nap * 2 < RING_NAP_MAX_NS ? nap * 2 : RING_NAP_MAX_NS;
+        if (ring_put(ev, count, tid)) {
+            *waited = clock_mono_ns() - begin;
             return 1;
+        }
     }
-    return 0;
 }
 
 /* A thread's last flush lost its events: still try to get its notes (gap,
@@ -909,34 +959,39 @@ static int ring_put_final(const trace_event_t *ev, uint32_t count, uint32_t tid,
 static void ring_put_marks_only(tl_state_t *t)
 {
     memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
-    t->n = 0;
+    t->n = t->nmarks = 0;
     uint32_t first = tl_head_marks(t);
     if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, t->tid))
         tl_head_sent(t);
 }
 
 /* Loss accounting keeps: events in the ring + `dropped` = events recorded.
- * Markers are never counted in `dropped`. */
-static int ring_flush(tl_state_t *t, int final)
+ * Markers are never counted in `dropped`.  Without TRACE_SHM_WAIT_US a
+ * batch that cannot go in is kept and tried again after more events, and
+ * dropped when the buffer has no room left; with it, the flush waits up to
+ * that long and then drops.  *waited: ns spent waiting (ring_put_wait). */
+static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 {
     uint64_t reentered = tl_take_reentered(t);
     if (reentered)
         ring_add_dropped(reentered);
     uint32_t first = tl_head_marks(t);
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
-    if (count == 0 || ring_put_final(&t->buf[first], count, t->tid, final)) {
+    uint64_t wait = final && g_wait_ns < RING_FINAL_WAIT_NS ? RING_FINAL_WAIT_NS : g_wait_ns;
+    *waited = 0;
+    if (count == 0 || ring_put_wait(&t->buf[first], count, t->tid, wait, waited)) {
         tl_head_sent(t);
         return 1;
     }
-    if (t->n == 0)
-        return 1;
-    if (!final && t->n + RING_RETRY_EVENTS(g_batch) <= g_buf_max) {
+    if (t->n == t->nmarks)
+        return 1; /* no events: only notes of earlier flushes are lost */
+    if (!final && g_wait_ns == 0 && t->n + TL_NOTE_SLOTS + RING_RETRY_EVENTS(g_batch) <= g_buf_max) {
         /* The lock was busy (its holder preempted, most likely) or the
          * reader is behind: keep the batch and try again a little later. */
-        t->flush_at = t->n + RING_RETRY_EVENTS(g_batch);
+        t->flush_at = t->n + TL_NOTE_SLOTS + RING_RETRY_EVENTS(g_batch);
         return 0;
     }
-    ring_add_dropped(t->n);
+    ring_add_dropped(t->n - t->nmarks);
     tl_note_drop(t);
     if (t->ntail)
         ring_put_marks_only(t);
@@ -1153,23 +1208,29 @@ static int ring_attach(const char *name, uint64_t size)
 /* ---- flush and hooks ---------------------------------------------------- */
 
 /* Sends the batch (and any tail markers) to the sink, then starts a new
- * batch.  Cold; keeps errno for the program.  After a stop, discards. */
+ * batch.  Cold; keeps errno for the program.  After a stop, discards.
+ * Unless it is the thread's last, the flush notes its own time in the
+ * records that follow (tl_note_tracer), deferred or not. */
 static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
+    uint64_t start = clock_now(), waited = 0;
     if (!stopped()) {
         if (g_ring) {
-            if (!ring_flush(t, final)) {
+            if (!ring_flush(t, final, &waited)) {
+                tl_note_tracer(t, start, waited); /* deferred: the batch stays */
                 errno = saved;
-                return; /* deferred: the batch stays */
+                return;
             }
         } else
             file_flush(t);
     }
     t->flush_at = g_batch;
-    t->n = 0;
+    t->n = t->nmarks = 0;
     t->ntail = 0;
     t->batch_depth = t->depth;
+    if (!final && !stopped())
+        tl_note_tracer(t, start, waited);
     errno = saved;
 }
 
@@ -1383,7 +1444,7 @@ static void trace_fork_child(void)
     t->has_fd = 0;
     t->seq = 0;
     t->seg_used = 0;
-    t->n = t->ntail = 0;
+    t->n = t->nmarks = t->ntail = 0;
     t->flush_at = g_batch;
     t->lost = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
@@ -1441,6 +1502,7 @@ static void trace_setup(void)
     uint64_t shm_size = cfg_u64("TRACE_SHM_SIZE", TRACE_SHM_HEADER_SIZE + TRACE_SHM_MIN_CAPACITY,
                                 (uint64_t)TRACE_SHM_HEADER_SIZE + (UINT32_MAX & ~(TRACE_EVENT_SIZE - 1)),
                                 TRACE_SHM_DEFAULT_SIZE);
+    g_wait_ns = cfg_u64("TRACE_SHM_WAIT_US", 0, CFG_WAIT_US_MAX, 0) * 1000u;
     int clock_mode = cfg_clock();
     const char *dir = getenv("TRACE_DIR");
     const char *shm = getenv("TRACE_SHM");

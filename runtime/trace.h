@@ -172,7 +172,24 @@ enum trace_mark {
      * TRACE_MARK_PROCESS), which the ring header and handshake carry only
      * for the first process that attached.  Payload: the bias.  ts: time.
      */
-    TRACE_MARK_LOAD_BIAS = 28
+    TRACE_MARK_LOAD_BIAS = 28,
+    /*
+     * The tracer had this thread from ts for `payload` nanoseconds: a flush
+     * (file mode's write and any segment rotation; stream mode's copy into
+     * the ring, its wait for the lock or for room, a deferred attempt that
+     * failed).  It sits in the thread's records where the flush happened,
+     * after the event whose hook flushed, so the analyzer takes the time out
+     * of every frame open there.  A reader that does not know it counts
+     * the time in those frames, as before it existed.
+     */
+    TRACE_MARK_TRACER_TIME = 29,
+    /*
+     * Stream mode with TRACE_SHM_WAIT_US: of the TRACER_TIME just before
+     * it, `payload` ns went on waiting for a busy lock or a full ring, past
+     * the first try.  Counted and shown by serve and analyze: waiting
+     * perturbs the program being measured.  ts: when the flush began.
+     */
+    TRACE_MARK_TRACER_WAIT = 30
 };
 
 /* ---- trace file -------------------------------------------------------- */

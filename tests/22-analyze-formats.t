@@ -86,7 +86,8 @@ assert r["notes"] == ["pid 500: thread 501 (worker-1) lost 3 events "
 assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3, "device_dropped": None,
                          "thread_lost": 3, "gap_events": 0, "gaps": 0, "gaps_unknown": 0,
                          "cuts": 0, "resumes": 0, "tracers_vanished": 0,
-                         "dead_frames": 0}], r["sources"]
+                         "dead_frames": 0, "tracer_ns": 0, "tracer_flushes": 0,
+                         "waited_ns": 0, "waits": 0}], r["sources"]
 assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main"},
     {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1"}], r["threads"]
 rows = {f["name"]: f for f in r["functions"]}

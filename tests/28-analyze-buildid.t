@@ -75,7 +75,7 @@ track_shm "$SHM"
 start_serve "$T/s" --quiet
 start_trace_stream "$B/trace_stream" "$SHM"
 client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$W" $PARAMS > /dev/null
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$W" $PARAMS > /dev/null
 wait $client
 wait_serve_closed 1
 stop_serve

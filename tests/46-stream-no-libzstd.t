@@ -28,7 +28,7 @@ start_serve "$T/stream" --quiet
 ok $? "serve listens on a free port"
 TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$T/dev/trace_stream" "$SHM"
 client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$B/examples/workload" $PARAMS > /dev/null
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
 ok $? "workload runs traced with TRACE_SHM"
 wait $client
 ok $? "trace_stream exits 0 once the tracer detached and the ring drained"

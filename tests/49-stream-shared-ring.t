@@ -37,7 +37,7 @@ client=$CLIENT_PID
 # The daemon: attached until told to go, so the ring has a writer while the
 # others come and go (trace_stream ends when the last writer leaves).
 mkfifo "$T/go"
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$RES" < "$T/go" > "$T/res.out" 2> "$T/res.err" &
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$RES" < "$T/go" > "$T/res.out" 2> "$T/res.err" &
 res=$!
 track_pid $res
 exec 7> "$T/go"
@@ -63,9 +63,9 @@ else
 fi
 
 # Two more programs into the ring at once, while resident stays.
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$WL" $PARAMS > /dev/null &
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$WL" $PARAMS > /dev/null &
 wl=$!
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 60 "$FRK" > /dev/null &
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$FRK" > /dev/null &
 frk=$!
 wait $wl
 st_wl=$?

@@ -55,7 +55,7 @@ timeout 30 "$P/build/trace_stream" --quiet "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T
 client=$!
 track_pid $client
 wait_file "/dev/shm$SHM"
-(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 30 ./build/app.instr > /dev/null)
+(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 30 ./build/app.instr > /dev/null)
 wait $client
 ok $? "build/trace_stream forwards the run and exits 0"
 wait_serve_closed 1

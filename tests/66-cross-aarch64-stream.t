@@ -45,7 +45,7 @@ timeout 120 $QEMU "$T/trace_stream.arm64" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/
 client=$!
 track_pid $client
 wait_file "/dev/shm$SHM"
-TRACE_ENABLE=1 TRACE_SHM=$SHM timeout 120 $QEMU "$T/workload.arm64" $CROSS_PARAMS > /dev/null
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 $QEMU "$T/workload.arm64" $CROSS_PARAMS > /dev/null
 ok $? "the aarch64 workload runs traced with TRACE_SHM under qemu"
 wait $client
 ok $? "the aarch64 trace_stream exits 0 once the ring drained"
@@ -80,7 +80,7 @@ timeout 120 $QEMU "$P/callsight/trace_stream" --quiet "$SHM2" 127.0.0.1 "$SERVE_
 client=$!
 track_pid $client
 wait_file "/dev/shm$SHM2"
-(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM2 timeout 120 $QEMU ./app.instr > /dev/null)
+(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM2 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 $QEMU ./app.instr > /dev/null)
 ok $? "app.instr runs traced under qemu, streaming"
 wait $client
 ok $? "the wiring's trace_stream exits 0"

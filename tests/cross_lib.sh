@@ -144,7 +144,7 @@ cross_stream_mode() {
     client=$!
     track_pid $client
     wait_file "/dev/shm$shm"
-    TRACE_ENABLE=1 TRACE_SHM=$shm timeout 120 "qemu-$qemu-static" "$bin" $CROSS_STREAM_PARAMS \
+    TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 "qemu-$qemu-static" "$bin" $CROSS_STREAM_PARAMS \
         > /dev/null 2> "$T/run.err"
     ok $? "the $triple workload runs traced with TRACE_SHM under qemu-$qemu-static"
     sed 's/^/# /' "$T/run.err"

@@ -68,6 +68,13 @@ start_serve() {
 # 41's subject).  How fast the drain keeps up is bench's (S1-S3), not a test's.
 RING_WHOLE_RUN=67108864
 
+# TRACE_SHM_WAIT_US for the tests that assert exactness through the ring
+# (dropped=0, exact counts): on a busy machine a writer holding the ring's
+# lock can be preempted for tens of ms, and without a wait the others
+# would drop (counted: the never-stall default, test 41's and 42's
+# subject).  Two seconds is generous for that, and still bounded.
+RING_WAIT_EXACT=2000000
+
 # start_trace_stream BIN SHM: start trace_stream BIN on SHM towards the running
 # serve (stderr in $T/client.err), tracked, and wait until the ring exists;
 # sets CLIENT_PID.  TRACE_SHM_SIZE passes through from the caller.

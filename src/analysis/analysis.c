@@ -610,6 +610,31 @@ static void on_thread_marker(struct series_run *run, const trace_event_t *ev, in
     }
 }
 
+/* The thread was in the tracer (flushing), or waiting for the ring. */
+static void on_tracer_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis *a = run->a;
+    struct analysis_source *src = &a->src[run->src];
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t)
+        return;
+    if (ev->func == TRACE_MARK_TRACER_WAIT) {
+        src->waited_ns = sat_add(src->waited_ns, ev->call_site);
+        src->waits++;
+        return;
+    }
+    src->tracer_ns = sat_add(src->tracer_ns, ev->call_site);
+    src->tracer_flushes++;
+    if (!a->keep_tracer_time)
+        callstack_exclude(&t->cs, ev->call_site);
+    const struct analysis_thread *at = &a->threads[t->index];
+    if (!at->selected || !in_window(a, ns))
+        return;
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].tracer)
+            a->sinks[i].tracer(a->sinks[i].ctx, at, ns, ev->call_site);
+}
+
 /* Records of every thread of the stream were lost here. */
 static void stream_hole(struct series_run *run)
 {
@@ -721,6 +746,10 @@ static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t n
     case TRACE_MARK_LOAD_BIAS:
     case TRACE_MARK_BUILD_ID:
         on_process_marker(run, ev);
+        break;
+    case TRACE_MARK_TRACER_TIME:
+    case TRACE_MARK_TRACER_WAIT:
+        on_tracer_marker(run, ev, ns);
         break;
     case TRACE_MARK_DEVICE_DROPPED:
         src->have_device = 1;

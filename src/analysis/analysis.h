@@ -15,6 +15,11 @@
  * every sink: always the function table (funcstats.h), plus what the
  * outputs asked for (calling-context tree, call sites, timeline).  Markers
  * become capture notes, loss counts, thread names and instants.  Memory is
+ * The tracer's own time (TRACE_MARK_TRACER_TIME: a thread flushing its
+ * buffer) is taken out of the frames open on that thread when it happened,
+ * unless keep_tracer_time is set, and summed either way; the time spent
+ * waiting for the ring under TRACE_SHM_WAIT_US (TRACE_MARK_TRACER_WAIT) is
+ * summed too.  Memory is
  * bounded by threads x depth of the series being read, plus sources,
  * distinct threads and distinct functions, and what the sinks keep.
  *
@@ -66,6 +71,8 @@ struct analysis_source {
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
+    uint64_t tracer_ns, tracer_flushes; /* TRACER_TIME: ns (saturating) and how many */
+    uint64_t waited_ns, waits;          /* TRACER_WAIT: ns (saturating) and how many */
     uint32_t proc;            /* its default process (analysis.procs) */
     uint32_t procs_with_events; /* its processes that had enter/exit records */
     char **notes; /* thread and series notes, in the order found */
@@ -145,6 +152,7 @@ struct analysis {
     int64_t first_ns, last_ns;    /* over enter/exit records */
     uint64_t unmatched_exits, unclosed_enters;
     uint64_t calls, calls_selected; /* completed calls: all, and selected */
+    int keep_tracer_time;         /* count flushes in the frames they interrupted */
     size_t files_read, files_bad;
     struct analysis_filter filter;
     int filtering;                /* any filter set */

@@ -60,7 +60,8 @@ static void see_time(struct callstack *s, int64_t ts)
 static void place(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
 {
     struct callstack_frame *f = &s->frames[s->n++];
-    *f = (struct callstack_frame){func, ts, 0, s->depth, placeholder, {0}};
+    *f = (struct callstack_frame){.func = func, .start = ts, .excluded_at = s->excluded,
+                                  .depth = s->depth, .placeholder = placeholder};
     if (s->hooks && s->hooks->open)
         s->hooks->open(s->ctx, s, f);
 }
@@ -98,6 +99,11 @@ static void cut_top(struct callstack *s)
         s->hooks->close(s->ctx, f, s->last_ts, CALLSTACK_CUT, 0, 0);
 }
 
+void callstack_exclude(struct callstack *s, uint64_t ns)
+{
+    s->excluded = s->excluded > UINT64_MAX - ns ? UINT64_MAX : s->excluded + ns;
+}
+
 void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)
 {
     see_time(s, ts);
@@ -110,7 +116,9 @@ static void complete(struct callstack *s, int64_t ts)
     struct callstack_frame *f = &s->frames[--s->n];
     if (s->hole_n > s->n)
         s->hole_n = s->n;
-    uint64_t incl = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
+    uint64_t span = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
+    uint64_t tracer = s->excluded - f->excluded_at;
+    uint64_t incl = span > tracer ? span - tracer : 0;
     uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
     if (s->n)
         s->frames[s->n - 1].child_ns += incl;

@@ -30,6 +30,13 @@
  *     them as dead frames instead (the process was killed);
  *   - beyond max_depth frames, enters and their exits are counted, not timed.
  *
+ * The tracer's own time (TRACE_MARK_TRACER_TIME: the thread was flushing
+ * its buffer) is taken out of every frame open when it happened:
+ * callstack_exclude adds it to the thread's running total, each frame
+ * remembers the total at its enter, and a completed call's inclusive time
+ * is its span less what the total grew by meanwhile.  Self time follows,
+ * since the children's inclusive times are net too.
+ *
  * The owner watches frames come and go through two hooks: `open` when a
  * frame is pushed (it may fill the frame's tag: what the owner wants to
  * carry with the call, e.g. its call site and calling-context node), and
@@ -66,6 +73,7 @@ struct callstack_frame {
     uint64_t func;
     int64_t start;      /* ns */
     uint64_t child_ns;  /* inclusive time of completed direct children */
+    uint64_t excluded_at; /* the stack's `excluded` when it was pushed */
     int64_t depth;      /* running depth after this enter */
     int placeholder;    /* entered inside a hole: function unknown */
     struct callstack_tag tag;
@@ -103,6 +111,7 @@ struct callstack {
     int64_t depth;     /* running depth, as the runtime counts it */
     uint64_t overflow; /* open enters not on the stack (beyond max_depth) */
     int64_t last_ts;   /* latest enter/exit time seen: where cuts happen */
+    uint64_t excluded; /* tracer time on this thread so far, ns (saturates) */
     int have_ts;
     int holed;         /* a hole of unknown shape (stream gap) was passed */
     int depth_lost;    /* ... so the running depth no longer matches the runtime's */
@@ -122,6 +131,9 @@ void callstack_lost(struct callstack *s, uint64_t n);
 /* TRACE_MARK_THREAD_RESYNC: depth went down to low inside the hole, and is
  * after at its end. */
 void callstack_resync(struct callstack *s, int32_t low, int32_t after);
+/* TRACE_MARK_TRACER_TIME: the tracer had the thread for ns nanoseconds
+ * here; the frames open now do not count it. */
+void callstack_exclude(struct callstack *s, uint64_t ns);
 /* A hole of unknown shape (a stream gap): any of the open frames may have
  * been exited inside it, and frames may have been entered inside it. */
 void callstack_hole(struct callstack *s);

@@ -114,6 +114,21 @@ static void process_notes(const struct emit *e, size_t src)
         emit(e, "%zu processes: %s", n, list);
 }
 
+/* The tracer's own time, and the waits a user opted into: both perturb
+ * the program being measured, so both are said. */
+static void tracer_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    if (s->tracer_flushes)
+        emit(e, "tracer time %s: %.3f ms in %llu flushes",
+             e->a->keep_tracer_time ? "counted in function times (--keep-tracer-time)"
+                                    : "excluded from function times",
+             (double)s->tracer_ns / 1e6, (unsigned long long)s->tracer_flushes);
+    if (s->waits)
+        emit(e, "tracers waited %.3f ms for the ring in %llu flushes (TRACE_SHM_WAIT_US)",
+             (double)s->waited_ns / 1e6, (unsigned long long)s->waits);
+}
+
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
     for (size_t i = 0; i < a->nsrc; i++) {
@@ -121,6 +136,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         process_notes(&e, i);
         capture_notes(&e);
         loss_notes(&e);
+        tracer_notes(&e);
     }
 }
 

@@ -13,6 +13,8 @@
  *            inclusive and self time) or cut (no call; see callstack.h)
  *   instant  a loss or capture note, on a thread or (t == NULL) its source;
  *            only those on selected threads and inside the time window
+ *   tracer   the tracer had a selected thread from ts for ns nanoseconds
+ *            (a flush; already taken out of the open frames' times)
  *
  * The function table, the calling-context tree, the call-site table and
  * the Perfetto timeline are sinks; each keeps what it needs and nothing
@@ -36,6 +38,7 @@ struct sink {
                   int64_t ts, enum callstack_end how, uint64_t incl_ns, uint64_t self_ns);
     void (*instant)(void *ctx, const struct analysis_thread *t, uint32_t src, int64_t ts,
                     const char *what);
+    void (*tracer)(void *ctx, const struct analysis_thread *t, int64_t ts, uint64_t ns);
 };
 
 #endif

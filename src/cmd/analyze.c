@@ -55,6 +55,7 @@ struct options {
     const char *out_path;
     size_t max_stacks;
     int force; /* --force: analyze even if --exe is not the traced binary */
+    int keep_tracer_time; /* --keep-tracer-time */
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
     uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
@@ -66,7 +67,7 @@ static void usage(FILE *out)
 "usage: callsight analyze [DIR|FILE ...] --exe BIN [--exe BIN2 ...] [--format F] [-o FILE]\n"
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
 "                         [--function NAME] [--max-stacks N] [--addr2line TOOL]\n"
-"                         [--force]\n"
+"                         [--force] [--keep-tracer-time]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -92,6 +93,10 @@ static void usage(FILE *out)
 "  --force            analyze anyway when a build-id matches no BIN: those\n"
 "                     functions are named from the first BIN (a warning is\n"
 "                     printed: names may be wrong)\n"
+"  --keep-tracer-time count the tracer's own time (its flushes: file writes,\n"
+"                     waits for the ring) in the calls it interrupted, as\n"
+"                     before traces recorded it; by default it is taken out\n"
+"                     of every call open at the time, and a note says how much\n"
 "  --format F         text (default), json, folded, svg, perfetto or callers\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
@@ -130,7 +135,8 @@ static void usage(FILE *out)
 "  note: pid|stream ID: ...      one line per capture note: capture stopped\n"
 "                                (byte budget, disk floor, write error, event\n"
 "                                limit), flight-recorder wrap, stream gap,\n"
-"                                device-dropped events, events a thread lost\n"
+"                                device-dropped events, events a thread lost,\n"
+"                                tracer time excluded, waits for the ring\n"
 "  filter: ...: N of M calls selected     (only when filtering)\n"
 "  (blank line)\n"
 "  calls incl_ms self_ms p50_us p99_us max_us function (file:line)\n"
@@ -290,6 +296,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         if (!strcmp(a, "--force")) {
             o->force = 1;
+            continue;
+        }
+        if (!strcmp(a, "--keep-tracer-time")) {
+            o->keep_tracer_time = 1;
             continue;
         }
         size_t k = 0;
@@ -471,6 +481,7 @@ static int setup(struct run *r)
     const struct options *o = r->o;
     char dir[4096];
     int bad = analysis_set_filter(&r->a, &o->filter) < 0;
+    r->a.keep_tracer_time = o->keep_tracer_time;
     if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
         bad |= cctree_init(&r->tree, o->max_stacks) < 0;
         r->have_tree = 1;

@@ -91,7 +91,11 @@ static void write_source_losses(FILE *out, const struct analysis_source *s)
     json_u64(out, "cuts", s->cuts, ", ");
     json_u64(out, "resumes", s->resumes, ", ");
     json_u64(out, "tracers_vanished", s->vanished, ", ");
-    json_u64(out, "dead_frames", s->dead_frames, "}");
+    json_u64(out, "dead_frames", s->dead_frames, ", ");
+    json_u64(out, "tracer_ns", s->tracer_ns, ", ");
+    json_u64(out, "tracer_flushes", s->tracer_flushes, ", ");
+    json_u64(out, "waited_ns", s->waited_ns, ", ");
+    json_u64(out, "waits", s->waits, "}");
 }
 
 static void write_sources(FILE *out, const struct analysis *a)

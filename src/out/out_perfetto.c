@@ -257,10 +257,24 @@ static void on_instant(void *ctx, const struct analysis_thread *t, uint32_t src,
         event(p, tr, t ? thread_uuid(t->index) : process_uuid(proc), ts, INSTANT, 0, what);
 }
 
+/* A flush shows as a slice of its own inside whatever it interrupted, so
+ * the timeline, which keeps real timestamps, says where the time went. */
+static void on_tracer(void *ctx, const struct analysis_thread *t, int64_t ts, uint64_t ns)
+{
+    struct out_perfetto *p = ctx;
+    struct out_perfetto_track *tr = thread_track(p, t);
+    if (!tr)
+        return;
+    int64_t room = ts > 0 ? INT64_MAX - ts : INT64_MAX; /* untrusted: never overflow */
+    event(p, tr, thread_uuid(t->index), ts, SLICE_BEGIN, 0, "[callsight flush]");
+    event(p, tr, thread_uuid(t->index), ns > (uint64_t)room ? INT64_MAX : ts + (int64_t)ns, SLICE_END, 0,
+          NULL);
+}
+
 struct sink out_perfetto_sink(struct out_perfetto *p)
 {
     return (struct sink){.ctx = p, .thread = on_thread, .open = on_open, .close = on_close,
-                         .instant = on_instant};
+                         .instant = on_instant, .tracer = on_tracer};
 }
 
 /* The first packet: every function's name, interned for the sequence. */

@@ -37,7 +37,8 @@
  *   conn 3: free space in DIR is below 1024 MB; discarding the rest of the stream
  *   conn 3 closed (127.0.0.1:5555): 2000000 events, 1 segment, 64000080 bytes written,
  *       8123456 bytes received, dropped 0[, N events discarded (budget reached)]
- *       [, N unknown chunks skipped][; error: <why>|; cut: <where>][ (server stopping)]
+ *       [, N unknown chunks skipped][, tracers waited 12.400 ms for the ring in 310 flushes]
+ *       [; error: <why>|; cut: <where>][ (server stopping)]
  *   connection from 127.0.0.1:5555 closed: error: <why>   (no valid handshake: no id)
  *   connection from 127.0.0.1:5555 closed before sending a handshake
  *
@@ -60,6 +61,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,7 @@ struct conn {
     uint64_t raw_in, zstd_in; /* event payload bytes before/after compression, for the ratio */
     uint64_t dropped;     /* the device's last reported cumulative count */
     uint64_t unknown;     /* chunks of unknown type skipped */
+    uint64_t waited_ns, waits; /* TRACE_MARK_TRACER_WAIT records seen: ns (saturating), how many */
     double status_at;     /* when the last status line was due */
     uint64_t status_events;
     char end[STREAM_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
@@ -303,6 +306,27 @@ static void check_space(struct conn *c)
         report_news(c, stream_file_stop_disk_low(&c->file, c->o->min_free_bytes));
 }
 
+static uint64_t le64_at(const unsigned char *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+/* Tracers that waited for the ring (TRACE_SHM_WAIT_US) perturbed what they
+ * measured: their TRACER_WAIT markers are summed for the close line. */
+static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *r = raw + i * TRACE_EVENT_SIZE;
+        if (r[offsetof(trace_event_t, kind)] != TRACE_KIND_MARKER ||
+            le64_at(r + offsetof(trace_event_t, func)) != TRACE_MARK_TRACER_WAIT)
+            continue;
+        uint64_t ns = le64_at(r + offsetof(trace_event_t, call_site));
+        c->waited_ns = c->waited_ns > UINT64_MAX - ns ? UINT64_MAX : c->waited_ns + ns;
+        c->waits++;
+    }
+}
+
 static void on_events(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
 {
     if (c->hello.swapped)
@@ -310,6 +334,7 @@ static void on_events(struct conn *c, const struct stream_chunk *h, unsigned cha
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
     c->stream_received += h->raw_len / TRACE_EVENT_SIZE;
+    count_waits(c, raw, h->raw_len / TRACE_EVENT_SIZE);
     check_space(c);
     report_news(c, stream_file_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
 }
@@ -554,7 +579,7 @@ static void *writer_main(void *arg)
 
 static void finish(struct conn *c)
 {
-    char extra[160] = "";
+    char extra[256] = "";
     size_t len = 0;
     const struct stream_file *f = &c->file;
     if (!c->opened && open_file(c, NULL))
@@ -571,7 +596,10 @@ static void finish(struct conn *c)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
                                 f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low" : "budget reached");
     if (c->unknown && len < sizeof extra)
-        snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " unknown chunks skipped", c->unknown);
+        len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " unknown chunks skipped", c->unknown);
+    if (c->waits && len < sizeof extra)
+        snprintf(extra + len, sizeof extra - len, ", tracers waited %.3f ms for the ring in %" PRIu64 " flushes",
+                 (double)c->waited_ns / 1e6, c->waits);
     say("conn %u closed (%s): %" PRIu64 " events, %u segment%s, %" PRIu64 " bytes written, %" PRIu64
         " bytes received, dropped %" PRIu64 "%s%s%s%s",
         (unsigned)f->id, c->peer, f->events, (unsigned)stream_file_segments(f),

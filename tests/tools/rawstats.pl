@@ -6,7 +6,9 @@
 #
 # It follows FORMATS.md on its own: 80-byte (header_size) header, 32-byte
 # little-endian records, ticks converted with the header's calibration,
-# enter/exit matched per tid, nearest-rank order statistics.  Names come from
+# enter/exit matched per tid, the tracer's own time (marker 29: ns in
+# the payload) taken out of every call open on its thread when it happened,
+# nearest-rank order statistics.  Names come from
 # `nm` on EXE with the header's load_bias.  Uses only core Perl.
 use strict;
 use warnings;
@@ -21,7 +23,7 @@ while (<$nm>) {
 }
 close $nm;
 
-my (%durs, %stack, %anchor);
+my (%durs, %stack, %anchor, %tracer);
 
 # Per FORMATS.md an exit clock anchor (marker 6: ts = ticks, payload = ns)
 # sets the rate across the start and exit anchors; find it first.
@@ -54,11 +56,15 @@ for my $f (@sorted) {
             unpack('Q< Q< Q< V C', substr($data, $hsz + 32 * $i, 32));
         my $ns = $hz ? $t0n + ($ts - $t0t) * $ns_per_tick : $ts;
         my $key = "$tid";
+        my $excl = $tracer{$key} // 0;
         if ($kind == 0) {
-            push @{ $stack{$key} }, [$func - $bias, $ns];
+            push @{ $stack{$key} }, [$func - $bias, $ns, $excl];
         } elsif ($kind == 1) {
             my $top = pop @{ $stack{$key} } or next;
-            push @{ $durs{$top->[0]} }, $ns - $top->[1];
+            my $d = $ns - $top->[1] - ($excl - $top->[2]);
+            push @{ $durs{$top->[0]} }, $d > 0 ? $d : 0;
+        } elsif ($kind == 2 && $func == 29) {
+            $tracer{$key} = $excl + $site;
         } elsif ($kind == 2 && $func == 20) {
             delete $stack{$key};    # thread exit
         }

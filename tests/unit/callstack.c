@@ -96,7 +96,7 @@ enum { A = 1, B, C, D, E, X };
 
 int main(void)
 {
-    printf("1..37\n");
+    printf("1..40\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -347,6 +347,29 @@ int main(void)
        "kill: 2 open frames dead, the placeholder not counted, nothing unclosed");
     callstack_reset(&s);
     ok(s.c.unclosed_enters == 0 && s.c.dead_frames == 2, "kill: a reset after it finds nothing open");
+
+    /* Tracer time: A(0..100) { B(10..40) [flush 5 at 20] } [flush 7 at 50]
+     * C(60..90) { [flush 2] }: taken out of every frame open then. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_enter(&s, B, 10);
+    callstack_exclude(&s, 5);
+    callstack_exit(&s, B, 40);
+    callstack_exclude(&s, 7);
+    callstack_enter(&s, C, 60);
+    callstack_exclude(&s, 2);
+    callstack_exit(&s, C, 90);
+    callstack_exit(&s, A, 100);
+    ok(ncalls == 3 && call_is(0, B, 25, 25) && call_is(1, C, 28, 28),
+       "tracer time: out of the callees open when it happened, not of those entered after");
+    ok(call_is(2, A, 86, 33), "tracer time: out of the caller's incl and self too");
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_exclude(&s, UINT64_MAX - 1);
+    callstack_exclude(&s, 10);
+    callstack_exit(&s, A, 100);
+    ok(ncalls == 1 && call_is(0, A, 0, 0) && s.excluded == UINT64_MAX,
+       "tracer time beyond the call (untrusted input): the call is 0, the total saturates");
 
     callstack_free(&s);
     return 0;
