@@ -157,6 +157,7 @@ note: stream 4: capture stopped: byte budget 1048576 reached
 note: stream 4: flight recorder wrapped: 100 older events discarded
 note: stream 4: stream gap: 7 events lost in transit
 note: stream 4: device dropped 10 events
+note: stream 4: 7 of the device's dropped events are not attributed to a thread (no later flush of the thread that lost them reached the ring)
 note: stream 4: thread 8 lost 3 events (0 open frames cut short, 1 orphaned exits)
 note: stream 4: thread 9: at stream gaps 0 open frames cut short, 1 orphaned exits
 note: stream 5: device dropped 20 events
@@ -231,15 +232,15 @@ calls incl_ms self_ms p50_us p99_us max_us function (file:line)
 R
 
 # 6. Percentiles of 1000 calls of 1..1000 us: nearest rank p50 = 500 us,
-# p99 = 990 us; within 5%, max exact.
+# p99 = 990 us; within 2% (the promise), max exact.
 mkdir "$tmp/pct"
 perl -e 'print "H pid=2\n"; my $t = 0; for my $i (1..1000) {
     print "E $t 0x40 2\nX ", $t + $i*1000, " 0x40 2\n"; $t += $i*1000 + 10 }' |
     gen "$tmp/pct/trace.2.2.0.bin"
 "$CS" analyze "$tmp/pct" --exe "$tmp/tiny-nopie" | awk 'NR == 4' >"$tmp/row"
-awk '{ ok = $1 == 1000 && $4 >= 475 && $4 <= 525 && $5 >= 940.5 && $5 <= 1039.5 && $6 == "1000.000";
+awk '{ ok = $1 == 1000 && $4 >= 490 && $4 <= 510 && $5 >= 970.2 && $5 <= 1009.8 && $6 == "1000.000";
        if (!ok) print "# " $0; exit !ok }' "$tmp/row"
-ok $? "p50 and p99 within 5% of the exact nearest rank, max exact"
+ok $? "p50 and p99 within 2% of the exact nearest rank, max exact"
 
 # 7. Same input twice (a directory and a file in it): read once.
 report "$tmp/pie" "$tmp/pie/trace.600.600.0.bin" --exe "$tmp/tiny-pie" --top 1

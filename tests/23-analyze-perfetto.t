@@ -13,7 +13,7 @@ set -u
 GEN="perl $TESTS/tools/tracegen.pl"
 PROTO_DIR=$TESTS/tools
 
-plan 10
+plan 12
 
 if ! command -v protoc >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
     for i in $(seq 10); do skip "protoc or python3 missing: scripts/deps.sh install failed?"; done
@@ -189,6 +189,13 @@ big=$(maxrss "$CS" analyze "$T/big" --exe "$T/tiny" --format perfetto -o "$T/big
 diag "peak RSS: 400k events ${small} KiB, 3.2M events ${big} KiB"
 [ "$small" != failed ] && [ "$big" != failed ] && [ $((big - small)) -lt 2048 ]
 ok $? "perfetto: peak memory the same for 400k and 3.2M events"
+for fmt in text json; do
+    small=$(maxrss "$CS" analyze "$T/small" --exe "$T/tiny" --format $fmt -o "$T/small.$fmt")
+    big=$(maxrss "$CS" analyze "$T/big" --exe "$T/tiny" --format $fmt -o "$T/big.$fmt")
+    diag "$fmt: peak RSS: 400k events ${small} KiB, 3.2M events ${big} KiB"
+    [ "$small" != failed ] && [ "$big" != failed ] && [ $((big - small)) -lt 2048 ]
+    ok $? "$fmt: peak memory the same for 400k and 3.2M events"
+done
 bigtrace "$T/medium" 5000
 timeline "$T/medium"
 awk '$(NF - 1) == "B" { b++ } $NF == "E" { e++ } END { print b, e }' "$T/got" >"$T/be"

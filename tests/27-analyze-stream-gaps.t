@@ -62,6 +62,7 @@ events=13 threads=3 functions=8 span=0.001069s unmatched_exits=0 unclosed_enters
 note: stream 1: stream gap: 100 events lost in transit
 note: stream 1: stream resumed 1 time(s) after its connection was cut
 note: stream 1: device dropped 5 events
+note: stream 1: 2 of the device's dropped events are not attributed to a thread (no later flush of the thread that lost them reached the ring)
 note: stream 1: thread 10 lost 3 events (1 open frames cut short, 1 orphaned exits)
 note: stream 1: thread 12: at stream gaps 0 open frames cut short, 1 orphaned exits" \
     "cut, resumed, gap of 100: every exit after it explained, dropped = max(device, threads) + gap"

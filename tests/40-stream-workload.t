@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The headline feature end to end on 127.0.0.1: the 26-thread workload
 # streams through the shm ring, trace_stream and serve, and analyzes exactly
-# like the same workload traced to files.
+# like the same workload traced to files.  Then again through a ring of
+# 1 MiB, which wraps about twenty times while it is drained, with a wait
+# bound so that nothing is dropped: the same exact counts.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 12
+plan 16
 
 PARAMS="16 25 12 64 8"
 SHM=/cs-test-stream-$$
@@ -51,4 +53,24 @@ while read -r f want; do
     [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
 done < "$T/expect"
 ok $bad "streamed call counts are the exact expected ones"
+
+# --- a ring of 1 MiB for a run of 20 MB: it wraps ~20 times ---
+SHM2=/cs-test-wrap-$$
+track_shm "$SHM2"
+start_serve "$T/wrap" --quiet
+TRACE_SHM_SIZE=$((1048576 + 96)) start_trace_stream "$B/trace_stream" "$SHM2"
+client=$CLIENT_PID
+TRACE_ENABLE=1 TRACE_SHM=$SHM2 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
+ok $? "wrap: the workload runs through a 1 MiB ring"
+wait $client
+ok $? "wrap: trace_stream exits 0"
+wait_serve_closed 1
+stop_serve
+"$CS" analyze "$T/wrap" --exe "$B/examples/workload" --top 0 > "$T/w.txt" 2>&1
+h=$(head -n 1 "$T/w.txt"); diag "$h"
+is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" \
+    "$((2 * calls)) 26 0 0" "wrap: every event arrived, none dropped, no unmatched exit"
+rows "$T/w.txt" > "$T/w.rows"
+diff "$T/w.rows" "$T/f.rows" > "$T/wrows.diff"
+ok $? "wrap: the same exact rows as in file mode"
 exit $_failed

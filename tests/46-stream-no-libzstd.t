@@ -2,12 +2,14 @@
 # A device with only a C compiler and libc: trace_stream built with
 # -DTRACE_STREAM_NO_LIBZSTD (no zstd.h, no -lzstd) sends zstd frames of raw
 # blocks, which serve decodes unchanged; the workload streamed through it
-# analyzes with the exact counts of tests/40-stream-workload.t.
+# analyzes with the exact counts of tests/40-stream-workload.t.  It never
+# offers the codec, and codes nothing even for a server that acks anyway.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 12
+plan 15
 
 R=$(cd "$TESTS/.." && pwd)
+PEER="python3 $TESTS/tools/codecpeer.py"
 PARAMS="16 25 12 64 8"
 SHM=/cs-test-nozstd-$$
 track_shm "$SHM"
@@ -53,6 +55,28 @@ while read -r f want; do
     [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
 done < "$T/expect"
 ok $bad "streamed call counts are the exact expected ones"
+
+# A server that acks the codec whatever the handshake says (no correct one
+# does): the client neither offered it nor codes a single chunk.
+$PEER ackserver "$T/ack.port" > "$T/ack.out" &
+peer=$!
+track_pid $peer
+wait_file "$T/ack.port"
+TRACE_SHM_SIZE=$((1048576 + 96)) timeout 60 "$T/dev/trace_stream" "$SHM" 127.0.0.1 "$(cat "$T/ack.port")" \
+    2> "$T/ack.err" &
+client=$!
+track_pid $client
+wait_file "/dev/shm$SHM"
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" 2 2 8 16 4 \
+    > /dev/null
+wait $client
+ok $? "against a server that acks anyway, trace_stream exits 0"
+wait $peer
+got=$(cat "$T/ack.out")
+echo "$got" | grep -q "^flags=0x1 "
+ok $? "its handshake does not offer the codec ($got)"
+echo "$got" | grep -Eq "^flags=0x1 chunks=0:[0-9]+,2:1 records=[0-9]+$"
+ok $? "it sent plain events chunks and its resume notice, no coded chunk"
 
 # The cost: raw blocks add 3 bytes per 128 KiB and 9 per frame to the 32
 # bytes of each record, so the wire carries just over 32 bytes per record.

@@ -68,6 +68,13 @@ static void loss_notes(const struct emit *e)
              (unsigned long long)s->dead_frames);
     if (s->have_device)
         emit(e, "device dropped %llu events", (unsigned long long)s->device_dropped);
+    /* A thread says what it lost at the head of its next flush that gets
+     * in; a thread whose later flushes never got in (it ended, or the ring
+     * stayed full until it did) could not say. */
+    if (s->have_device && s->device_dropped > s->thread_lost)
+        emit(e, "%llu of the device's dropped events are not attributed to a thread (no later "
+             "flush of the thread that lost them reached the ring)",
+             (unsigned long long)(s->device_dropped - s->thread_lost));
     for (size_t i = 0; i < s->nnotes; i++)
         e->fn(e->ctx, s->notes[i]);
 }

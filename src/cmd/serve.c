@@ -121,8 +121,8 @@ static void usage(FILE *out)
             "  --quiet      no periodic status lines\n"
             "  --help       this text\n"
             "\n"
-            "Prints to stdout, one line each: where it listens (first line), every\n"
-            "connection opened and closed, the device's dropped-event notices, and\n"
+            "Prints to stdout, one line each: where it listens (first line), the\n"
+            "limits in force (second line), every connection opened and closed, the device's dropped-event notices, and\n"
             "every %d s per streaming connection its rate, compression and drops.\n",
             DEFAULT_CONNS, MAX_CONNS, DEFAULT_MIN_FREE_MB, STATUS_SECS);
 }
@@ -436,6 +436,14 @@ int cmd_serve(int argc, char **argv)
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
+    char idle[32] = "off", floor[32] = "off";
+    if (o.idle_secs)
+        snprintf(idle, sizeof idle, "%ld s", o.idle_secs);
+    if (o.min_free_mb)
+        snprintf(floor, sizeof floor, "%ld MB", o.min_free_mb);
+    printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, at most %ld "
+           "connections, idle timeout %s, free-space floor %s\n",
+           o.max_mb, o.seg_mb, o.max_conns, idle, floor);
     if (!o.allow && !net_bound_loopback(lfd))
         printf("callsight serve: warning: listening on %s without --allow: anyone who can reach it may "
                "send data\n", where);

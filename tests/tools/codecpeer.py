@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""codecpeer.py - test helper for tests/48-stream-codec.t: the peers a codec
-test needs that the real programs cannot play.
+"""codecpeer.py - test helper for tests/48-stream-codec.t and
+tests/46-stream-no-libzstd.t: the peers a codec test needs that the real
+programs cannot play.
 
   codecpeer.py oldserver PORTFILE
       A server from before the codec: accepts one connection, reads it to
       the end, never writes a byte.  Writes its port to PORTFILE, then
       prints "flags=0xF chunks=T:N,... records=R" (the handshake's flags,
       how many chunks of each type, the records in events chunks).
+  codecpeer.py ackserver PORTFILE
+      The same, but it sends the codec ack right after the handshake
+      whatever the handshake offered, as no correct server would: a client
+      that did not offer the codec must still never code.
   codecpeer.py client PORT offer|plain [coded]
       A client: handshake (with or without the codec offer), optionally one
       coded events chunk, then it shuts its side and reads until the server
@@ -45,7 +50,7 @@ def read_exact(conn, n):
     return buf
 
 
-def oldserver(portfile):
+def oldserver(portfile, ack=False):
     lst = socket.socket()
     lst.bind(("127.0.0.1", 0))
     lst.listen(1)
@@ -57,6 +62,8 @@ def oldserver(portfile):
     conn.settimeout(60)
     hs = read_exact(conn, HANDSHAKE.size)
     flags = HANDSHAKE.unpack(hs)[3]
+    if ack:
+        conn.sendall(struct.pack("<8sII", b"TKACK", 1, 0))
     types, records = {}, 0
     while True:
         head = read_exact(conn, CHUNK.size)
@@ -159,6 +166,8 @@ if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "oldserver":
         oldserver(sys.argv[2])
+    elif cmd == "ackserver":
+        oldserver(sys.argv[2], ack=True)
     elif cmd == "client":
         client(sys.argv[2], sys.argv[3], len(sys.argv) > 4)
     elif cmd == "ringfill":
