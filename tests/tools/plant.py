@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""plant.py - check that the suite catches what it claims to: plant known bugs
+one at a time in a scratch clone of this checkout (its committed HEAD) and
+run the tests that should fail.  tests/README.md lists the bugs and which
+test catches each; keep the two in step when you add one.
+
+  python3 tests/tools/plant.py [N ...]      default: every bug
+
+For each bug: clone into $TMPDIR/callsight-plant-N, change one spot (the text
+must be found exactly once, so a plant that no longer applies says so),
+`make check-build`, run its tests, print "N what: test:FAILS|passes ...",
+remove the clone.  A bug every one of whose tests passes is a hole in the
+suite.  Exit status 1 when any bug went uncaught or could not be planted.
+A developer's tool: minutes of CPU, not part of make test.
+"""
+import os, shutil, subprocess, sys, tempfile
+
+# number: (what, file, text found once, replaced by, the tests that must catch it);
+# file None: the fuzz corpora emptied instead.
+BUGS = {
+ 1: ("device dropped counter one short per dropped batch", "runtime/trace.c",
+     "    ring_add_dropped(t->n - t->nmarks);\n    tl_note_drop(t);", "    ring_add_dropped(t->n - t->nmarks - 1);\n    tl_note_drop(t);",
+     ["tests/41-stream-overflow.t"]),
+ 2: ("device dropped counter never incremented", "runtime/trace.c",
+     "    atomic_fetch_add_explicit(RING_U64(dropped), events, memory_order_relaxed);", "    (void)events;",
+     ["tests/41-stream-overflow.t"]),
+ 3: ("per-thread lost count halved (tl_note_drop)", "runtime/trace.c",
+     "    t->lost += t->n - t->nmarks;", "    t->lost += (t->n - t->nmarks) / 2;",
+     ["tests/41-stream-overflow.t"]),
+ 4: ("the no-libzstd trace_stream offering the codec", "stream/trace_stream.c",
+     "#define CODEC_DEFAULT 0", "#define CODEC_DEFAULT 1",
+     ["tests/46-stream-no-libzstd.t"]),
+ 5: ("the ring copy skipping its second memcpy when a batch wraps", "runtime/trace.c",
+     "    if (len > first)\n        memcpy(g_ring_data, (const unsigned char *)src + first, (size_t)(len - first));", "",
+     ["tests/40-stream-workload.t"]),
+ 6: ("percentiles taken at a bucket's lower edge", "src/analysis/hist.c",
+     "    return lo + ((uint64_t)1 << (shift - 1));", "    return lo;",
+     ["build/tests/hist", "tests/10-file-mode.t", "tests/21-analyze-report.t"]),
+ 7: ("the tracer's time never taken out (marker 29 ignored)", "src/analysis/analysis.c",
+     "        callstack_exclude(&t->cs, ev->call_site);", "        (void)t;",
+     ["tests/13-tracer-time-file.t", "tests/14-tracer-time-stream.t", "tests/10-file-mode.t"]),
+ 8: ("TRACE_SHM_WAIT_US read but never used", "runtime/trace.c",
+     "    g_wait_ns = cfg_u64(\"TRACE_SHM_WAIT_US\", 0, CFG_WAIT_US_MAX, 0) * 1000u;", "    (void)cfg_u64(\"TRACE_SHM_WAIT_US\", 0, CFG_WAIT_US_MAX, 0);",
+     ["tests/14-tracer-time-stream.t"]),
+ 9: ("serve never counts the tracers' waits", "src/serve/stream_conn.c",
+     "        c->waits++;\n", "",
+     ["tests/14-tracer-time-stream.t"]),
+ 10: ("an empty fuzz corpus", None, None, None, ["tests/52-fuzz-corpus.t", "tests/53-fuzz-codec-corpus.t"]),
+ 11: ("a successful flush never noting its own time", "runtime/trace.c",
+     "    if (!final && !stopped())\n        tl_note_tracer(t, start, waited);", "",
+     ["tests/13-tracer-time-file.t"]),
+}
+def plant(src, n):
+    """Plant bug n in a clone of src; True when one of its tests fails."""
+    what, path, a, b, tests = BUGS[n]
+    work = os.path.join(tempfile.gettempdir(), "callsight-plant-%d" % n)
+    shutil.rmtree(work, ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", src, work], check=True)
+    try:
+        if path:
+            p = os.path.join(work, path)
+            text = open(p).read()
+            if text.count(a) != 1:
+                print("%d %s: CANNOT PLANT (the spot in %s is gone: update this tool)" % (n, what, path))
+                return False
+            open(p, "w").write(text.replace(a, b))
+        else:
+            for d in ("trace_reader", "stream_codec"):
+                for f in os.listdir(os.path.join(work, "fuzz/corpus", d)):
+                    os.remove(os.path.join(work, "fuzz/corpus", d, f))
+        if subprocess.run("make -j2 check-build > build.log 2>&1", shell=True, cwd=work).returncode:
+            print("%d %s: BUILD FAILED (see %s/build.log)" % (n, what, work))
+            return False
+        caught = []
+        for t in tests:
+            cmd = ["prove", t] if t.endswith(".t") else ["prove", "--exec", "", t]
+            r = subprocess.run(cmd, cwd=work, env=dict(os.environ, CALLSIGHT_BUILD=work + "/build"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            caught.append((t.split("/")[-1], r.returncode != 0))
+        print("%d %s: %s" % (n, what, " ".join("%s:%s" % (t, "FAILS" if f else "passes") for t, f in caught)))
+        return any(f for _, f in caught)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    which = [int(x) for x in sys.argv[1:]] or sorted(BUGS)
+    bad = [n for n in which if not plant(root, n)]
+    if bad:
+        print("plant: not caught or not planted: %s" % " ".join(map(str, bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
