@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -112,6 +113,10 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #define RING_NAP_MAX_NS 1000000u    /* doubling up to this */
 #define CFG_WAIT_US_MAX 60000000u   /* TRACE_SHM_WAIT_US: a minute at most */
 #define TL_NOTE_SLOTS 2u            /* TRACER_TIME and TRACER_WAIT after a flush */
+#define THREADS_MAX 255u            /* TRACE_THREADS: bytes of globs kept */
+#define IGNORED_EAGER 64u           /* an untraced thread checks its name at each of
+                                     * its first hooks (names are set early) ... */
+#define IGNORED_GAP_MAX 4096u       /* ... then ever less often, down to one in this many */
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
 #define CLOCK_CALIBRATE_NS 5000000u /* ticks vs CLOCK_MONOTONIC at start */
@@ -137,6 +142,7 @@ static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
 static uint64_t g_tick_hz, g_t0_ticks, g_t0_ns, g_hook_ns, g_load_bias;
 static uint64_t g_build_id[2];   /* BUILD_ID payload: bytes 0-7, 8-15 (trace.h) */
 static int g_have_build_id;      /* the program has one: files start with it */
+static char g_threads[THREADS_MAX + 1]; /* TRACE_THREADS globs, comma-separated; "" = all */
 static _Atomic int g_announce_due; /* stream mode: LOAD_BIAS (+ BUILD_ID) not yet sent */
 static uint64_t g_file_head;     /* a segment's bytes before its events */
 
@@ -305,7 +311,7 @@ static void clock_init(int mode)
  * instrumented code runs while a hook is half done.  Such hooks are dropped
  * (counted in `reentered`, reported as a loss at the next flush). */
 
-enum tl_gate { TL_NEW = 0, TL_OPEN, TL_BUSY, TL_DEAD };
+enum tl_gate { TL_NEW = 0, TL_OPEN, TL_BUSY, TL_DEAD, TL_IGNORED /* TRACE_THREADS: not (yet) */ };
 
 typedef struct tl_state {
     _Atomic int gate;            /* enum tl_gate */
@@ -317,7 +323,9 @@ typedef struct tl_state {
     uint32_t flush_at;           /* n at which to flush: g_batch, later if deferred */
     int32_t depth;               /* enters - exits since the first event */
     int32_t batch_depth;         /* depth before the first buffered event */
-    uint32_t inherited;          /* frames open at fork: exits not recorded */
+    uint32_t inherited;          /* frames open at fork, or when tracing began: exits not recorded */
+    int32_t ig_depth;            /* TL_IGNORED: enters - exits so far */
+    uint32_t ig_hooks, ig_next, ig_gap; /* TL_IGNORED: hooks seen; when to look at the name next */
     uint64_t lost;               /* events lost since the last good flush */
     int32_t lost_low, lost_after; /* depth extremes around them (RESYNC) */
     int fd, has_fd;              /* file mode: the current segment */
@@ -1234,18 +1242,84 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
     errno = saved;
 }
 
+/* TRACE_THREADS: does this thread's name match one of the globs? */
+static int tl_name_selected(void)
+{
+    char name[17] = {0};
+#if defined(__linux__)
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return 0;
+#endif
+    char globs[sizeof g_threads];
+    memcpy(globs, g_threads, sizeof globs);
+    for (char *g = globs, *end; g; g = end) {
+        end = strchr(g, ',');
+        if (end)
+            *end++ = '\0';
+        if (*g && fnmatch(g, name, 0) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A thread TRACE_THREADS does not select (yet): its hooks only keep its
+ * depth, and now and then look at its name, every hook at first (threads
+ * are named as they start) and then ever less often.  Once the name
+ * matches, the thread is traced from this hook on; the frames open now
+ * are inherited, as across fork: their exits are not recorded, so no exit
+ * is left unmatched.  Once traced, always traced.  A signal handler's
+ * hooks in here come in whole pairs and leave the depth as it was. */
+static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    int32_t depth = t->ig_depth;
+    if (++t->ig_hooks >= t->ig_next) {
+        if (t->ig_hooks >= IGNORED_EAGER && t->ig_gap < IGNORED_GAP_MAX)
+            t->ig_gap *= 2;
+        t->ig_next = t->ig_hooks + t->ig_gap;
+        atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (tl_name_selected()) {
+            t->inherited += depth > 0 ? (uint32_t)depth : 0;
+            t->depth = t->batch_depth = 0;
+            atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
+            if (tl_record(t, func, site, kind))
+                tl_flush(t, 0);
+            atomic_signal_fence(memory_order_seq_cst);
+            atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
+            return;
+        }
+        atomic_signal_fence(memory_order_seq_cst);
+        atomic_store_explicit(&t->gate, TL_IGNORED, memory_order_relaxed);
+    }
+    depth += kind == TRACE_KIND_ENTER ? 1 : -1;
+    t->ig_depth = depth > 0 ? depth : 0;
+}
+
 /* Gate closed: a new thread (start it), a hook inside a hook (drop and
- * count), or a thread that already flushed its exit (ignore). */
+ * count), a thread TRACE_THREADS does not select (yet), or a thread that
+ * already flushed its exit (ignore). */
 static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     int gate = atomic_load_explicit(&t->gate, memory_order_relaxed);
     if (gate == TL_BUSY)
         atomic_fetch_add_explicit(&t->reentered, 1, memory_order_relaxed);
+    if (gate == TL_IGNORED) {
+        tl_hook_ignored(t, func, site, kind);
+        return;
+    }
     if (gate != TL_NEW)
         return;
     atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     tl_start(t);
+    if (g_threads[0] && !tl_name_selected()) {
+        t->ig_depth = kind == TRACE_KIND_ENTER;
+        t->ig_hooks = 0;
+        t->ig_next = t->ig_gap = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        atomic_store_explicit(&t->gate, TL_IGNORED, memory_order_relaxed);
+        return;
+    }
     if (tl_record(t, func, site, kind))
         tl_flush(t, 0);
     atomic_signal_fence(memory_order_seq_cst);
@@ -1308,6 +1382,20 @@ static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t d
     say(name, "=", v, " is not a whole number from ", num(min, a), " to ", num(max, b), "; using ", num(def, c),
         (char *)0);
     return def;
+}
+
+/* TRACE_THREADS=GLOB[,GLOB...]: only threads whose name matches are traced. */
+static void cfg_threads(void)
+{
+    const char *v = getenv("TRACE_THREADS");
+    if (!v || !*v)
+        return;
+    if (strlen(v) > THREADS_MAX) {
+        char n[21];
+        say("TRACE_THREADS is longer than ", num(THREADS_MAX, n), " bytes; tracing every thread", (char *)0);
+        return;
+    }
+    strcpy(g_threads, v);
 }
 
 static int cfg_clock(void)
@@ -1503,6 +1591,7 @@ static void trace_setup(void)
                                 (uint64_t)TRACE_SHM_HEADER_SIZE + (UINT32_MAX & ~(TRACE_EVENT_SIZE - 1)),
                                 TRACE_SHM_DEFAULT_SIZE);
     g_wait_ns = cfg_u64("TRACE_SHM_WAIT_US", 0, CFG_WAIT_US_MAX, 0) * 1000u;
+    cfg_threads();
     int clock_mode = cfg_clock();
     const char *dir = getenv("TRACE_DIR");
     const char *shm = getenv("TRACE_SHM");
