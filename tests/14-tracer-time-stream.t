@@ -32,13 +32,15 @@ stream() {
     TRACE_SHM_SIZE=$ring "$B/trace_stream" "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/$name.err" &
     local client=$!
     track_pid $client
-    wait_file "/dev/shm$shm"
+    # the ring is whole once trace_stream says it waits for a tracer
+    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/$name.err" && break; sleep 0.02; done
     SHM=$shm CLIENT=$client
     eval "$before"
     TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_WAIT_US=$wait timeout 120 "$B/examples/workload" $PARAMS > /dev/null
     local rc=$?
     kill -CONT "$client" 2>/dev/null
     for _ in $(seq 600); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$client" 2>/dev/null && { diag "trace_stream still running after 60 s: stopped"; kill "$client"; rc=1; }
     wait "$client" || rc=1
     wait_serve_closed 1
     stop_serve

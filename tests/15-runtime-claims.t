@@ -2,8 +2,10 @@
 # 15-runtime-claims.t - what docs/runtime.md promises of file mode and the
 # environment, each shown:
 #   - a write that fails (disk full: a small tmpfs) trims the file back to
-#     whole records, leaves a write-error marker, prints one line and stops
-#     capture for the process, which itself runs on unharmed;
+#     whole records, prints one line and stops capture for the process,
+#     which itself runs on unharmed; it leaves a write-error marker "if it
+#     still can": other threads may take the room the trim freed before
+#     the marker gets it, so there is at most one, and analyze notes it;
 #   - a bad TRACE_* value gets one line on stderr and the default;
 #   - TRACE_DIR is made absolute at start, so a later chdir cannot scatter
 #     the files.
@@ -28,10 +30,11 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k tmpfs "$T/tiny" 2>/dev/null
     is "${bad:-none}" none "disk full: every file holds whole records only (trimmed back)"
     marks=$(for f in "$T"/tiny/tr/trace.*.bin; do perl "$TESTS/tools/tracecheck.pl" "$f" | tail -n 1; done |
         grep -o 'markers=[0-9:,]*' | tr ',' '\n' | grep -c '^\(markers=\)\?3\(:\|$\)')
-    is "$marks" 1 "disk full: exactly one write-error marker (code 3) in the files"
+    [ "$marks" -le 1 ]
+    ok $? "disk full: at most one write-error marker (code 3) in the files ($marks)"
     "$CS" analyze "$T/tiny/tr" --exe "$W" > "$T/full.txt" 2>&1
-    grep -q "^note: pid [0-9]*: capture stopped: write error: No space left on device (errno 28)$" "$T/full.txt"
-    ok $? "disk full: analyze reads what was written and notes the write error"
+    noted=$(grep -c "^note: pid [0-9]*: capture stopped: write error: No space left on device (errno 28)$" "$T/full.txt")
+    is "$noted" "$marks" "disk full: analyze reads what was written and notes the write error when marked"
     umount "$T/tiny"
 else
     for _ in 1 2 3 4 5; do skip "disk full: cannot mount a tmpfs here (not root)"; done

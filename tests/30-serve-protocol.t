@@ -127,7 +127,7 @@ for _ in $(seq 100); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.05; d
 wait "$SERVE_PID"
 is $? 0 "serve exits 0 on SIGINT"
 is "$(tail -n 1 "$SERVE_LOG")" "callsight serve: stopped after 16 connections" "and says how many it served"
-is "$(grep -c . "$SERVE_LOG")" 31 "serve printed nothing unexpected (31 lines)"
+is "$(grep -c . "$SERVE_LOG")" 32 "serve printed nothing unexpected (32 lines: where, its limits, 29 about connections, stopped)"
 
 # --help and usage errors.
 "$CS" serve --help | grep -q -- '--max-mb N'
