@@ -987,7 +987,15 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
     uint64_t wait = final && g_wait_ns < RING_FINAL_WAIT_NS ? RING_FINAL_WAIT_NS : g_wait_ns;
     *waited = 0;
-    if (count == 0 || ring_put_wait(&t->buf[first], count, t->tid, wait, waited)) {
+    int put = count == 0 || ring_put_wait(&t->buf[first], count, t->tid, wait, waited);
+    if (final) {
+        /* A signal handler's hooks the gate dropped while this last flush
+         * waited: no later flush will count them. */
+        uint64_t late = tl_take_reentered(t);
+        if (late)
+            ring_add_dropped(late);
+    }
+    if (put) {
         tl_head_sent(t);
         return 1;
     }

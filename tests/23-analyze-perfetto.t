@@ -13,10 +13,10 @@ set -u
 GEN="perl $TESTS/tools/tracegen.pl"
 PROTO_DIR=$TESTS/tools
 
-plan 12
+plan 13
 
 if ! command -v protoc >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
-    for i in $(seq 10); do skip "protoc or python3 missing: scripts/deps.sh install failed?"; done
+    for i in $(seq 13); do skip "protoc or python3 missing: scripts/deps.sh install failed?"; done
     exit 0
 fi
 
@@ -163,6 +163,34 @@ R
 timeline "$T/named"
 cmp -s "$T/stdout.pf" "$T/out.pf"
 ok $? "to stdout (not a terminal): the same bytes as -o"
+
+# The tracer's own time (marker 29) is a slice of its own inside the call it
+# interrupted; one whose duration runs past the thread's next event (a
+# hostile 2^62 ns here) ends there, and the rest of the track keeps its times.
+mkdir -p "$T/flush"
+$GEN "$T/flush/trace.500.500.0.bin" <<S
+H pid=500
+N 500 main
+E 0 $M 500
+M 100000 29 50000 500
+E 200000 $W 500 $MS
+M 300000 29 0x4000000000000000 500
+X 400000 $W 500
+X 1000000 $M 500
+S
+timeline "$T/flush"
+same "tracer time: [callsight flush] slices, the hostile one cut at the next event" <<'R'
+process 500 pid 500
+thread 500 500 main
+0 main B main
+100000 main B [callsight flush]
+150000 main E
+200000 main B work
+300000 main B [callsight flush]
+400000 main E
+400000 main E
+1000000 main E
+R
 
 # Memory does not grow with the trace: 8x the events, the same peak RSS
 # (within 2 MB); the events go to a temporary file, not to memory.

@@ -99,9 +99,14 @@ static void cut_top(struct callstack *s)
         s->hooks->close(s->ctx, f, s->last_ts, CALLSTACK_CUT, 0, 0);
 }
 
+/* No flush takes days (the longest wait a user can allow is a minute), so
+ * a larger payload is hostile: it is cut to CALLSTACK_TRACER_MAX, which
+ * zeroes the frames open around it.  The total runs modulo 2^64 on
+ * purpose: frames use differences of it, which stay right across a wrap,
+ * so no later frame is touched. */
 void callstack_exclude(struct callstack *s, uint64_t ns)
 {
-    s->excluded = s->excluded > UINT64_MAX - ns ? UINT64_MAX : s->excluded + ns;
+    s->excluded += ns < CALLSTACK_TRACER_MAX ? ns : CALLSTACK_TRACER_MAX;
 }
 
 void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)

@@ -59,6 +59,7 @@
 #include <stdint.h>
 
 #define CALLSTACK_MAX_DEPTH ((size_t)1 << 20)
+#define CALLSTACK_TRACER_MAX ((uint64_t)1 << 48) /* ns one TRACER_TIME may exclude (3 days) */
 
 /* Carried with a frame for its owner; set by the open hook, zero before. */
 struct callstack_tag {
@@ -111,7 +112,7 @@ struct callstack {
     int64_t depth;     /* running depth, as the runtime counts it */
     uint64_t overflow; /* open enters not on the stack (beyond max_depth) */
     int64_t last_ts;   /* latest enter/exit time seen: where cuts happen */
-    uint64_t excluded; /* tracer time on this thread so far, ns (saturates) */
+    uint64_t excluded; /* tracer time on this thread so far, ns (modulo 2^64) */
     int have_ts;
     int holed;         /* a hole of unknown shape (stream gap) was passed */
     int depth_lost;    /* ... so the running depth no longer matches the runtime's */

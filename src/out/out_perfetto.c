@@ -222,6 +222,18 @@ static void on_thread(void *ctx, const struct analysis_thread *t)
         describe_thread(p, t);
 }
 
+/* End a pending flush slice before the track's next event at ts: at its
+ * own end, or at ts when that comes first (the flush's duration was
+ * measured with the device's clock rate, the events' times with ours; and
+ * a hostile duration must not drag the track's time along). */
+static void settle_flush(struct out_perfetto *p, struct out_perfetto_track *tr, uint64_t uuid, int64_t ts)
+{
+    if (!tr->flush_open)
+        return;
+    tr->flush_open = 0;
+    event(p, tr, uuid, tr->flush_end < ts ? tr->flush_end : ts, SLICE_END, 0, NULL);
+}
+
 static void on_open(void *ctx, const struct analysis_thread *t, const struct callstack *s,
                     struct callstack_frame *f)
 {
@@ -230,6 +242,7 @@ static void on_open(void *ctx, const struct analysis_thread *t, const struct cal
     (void)s;
     if (!f->tag.selected || !(tr = thread_track(p, t)))
         return;
+    settle_flush(p, tr, thread_uuid(t->index), f->start);
     event(p, tr, thread_uuid(t->index), f->start, SLICE_BEGIN, f->func + 1,
           f->placeholder ? "[lost frames]" : NULL);
 }
@@ -244,6 +257,7 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
     (void)self;
     if (!f->tag.selected || !(tr = thread_track(p, t)))
         return;
+    settle_flush(p, tr, thread_uuid(t->index), ts);
     event(p, tr, thread_uuid(t->index), ts, SLICE_END, 0, NULL);
 }
 
@@ -253,8 +267,11 @@ static void on_instant(void *ctx, const struct analysis_thread *t, uint32_t src,
     struct out_perfetto *p = ctx;
     uint32_t proc = p->a->src[src].proc; /* a source's own notes: its default process */
     struct out_perfetto_track *tr = t ? thread_track(p, t) : process_track(p, proc);
-    if (tr)
-        event(p, tr, t ? thread_uuid(t->index) : process_uuid(proc), ts, INSTANT, 0, what);
+    if (!tr)
+        return;
+    if (t)
+        settle_flush(p, tr, thread_uuid(t->index), ts);
+    event(p, tr, t ? thread_uuid(t->index) : process_uuid(proc), ts, INSTANT, 0, what);
 }
 
 /* A flush shows as a slice of its own inside whatever it interrupted, so
@@ -266,9 +283,10 @@ static void on_tracer(void *ctx, const struct analysis_thread *t, int64_t ts, ui
     if (!tr)
         return;
     int64_t room = ts > 0 ? INT64_MAX - ts : INT64_MAX; /* untrusted: never overflow */
+    settle_flush(p, tr, thread_uuid(t->index), ts);
     event(p, tr, thread_uuid(t->index), ts, SLICE_BEGIN, 0, "[callsight flush]");
-    event(p, tr, thread_uuid(t->index), ns > (uint64_t)room ? INT64_MAX : ts + (int64_t)ns, SLICE_END, 0,
-          NULL);
+    tr->flush_open = 1;
+    tr->flush_end = ns > (uint64_t)room ? INT64_MAX : ts + (int64_t)ns;
 }
 
 struct sink out_perfetto_sink(struct out_perfetto *p)
@@ -314,6 +332,8 @@ static void copy_body(struct out_perfetto *p, FILE *out)
 
 int out_perfetto_finish(struct out_perfetto *p, const struct out_view *v, FILE *out)
 {
+    for (size_t i = 0; i < p->capthreads; i++) /* flushes still open at the end of their track */
+        settle_flush(p, &p->threads[i], thread_uuid((uint32_t)i), p->threads[i].flush_end);
     if (!p->err)
         write_names(p, v, out);
     if (!p->err)

@@ -37,6 +37,8 @@ struct out_perfetto_track {
     int described;   /* its TrackDescriptor is out */
     int have_ts;
     int64_t last_ts; /* of its latest event */
+    int flush_open;  /* a [callsight flush] slice began and has not ended ... */
+    int64_t flush_end; /* ... it ends here, or at the track's next event if that is sooner */
 };
 
 struct out_perfetto {
