@@ -932,7 +932,7 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
 /* ring_put, and while the lock is busy or the ring full, again for up to
  * wait_ns in all: each try spins and yields for the lock (ring_lock), and
  * between tries the thread sleeps, 10 us at first, doubling to 1 ms, the
- * last sleep cut to what is left, so the bound holds to the microsecond.
+ * last sleep cut to what is left, so the bound holds to a sleep's slack.
  * *waited gets the time spent past the first try.  wait_ns is 0 (never
  * wait) unless the user chose TRACE_SHM_WAIT_US, or the flush is a thread's
  * last, which has no later one to defer to. */
