@@ -13,7 +13,6 @@ plan 9
 
 SLOW=50
 PARAMS="16 2 12 64 8" # 2 workers: ~50,000 events, a few dozen flushes
-SHORT="fib hash_key fill_keys merge msort dot matmul sort_keys"
 cc -Wall -Wextra -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
 ok $? "the slow-write shim builds"
 
@@ -29,17 +28,12 @@ ok $? "the workload runs traced with every write slowed to $SLOW ms"
 ok $? "analyze reads it, with and without --keep-tracer-time"
 
 expect_counts $PARAMS | sort > "$T/expect"
-# maxes FILE: "name calls max_ns" for the short functions; then the source's tracer sums.
+# maxes FILE: short_maxes, then the source's tracer sums.
 maxes() {
-    python3 - "$1" "$SHORT" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for f in sorted(r["functions"], key=lambda f: f["name"]):
-    if f["name"] in sys.argv[2].split():
-        print(f["name"], f["calls"], f["max_ns"])
-s = r["sources"][0]
-print("tracer", s["tracer_flushes"], s["tracer_ns"])
-PY
+    short_maxes "$1"
+    python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["sources"][0]
+print("tracer", s["tracer_flushes"], s["tracer_ns"])' "$1"
 }
 maxes "$T/net.json" > "$T/net"
 maxes "$T/kept.json" > "$T/kept"
@@ -47,7 +41,7 @@ sed 's/^/# /' "$T/net"
 
 # Exact counts are untouched by the exclusion.
 is "$(grep -v ^tracer "$T/net" | awk '{print $1, $2}')" \
-   "$(grep -wE "$(echo $SHORT | tr ' ' '|')" "$T/expect")" "exact call counts of the short functions"
+   "$(grep -wE "$(echo $WORKLOAD_SHORT | tr ' ' '|')" "$T/expect")" "exact call counts of the short functions"
 
 half=$((SLOW * 1000000 / 2))
 is "$(grep -v ^tracer "$T/net" | awk -v h=$half '$3 >= h {print $1}' | tr '\n' ' ')" "" \

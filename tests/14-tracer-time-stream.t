@@ -14,7 +14,6 @@ source "$TESTS/workload_expect.sh"
 plan 20
 
 PARAMS="16 2 12 64 8"
-SHORT="fib hash_key fill_keys merge msort dot matmul sort_keys"
 expect_counts $PARAMS | sort > "$T/expect"
 calls=$(awk '{s += $2} END {print s}' "$T/expect")
 cc -std=c11 -O2 -Wall -Wextra -I"$TESTS/../runtime" -o "$T/lockhog" "$TESTS/tools/lockhog.c"
@@ -28,36 +27,19 @@ stream() {
     local name=$1 wait=$2 ring=$3 before=${4:-} shm=/cs-test-wait-$1-$$
     track_shm "$shm"
     start_serve "$T/$name"
-    # not under timeout(1): SIGSTOP must reach trace_stream itself
-    TRACE_SHM_SIZE=$ring "$B/trace_stream" "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/$name.err" &
-    local client=$!
-    track_pid $client
-    # the ring is whole once trace_stream says it waits for a tracer
-    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/$name.err" && break; sleep 0.02; done
+    TRACE_SHM_SIZE=$ring start_stoppable_stream "$B/trace_stream" "$shm" "$T/$name.err"
+    local client=$CLIENT_PID
     SHM=$shm CLIENT=$client
     eval "$before"
     TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_WAIT_US=$wait timeout 120 "$B/examples/workload" $PARAMS > /dev/null
     local rc=$?
-    kill -CONT "$client" 2>/dev/null
-    for _ in $(seq 600); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$client" 2>/dev/null && { diag "trace_stream still running after 60 s: stopped"; kill "$client"; rc=1; }
-    wait "$client" || rc=1
+    wait_stream_client "$client" || rc=1
     wait_serve_closed 1
     stop_serve
     cp "$SERVE_LOG" "$T/$name.log"
     return $rc
 }
 
-# short_maxes FILE: "name calls max_ns" of the short functions.
-short_maxes() {
-    python3 - "$1" "$SHORT" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for f in sorted(r["functions"], key=lambda f: f["name"]):
-    if f["name"] in sys.argv[2].split():
-        print(f["name"], f["calls"], f["max_ns"])
-PY
-}
 
 # ---- the lock held for HOLD ms as the workload starts, a bound of 5 s:
 # each worker's first flush (inside a short function: nearly all its

@@ -22,20 +22,13 @@ overflow() {
     local name=$1 iters=$2 ring=$3 resume=$4 shm=/cs-test-overflow-$1-$$
     track_shm "$shm"
     start_serve "$T/$name"
-    # not under timeout(1): SIGSTOP must reach trace_stream itself
-    TRACE_SHM_SIZE=$ring "$B/trace_stream" "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/$name.err" &
-    local client=$!
-    track_pid $client
-    # stopped only once the ring is whole: it says it waits for a tracer
-    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/$name.err" && break; sleep 0.02; done
+    TRACE_SHM_SIZE=$ring start_stoppable_stream "$B/trace_stream" "$shm" "$T/$name.err"
+    local client=$CLIENT_PID
     kill -STOP $client
     [ "$resume" = end ] || { (sleep "$resume"; kill -CONT $client) & track_pid $!; }
     TRACE_ENABLE=1 TRACE_SHM=$shm timeout 60 "$B/examples/workload" $iters 25 12 64 8 > /dev/null
     ok $? "$name: the workload finishes while the drain is stopped"
-    kill -CONT $client
-    for _ in $(seq 600); do kill -0 $client 2>/dev/null || break; sleep 0.1; done
-    kill -0 $client 2>/dev/null && { diag "trace_stream still running after 60 s: stopped"; kill $client; }
-    wait $client
+    wait_stream_client $client
     ok $? "$name: trace_stream drains what is left and exits 0"
     wait_serve_closed 1
     stop_serve

@@ -85,6 +85,32 @@ start_trace_stream() {
     wait_file "/dev/shm$2"
 }
 
+# start_stoppable_stream BIN SHM ERR: trace_stream BIN on SHM towards the
+# running serve, stderr in ERR, tracked, not under timeout(1), so that SIGSTOP
+# reaches trace_stream itself; returns once the ring is whole (it says it
+# waits for a tracer: stopped before, it may not have written the header
+# yet).  Sets CLIENT_PID.  TRACE_SHM_SIZE passes through from the caller.
+start_stoppable_stream() {
+    "$1" "$2" 127.0.0.1 "$SERVE_PORT" 2> "$3" &
+    CLIENT_PID=$!
+    track_pid "$CLIENT_PID"
+    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$3" && break; sleep 0.02; done
+}
+
+# wait_stream_client PID: wait for that trace_stream, at most 60 s (then it
+# is killed and the wait fails); its exit status.
+wait_stream_client() {
+    kill -CONT "$1" 2>/dev/null
+    for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$1" 2>/dev/null; then
+        diag "trace_stream still running after 60 s: stopped"
+        kill "$1"
+        wait "$1"
+        return 1
+    fi
+    wait "$1"
+}
+
 # wait_serve_closed N: wait (bounded) until serve has logged N closed
 # connections, so stopping it cannot cut one that is still being written.
 wait_serve_closed() {
