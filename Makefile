@@ -53,7 +53,7 @@ $(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.
 EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
-            wiring/callsight.mk wiring/callsight.cmake
+            wiring/callsight.mk wiring/callsight.cmake wiring/trace.config
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) $(STRICT) -O2 -o $@ $<

@@ -6,7 +6,7 @@
 # --force and replaced with it.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/init_project.sh"
-plan 24
+plan 25
 
 ROOT=$(cd "$TESTS/.." && pwd)
 P=$T/proj
@@ -20,7 +20,9 @@ for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream
     cmp -s "$ROOT/$f" "$P/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
 done
 ok $same "DIR/callsight/ holds the runtime, trace_stream.c and both wirings, byte for byte"
-is "$(grep -c '^  wrote ' "$T/init.out")" 6 "it says it wrote 6 files"
+is "$(grep -c '^  wrote ' "$T/init.out")" 7 "it says it wrote 7 files"
+cmp -s "$ROOT/wiring/trace.config" "$P/trace.config"
+ok $? "one of them the starter trace.config, in the project's own folder"
 
 pasted_lines "$T/init.out" Make > "$T/paste"
 is "$(cat "$T/paste")" "CALLSIGHT_PROGRAMS := proj
@@ -28,8 +30,8 @@ proj_SRCS := app.c util.c
 include callsight/callsight.mk" "it prints the Make lines to paste, naming the project's sources"
 # Our Makefile's program is `app`: the printed lines, with that name.
 sed 's/proj/app/g' "$T/paste" >> "$P/Makefile"
-grep -q '^    make instr$' "$T/init.out"
-ok $? "it prints the next command: make instr"
+grep -q '^    make instrument$' "$T/init.out"
+ok $? "it prints the next command: make instrument"
 
 make -C "$P" > "$T/make.out" 2>&1 && [ -x "$P/app" ]
 ok $? "the normal build still builds (the include keeps the default goal)"

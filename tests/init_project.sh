@@ -7,6 +7,10 @@
 #   pasted_lines OUT KIND   the lines init printed for KIND (Make or CMake)
 #   check_counts REPORT LABEL   one TAP line: every function's exact count
 #
+# The Make wiring applies the project's trace.config (init writes a starter)
+# with the callsight tool, which is not on PATH here: CALLSIGHT names ours.
+export CALLSIGHT=$CS
+
 # UTIL_ROUNDS comes from the build (a -D in the Makefile, a
 # target_compile_definitions in CMake), so exact counts also prove that the
 # instrumented profile kept the project's definitions and include paths.

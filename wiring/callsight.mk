@@ -11,8 +11,17 @@
 #     app_LDLIBS := -lm                  # (optional) its libraries
 #     include callsight/callsight.mk
 #
-# `make instr` builds app.instr, and when callsight/trace_stream.c is here
-# (`callsight init --stream`) the device client callsight/trace_stream.
+# `make instr` (or `make instrument`) builds app.instr, and when
+# callsight/trace_stream.c is here (`callsight init --stream`) the device
+# client callsight/trace_stream.
+#
+# Choosing what gets hooks: with a trace.config beside your Makefile (see
+# `callsight init`, docs/selection.md), only the sources it selects are
+# compiled with CALLSIGHT_INSTR; the others get no hooks at all.  Each
+# object depends on its CALLSIGHT_OBJDIR/SOURCE.flags, which `callsight
+# flags --write` rewrites only when that source's selection changes, so
+# editing trace.config recompiles exactly the objects whose flags changed.
+# This needs the callsight tool on the build host (CALLSIGHT).
 # `make callsight-clean` removes what this file built.  Sources are
 # compiled with your CC, CPPFLAGS and CFLAGS, so cross-compiling is
 # `make instr CC=aarch64-linux-gnu-gcc`.  Including this file does not
@@ -25,6 +34,9 @@
 #   CALLSIGHT_LDLIBS   what every .instr links (-pthread; glibc < 2.34: add -lrt)
 #   CALLSIGHT_ZSTD     how trace_stream gets zstd (-lzstd; -DTRACE_STREAM_NO_LIBZSTD:
 #                      none, frames go uncompressed)
+#   CALLSIGHT_CONFIG   the selection (trace.config); without it every source is
+#                      instrumented and the callsight tool is not needed
+#   CALLSIGHT          the callsight tool (callsight, from PATH)
 
 callsight_goal := $(.DEFAULT_GOAL)
 CALLSIGHT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
@@ -33,11 +45,35 @@ CALLSIGHT_INSTR ?= -finstrument-functions -g
 CALLSIGHT_RUNTIME_CFLAGS ?= -O2 -g
 CALLSIGHT_LDLIBS ?= -pthread
 CALLSIGHT_ZSTD ?= -lzstd
+CALLSIGHT_CONFIG ?= trace.config
+CALLSIGHT ?= callsight
 callsight_runtime_o := $(CALLSIGHT_OBJDIR)/callsight-runtime/trace.o
 callsight_stream := $(if $(wildcard $(CALLSIGHT_DIR)/trace_stream.c),$(CALLSIGHT_DIR)/trace_stream)
+callsight_srcs := $(sort $(foreach p,$(CALLSIGHT_PROGRAMS),$($(p)_SRCS)))
 
-.PHONY: instr callsight-clean
+# The selection is brought up to date while this file is read, before any
+# object is considered, and only when an instrumented goal is asked for.
+ifneq ($(filter instr instrument %.instr,$(MAKECMDGOALS)),)
+ifneq ($(wildcard $(CALLSIGHT_CONFIG)),)
+ifeq ($(shell command -v $(CALLSIGHT) 2>/dev/null),)
+$(error callsight: $(CALLSIGHT_CONFIG) needs the callsight tool on this build host, and '$(CALLSIGHT)' is not found: set CALLSIGHT=/path/to/callsight, or remove $(CALLSIGHT_CONFIG) to instrument every source)
+endif
+callsight_sel := $(shell $(CALLSIGHT) flags --config $(CALLSIGHT_CONFIG) --instr "$(CALLSIGHT_INSTR)" \
+                   --write $(CALLSIGHT_OBJDIR) \
+                   -- $(callsight_srcs) >&2 && echo ok)
+ifneq ($(callsight_sel),ok)
+$(error callsight: $(CALLSIGHT_CONFIG) could not be applied (the line above says why))
+endif
+else
+callsight_sel := $(shell for s in $(callsight_srcs); do f=$(CALLSIGHT_OBJDIR)/$$s.flags; \
+                   [ "$$(cat "$$f" 2>/dev/null)" = "$(CALLSIGHT_INSTR)" ] || \
+                   { mkdir -p "$${f%/*}" && printf '%s\n' "$(CALLSIGHT_INSTR)" > "$$f"; }; done)
+endif
+endif
+
+.PHONY: instr instrument callsight-clean
 instr: $(CALLSIGHT_PROGRAMS:%=%.instr) $(callsight_stream)
+instrument: instr
 
 # callsight_program NAME: NAME.instr from NAME_SRCS.
 define callsight_program
@@ -46,13 +82,16 @@ $(1).instr: $$(addsuffix .o,$$(basename $$($(1)_SRCS:%=$$(CALLSIGHT_OBJDIR)/%)))
 endef
 $(foreach p,$(CALLSIGHT_PROGRAMS),$(eval $(call callsight_program,$(p))))
 
-$(CALLSIGHT_OBJDIR)/%.o: %.c
+# Each object's flags are those of its .flags file: the selection's.
+$(CALLSIGHT_OBJDIR)/%.o: %.c $(CALLSIGHT_OBJDIR)/%.c.flags
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(CALLSIGHT_INSTR) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
 
-$(CALLSIGHT_OBJDIR)/%.o: %.cpp
+$(CALLSIGHT_OBJDIR)/%.o: %.cpp $(CALLSIGHT_OBJDIR)/%.cpp.flags
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(CALLSIGHT_INSTR) -c -o $@ $<
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+
+$(CALLSIGHT_OBJDIR)/%.flags: ;
 
 # The runtime must not be instrumented: its own flags, not your CFLAGS.
 $(callsight_runtime_o): $(CALLSIGHT_DIR)/trace.c $(CALLSIGHT_DIR)/trace.h $(CALLSIGHT_DIR)/trace_shm.h

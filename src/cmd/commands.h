@@ -14,5 +14,7 @@ int cmd_analyze(int argc, char **argv); /* analyze.c */
 int cmd_serve(int argc, char **argv);   /* serve.c */
 int cmd_diff(int argc, char **argv);    /* diff.c */
 int cmd_init(int argc, char **argv);    /* init.c */
+int cmd_flags(int argc, char **argv);   /* flags.c */
+int cmd_scan(int argc, char **argv);    /* scan.c */
 
 #endif

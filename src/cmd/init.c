@@ -8,6 +8,10 @@
  * source tree.  Then prints the lines to paste into the project's build and
  * the commands to run.
  *
+ * It also writes a commented starter DIR/trace.config (which sources get
+ * hooks) when the project has none; an existing one is the user's and is
+ * never touched, --force or not.
+ *
  * A file that is already there and identical is left alone, so running init
  * twice is harmless.  A file that differs (the user changed it, or it came
  * from another callsight version) is never overwritten without --force; all
@@ -57,6 +61,8 @@ static void usage(FILE *out)
         "                                NAME.instr for each program you list\n"
         "  callsight.cmake               CMake module: callsight_instrument(T) adds\n"
         "                                T.instr; target 'instr' builds them all\n"
+        "and, with the Make wiring, DIR/trace.config: a commented starter of which\n"
+        "sources get hooks, unless there is one (yours is never changed).\n"
         "\n"
         "The instrumented profile compiles your sources with\n"
         "-finstrument-functions -g and links the runtime, compiled without it,\n"
@@ -394,6 +400,28 @@ static void print_run(const struct init_opts *o, const char *bin, const char *st
                stream_bin, bin);
 }
 
+/* DIR/trace.config, the starter, unless the project has one. */
+static int install_config(const struct init_opts *o)
+{
+    char path[INIT_PATH_MAX + INIT_NAME_MAX];
+    const struct embedded_file *f = embedded_get("trace.config");
+    snprintf(path, sizeof path, "%s/trace.config", o->dir);
+    if (!f) {
+        fprintf(stderr, "callsight init: this callsight was built without trace.config\n");
+        return -1;
+    }
+    if (project_has(o->dir, "trace.config")) {
+        printf("  %-10s %s (yours: left as it is)\n", "kept", path);
+        return 0;
+    }
+    if (file_install(path, f) < 0) {
+        fprintf(stderr, "callsight init: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    printf("  %-10s %s (a starter: every source until you choose)\n", "wrote", path);
+    return 0;
+}
+
 static void guide_make(const struct init_opts *o)
 {
     char prog[INIT_NAME_MAX], srcs[1024], bin[INIT_NAME_MAX + 16];
@@ -405,8 +433,9 @@ static void guide_make(const struct init_opts *o)
            "    CALLSIGHT_PROGRAMS := %s\n"
            "    %s_SRCS := %s\n"
            "    include callsight/callsight.mk\n\n"
+           "choose in %s/trace.config what gets hooks ('callsight scan' shows it),\n"
            "then build the instrumented profile (your normal build is unchanged):\n\n"
-           "    make instr\n", o->dir, prog, prog, srcs);
+           "    make instrument\n", o->dir, prog, prog, srcs, o->dir);
     if (o->stream)
         printf("    (this also builds callsight/trace_stream)\n");
     print_run(o, bin, "./callsight/trace_stream");
@@ -466,7 +495,8 @@ int cmd_init(int argc, char **argv)
     if (make_dest(&o, dest, sizeof dest) < 0 || check_files(&o, dest, names, n, states) < 0)
         return 1;
     printf("callsight init: %s\n", dest);
-    if (install_files(dest, names, n, states) < 0)
+    /* The selection is the Make wiring's for now; CMake builds every source. */
+    if (install_files(dest, names, n, states) < 0 || (o.make && install_config(&o) < 0))
         return 1;
     print_guide(&o);
     return 0;

@@ -24,6 +24,8 @@ static const struct command commands[] = {
     {"serve", cmd_serve, "receive streams from trace_stream clients and write trace files"},
     {"diff", cmd_diff, "compare two JSON reports function by function; gate CI on regressions"},
     {"init", cmd_init, "copy the runtime and build wiring into a project to trace it"},
+    {"flags", cmd_flags, "the compiler flags trace.config gives each source (for the build)"},
+    {"scan", cmd_scan, "which sources trace.config instruments, and why"},
 };
 
 static void usage(FILE *out)

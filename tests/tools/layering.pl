@@ -45,9 +45,10 @@ my %may = (
     analysis => [qw(lib read)],
     out      => [qw(lib read analysis)],
     serve    => [qw(lib read)],
-    cmd      => [qw(lib read analysis out serve)],
+    select   => [qw(lib)],
+    cmd      => [qw(lib read analysis out serve select)],
 );
-my %runtime_ok = map { $_ => 1 } qw(read analysis out serve cmd);
+my %runtime_ok = map { $_ => 1 } qw(read analysis out serve cmd);  # the formats; not lib/, select/
 
 my @bad;
 sub bad { push @bad, "$_[0]:$_[1]: $_[2]" }
@@ -155,7 +156,7 @@ sub check_lines {
         } elsif ($name =~ m{/} || !(-f "$root/$dir/$name" || $runtime_hdr{$name})) {
             $why = "not a file of $dir/ or runtime/; another folder's header is \"folder/$name\"";
         } elsif (!-f "$root/$dir/$name" && !$runtime_ok{$layer}) {
-            $why = "$layer/ holds plain containers and needs no trace format";
+            $why = "$layer/ needs no trace format";
         }
         bad($path, $n, "includes \"$name\": $why") if defined $why;
     }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# 69-select-make.t - trace.config with the Make wiring, on examples/multidir
+# (folders, two static helpers of one name, a call through a macro, one
+# through a function pointer, a header's inline function, a *_test.c):
+# the exact set of instrumented functions, with exact counts, for include
+# of a folder, exclude of a file (a.c never takes data.c with it), exclude
+# of a glob; editing trace.config recompiles exactly the objects whose
+# flags changed, and the next trace shows the new selection; a bad line
+# stops the build with file:line; clang selects files the same way.
+source "$(dirname "$0")/lib.sh"
+plan 16
+
+ROOT=$(cd "$TESTS/.." && pwd)
+P=$T/p
+cp -R "$ROOT/examples/multidir" "$P"
+"$CS" init --build make "$P" > "$T/init.out" 2>&1
+ok $? "callsight init --build make on the example"
+M="make -C $P CALLSIGHT=$CS"
+
+# traced NAME: build app.instr, run it traced, "name calls" of its report.
+traced() {
+    $M instrument > "$T/$1.make" 2>&1 || { sed 's/^/# /' "$T/$1.make"; return 1; }
+    rm -rf "$T/tr-$1"
+    (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
+        "$CS" analyze "$T/tr-$1" --exe "$P/app.instr" --top 0 |
+        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' |
+        sort > "$T/$1.rows"
+}
+# compiled NAME: the objects that make run NAME compiled, sorted.
+compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
+
+printf '# only the network code\ninclude src/net/   # both files\n' > "$P/trace.config"
+traced net
+ok $? "include src/net/: make instrument builds and app.instr runs traced"
+is "$(cat "$T/net.rows")" "helper a.c 100
+helper data.c 200
+net_a a.c 100
+net_data data.c 100" "include a folder: its functions only, the two static helpers apart, exact counts"
+nm "$P/callsight-obj/main.o" | grep -q __cyg_profile
+ok $((! $?)) "an unselected source is compiled with no hooks at all"
+$M instrument > "$T/again.make" 2>&1
+is "$(compiled again)" "" "make instrument again: nothing recompiled"
+
+sleep 1 # a new mtime for the edited config, on coarse file systems
+printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$P/trace.config"
+traced edit
+is "$(compiled edit)" "src/net/a.o src/util/hash.o " \
+    "after an edit, exactly the objects whose flags changed are recompiled"
+is "$(cat "$T/edit.rows")" "helper data.c 200
+net_data data.c 100
+util_hash hash.c 203" \
+    "exclude net/a.c keeps data.c; exclude *_test.c; the macro's calls are counted (util_hash 2x100 + 3)"
+
+rm "$P/trace.config"
+sleep 1
+traced all
+is "$(compiled all)" "main.o src/net/a.o src/util/hash_test.o " "no trace.config: the rest is instrumented too"
+is "$(cat "$T/all.rows")" "clamp app.h 100
+hash_selftest hash_test.c 1
+helper a.c 100
+helper data.c 200
+main main.c 1
+net_a a.c 100
+net_data data.c 100
+run main.c 100
+util_hash hash.c 203
+via_pointer main.c 100" \
+    "every function, the header's inline one and the one called through a pointer included"
+
+printf 'include src/\nexclude\n' > "$P/trace.config"
+$M instrument > "$T/bad.make" 2>&1
+ok $((! $?)) "a bad trace.config stops the build"
+grep -q "^callsight flags: trace.config:2: expected a path pattern after the directive$" "$T/bad.make"
+ok $? "with file:line and what was expected: $(grep 'callsight flags' "$T/bad.make")"
+
+# scan says the same before anything is built.
+printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$P/trace.config"
+(cd "$P" && "$CS" scan) > "$T/scan.out" 2>&1
+is "$(sed -n 1p "$T/scan.out")" "scan: 5 sources, 2 instrumented, 3 not (./trace.config)" "scan: the counts"
+is "$(sed -n '2,$p' "$T/scan.out" | awk '{print $1, $2}' | tr '\n' ' ')" \
+    "off main.c off src/net/a.c on src/net/data.c on src/util/hash.c off src/util/hash_test.c " \
+    "scan: each source, on or off"
+grep -q '^  off  src/net/a.c  *exclude net/a.c (line 2)$' "$T/scan.out"
+ok $? "scan: and the line that decided"
+
+# clang: the same files selected.
+if command -v clang > /dev/null; then
+    $M callsight-clean > /dev/null 2>&1
+    $M instrument CC=clang > "$T/clang.make" 2>&1
+    ok $? "clang: make instrument CC=clang"
+    rm -rf "$T/tr-clang"
+    (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-clang" ./app.instr > /dev/null)
+    "$CS" analyze "$T/tr-clang" --exe "$P/app.instr" --top 0 |
+        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' |
+        sort > "$T/clang.rows"
+    is "$(cat "$T/clang.rows")" "$(cat "$T/edit.rows")" "clang: the same functions and counts as gcc"
+else
+    skip "clang: not installed"
+    skip "clang: not installed"
+fi
+exit $_failed
