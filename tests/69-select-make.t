@@ -6,9 +6,10 @@
 # of a folder, exclude of a file (a.c never takes data.c with it), exclude
 # of a glob; editing trace.config recompiles exactly the objects whose
 # flags changed, and the next trace shows the new selection; a bad line
-# stops the build with file:line; clang selects files the same way.
+# stops the build with file:line; clang selects files the same way; and the
+# CMake wiring chooses the same, rebuilding exactly what an edit moved.
 source "$(dirname "$0")/lib.sh"
-plan 16
+plan 21
 
 ROOT=$(cd "$TESTS/.." && pwd)
 P=$T/p
@@ -97,5 +98,33 @@ if command -v clang > /dev/null; then
 else
     skip "clang: not installed"
     skip "clang: not installed"
+fi
+
+# --- CMake: the same choice, made at configure time ---
+command -v cmake > /dev/null 2>&1 || "$TESTS/../scripts/deps.sh" install cmake > "$T/deps.out" 2>&1
+if command -v cmake > /dev/null 2>&1; then
+    C=$T/c
+    cp -R "$ROOT/examples/multidir" "$C"
+    "$CS" init --build cmake "$C" > /dev/null 2>&1
+    printf 'include src/net/\n' > "$C/trace.config"
+    (cd "$C" && cmake -S . -B build -DCALLSIGHT_TOOL="$CS" > "$T/cm.cfg" 2>&1 &&
+        cmake --build build --target instr > "$T/cm1.build" 2>&1)
+    ok $? "cmake: configures with trace.config and builds --target instr"
+    cm_rows() {
+        rm -rf "$T/tr-cm"
+        (cd "$C" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-cm" ./build/app.instr > /dev/null) &&
+            "$CS" analyze "$T/tr-cm" --exe "$C/build/app.instr" --top 0 |
+            awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
+    }
+    is "$(cm_rows)" "$(cat "$T/net.rows")" "cmake: include src/net/, the same functions and counts as make"
+    sleep 1
+    printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$C/trace.config"
+    (cd "$C" && cmake --build build --target instr > "$T/cm2.build" 2>&1)
+    ok $? "cmake: after an edit, --target instr reconfigures and builds"
+    is "$(grep -o 'Building C object CMakeFiles/app_instr[a-z_]*.dir/[^ ]*' "$T/cm2.build" | sed 's|.*\.dir/||' | sort | tr '\n' ' ')" \
+        "src/net/a.c.o src/util/hash.c.o " "cmake: exactly the two sources whose choice changed are recompiled"
+    is "$(cm_rows)" "$(cat "$T/edit.rows")" "cmake: the new choice, the same as make's"
+else
+    for _ in 1 2 3 4 5; do skip "cmake is not installed and scripts/deps.sh install cmake failed"; done
 fi
 exit $_failed

@@ -16,8 +16,19 @@
 # targets are not part of `all`.  Cross-compiling works through your
 # toolchain file like the rest of the project.
 #
+# Choosing what gets hooks: with a trace.config beside your top
+# CMakeLists.txt (docs/selection.md), only the sources it selects get
+# CALLSIGHT_INSTR_FLAGS; the others are compiled, in an object library of
+# their own, with no hooks at all.  The choice is made when CMake
+# configures, by the callsight tool (`callsight flags`), and editing
+# trace.config reconfigures: a source whose choice changed moves between
+# the two and is recompiled; no other is.
+#
 # Settings (set them before the include to change them):
 #   CALLSIGHT_INSTR_FLAGS   flags added to T's sources (-finstrument-functions;-g)
+#   CALLSIGHT_CONFIG        the selection (${CMAKE_SOURCE_DIR}/trace.config); without
+#                           it every source is instrumented and the tool is not needed
+#   CALLSIGHT_TOOL          the callsight tool ($CALLSIGHT, else found on PATH)
 
 include_guard(GLOBAL)
 if(CMAKE_VERSION VERSION_LESS 3.13)
@@ -28,6 +39,9 @@ find_package(Threads REQUIRED)
 set(CALLSIGHT_DIR "${CMAKE_CURRENT_LIST_DIR}")
 if(NOT DEFINED CALLSIGHT_INSTR_FLAGS)
   set(CALLSIGHT_INSTR_FLAGS -finstrument-functions -g)
+endif()
+if(NOT DEFINED CALLSIGHT_CONFIG)
+  set(CALLSIGHT_CONFIG "${CMAKE_SOURCE_DIR}/trace.config")
 endif()
 
 # The runtime, compiled once and without instrumentation.
@@ -52,6 +66,62 @@ if(EXISTS "${CALLSIGHT_DIR}/trace_stream.c")
   endif()
 endif()
 
+# _callsight_like(NEW T): NEW compiles like T (standards, include
+# directories, definitions, options).
+function(_callsight_like new target)
+  foreach(p C_STANDARD CXX_STANDARD C_EXTENSIONS CXX_EXTENSIONS)
+    get_target_property(v ${target} ${p})
+    if(NOT v STREQUAL "v-NOTFOUND")
+      set_target_properties(${new} PROPERTIES ${p} "${v}")
+    endif()
+  endforeach()
+  target_include_directories(${new} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${new} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
+  target_compile_options(${new} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_OPTIONS>)
+endfunction()
+
+# _callsight_choose(SOURCES HOOKED PLAIN): split SOURCES by trace.config into
+# the variables HOOKED (instrumented) and PLAIN; all HOOKED without one.
+# (Not "on"/"off": if(off) is the constant OFF, whatever the variable holds.)
+function(_callsight_choose srcs on_var off_var)
+  set(yes)
+  set(no)
+  if(NOT EXISTS "${CALLSIGHT_CONFIG}")
+    set(${on_var} "${srcs}" PARENT_SCOPE)
+    set(${off_var} "" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT CALLSIGHT_TOOL AND DEFINED ENV{CALLSIGHT})
+    set(CALLSIGHT_TOOL "$ENV{CALLSIGHT}") # as callsight.mk takes it
+  endif()
+  find_program(CALLSIGHT_TOOL callsight)
+  if(NOT CALLSIGHT_TOOL)
+    message(FATAL_ERROR "callsight: ${CALLSIGHT_CONFIG} needs the callsight tool on this build "
+                        "host: set CALLSIGHT_TOOL=/path/to/callsight, or remove the file to "
+                        "instrument every source")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CALLSIGHT_CONFIG}")
+  foreach(s IN LISTS srcs)
+    if(s MATCHES "^\\$<")
+      list(APPEND yes "${s}") # a generator expression: not a file to choose by
+      continue()
+    endif()
+    execute_process(COMMAND "${CALLSIGHT_TOOL}" flags --config "${CALLSIGHT_CONFIG}" --format raw -- "${s}"
+                    OUTPUT_VARIABLE flags ERROR_VARIABLE err RESULT_VARIABLE rc
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${err}")
+    endif()
+    if(flags)
+      list(APPEND yes "${s}")
+    else()
+      list(APPEND no "${s}")
+    endif()
+  endforeach()
+  set(${on_var} "${yes}" PARENT_SCOPE)
+  set(${off_var} "${no}" PARENT_SCOPE)
+endfunction()
+
 # callsight_instrument(T): the executable target T.instr beside T.
 function(callsight_instrument target)
   get_target_property(srcs ${target} SOURCES)
@@ -64,19 +134,19 @@ function(callsight_instrument target)
       list(APPEND abs_srcs "${dir}/${s}")
     endif()
   endforeach()
+  _callsight_choose("${abs_srcs}" hooked plain_srcs)
   set(t ${target}_instr)
-  add_executable(${t} EXCLUDE_FROM_ALL ${abs_srcs} $<TARGET_OBJECTS:callsight_runtime>)
+  set(plain)
+  if(plain_srcs)
+    # The sources trace.config leaves out: T's flags, no hooks.
+    add_library(${t}_plain OBJECT EXCLUDE_FROM_ALL ${plain_srcs})
+    _callsight_like(${t}_plain ${target})
+    set(plain $<TARGET_OBJECTS:${t}_plain>)
+  endif()
+  add_executable(${t} EXCLUDE_FROM_ALL ${hooked} ${plain} $<TARGET_OBJECTS:callsight_runtime>)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME ${target}.instr)
-  foreach(p C_STANDARD CXX_STANDARD C_EXTENSIONS CXX_EXTENSIONS)
-    get_target_property(v ${target} ${p})
-    if(NOT v STREQUAL "v-NOTFOUND")
-      set_target_properties(${t} PROPERTIES ${p} "${v}")
-    endif()
-  endforeach()
-  target_include_directories(${t} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
-  target_compile_definitions(${t} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
-  target_compile_options(${t} PRIVATE
-    $<TARGET_PROPERTY:${target},COMPILE_OPTIONS> ${CALLSIGHT_INSTR_FLAGS})
+  _callsight_like(${t} ${target})
+  target_compile_options(${t} PRIVATE ${CALLSIGHT_INSTR_FLAGS})
   get_target_property(libs ${target} LINK_LIBRARIES)
   if(libs)
     target_link_libraries(${t} PRIVATE ${libs})

@@ -61,8 +61,8 @@ static void usage(FILE *out)
         "                                NAME.instr for each program you list\n"
         "  callsight.cmake               CMake module: callsight_instrument(T) adds\n"
         "                                T.instr; target 'instr' builds them all\n"
-        "and, with the Make wiring, DIR/trace.config: a commented starter of which\n"
-        "sources get hooks, unless there is one (yours is never changed).\n"
+        "and DIR/trace.config, a commented starter of which sources get hooks,\n"
+        "unless there is one (yours is never changed).\n"
         "\n"
         "The instrumented profile compiles your sources with\n"
         "-finstrument-functions -g and links the runtime, compiled without it,\n"
@@ -450,9 +450,10 @@ static void guide_cmake(const struct init_opts *o)
            "(one callsight_instrument() per executable target):\n\n"
            "    include(callsight/callsight.cmake)\n"
            "    callsight_instrument(%s)\n\n"
+           "choose in %s/trace.config what gets hooks ('callsight scan' shows it),\n"
            "then build the instrumented profile (your normal build is unchanged):\n\n"
            "    cmake -S . -B build && cmake --build build --target instr\n",
-           o->dir, target);
+           o->dir, target, o->dir);
     if (o->stream)
         printf("    (this also builds build/trace_stream)\n");
     print_run(o, bin, "./build/trace_stream");
@@ -495,8 +496,7 @@ int cmd_init(int argc, char **argv)
     if (make_dest(&o, dest, sizeof dest) < 0 || check_files(&o, dest, names, n, states) < 0)
         return 1;
     printf("callsight init: %s\n", dest);
-    /* The selection is the Make wiring's for now; CMake builds every source. */
-    if (install_files(dest, names, n, states) < 0 || (o.make && install_config(&o) < 0))
+    if (install_files(dest, names, n, states) < 0 || install_config(&o) < 0)
         return 1;
     print_guide(&o);
     return 0;
