@@ -83,7 +83,7 @@ ok $? "hog: the tracer time excluded is noted"
 # stop_client SECONDS: trace_stream stopped now, continued SECONDS later.
 stop_client() {
     kill -STOP "$CLIENT"
-    (sleep "$1"; kill -CONT "$CLIENT") &
+    (sleep "$1"; cont_if_stopped "$CLIENT") &
     track_pid $!
 }
 stream pause 20000000 $((1048576 + 96)) 'stop_client 0.5'

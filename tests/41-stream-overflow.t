@@ -25,7 +25,7 @@ overflow() {
     TRACE_SHM_SIZE=$ring start_stoppable_stream "$B/trace_stream" "$shm" "$T/$name.err"
     local client=$CLIENT_PID
     kill -STOP $client
-    [ "$resume" = end ] || { (sleep "$resume"; kill -CONT $client) & track_pid $!; }
+    [ "$resume" = end ] || { (sleep "$resume"; cont_if_stopped $client) & track_pid $!; }
     TRACE_ENABLE=1 TRACE_SHM=$shm timeout 60 "$B/examples/workload" $iters 25 12 64 8 > /dev/null
     ok $? "$name: the workload finishes while the drain is stopped"
     wait_stream_client $client

@@ -97,14 +97,24 @@ start_stoppable_stream() {
     for _ in $(seq 500); do grep -q 'waiting for a tracer' "$3" && break; sleep 0.02; done
 }
 
-# wait_stream_client PID: wait for that trace_stream, at most 60 s (then it
-# is killed and the wait fails); its exit status.
+# cont_if_stopped PID: SIGCONT, but only to a process that is stopped
+# (state T).  One sent to a running process can race its exit and wake it
+# from LeakSanitizer's ptrace stop, leaving the two waiting for each other
+# for good, as the ASan pass once showed.
+cont_if_stopped() {
+    [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = T ] && kill -CONT "$1" 2>/dev/null
+    return 0
+}
+
+# wait_stream_client PID: continue that trace_stream if stopped and wait
+# for it, at most 60 s (then it is killed and the wait fails); its exit
+# status.
 wait_stream_client() {
-    kill -CONT "$1" 2>/dev/null
+    cont_if_stopped "$1"
     for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$1" 2>/dev/null; then
-        diag "trace_stream still running after 60 s: stopped"
-        kill "$1"
+        diag "trace_stream still running after 60 s: killed"
+        kill -KILL "$1"
         wait "$1"
         return 1
     fi
