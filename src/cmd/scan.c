@@ -123,16 +123,12 @@ static int report(struct list *l, const char *dir, const char *config)
         return 1;
     }
     qsort(l->v, l->n, sizeof *l->v, cmp_str);
-    int *on = calloc(l->n ? l->n : 1, sizeof *on);
-    if (!on) {
-        choose_free(&ch);
-        fprintf(stderr, PROG ": out of memory\n");
-        return 1;
-    }
+    /* Two passes, the count first: a decision costs a few matches, and
+     * keeping none saves holding one per source. */
     size_t count = 0;
-    const struct config_rule **rule = calloc(l->n ? l->n : 1, sizeof *rule);
-    for (size_t i = 0; rule && i < l->n; i++)
-        count += (size_t)(on[i] = choose_source(&ch, l->v[i], &rule[i]));
+    const struct config_rule *rule;
+    for (size_t i = 0; i < l->n; i++)
+        count += (size_t)choose_source(&ch, l->v[i], &rule);
     printf("scan: %zu sources, %zu instrumented, %zu not (%s)\n", l->n, count, l->n - count,
            ch.have_file ? config : "no trace.config: every source");
     size_t skip = strlen(dir) + 1;
@@ -141,17 +137,13 @@ static int report(struct list *l, const char *dir, const char *config)
         if ((int)strlen(l->v[i] + skip) > width)
             width = (int)strlen(l->v[i] + skip);
     width = width < 60 ? width : 60;
-    for (size_t i = 0; rule && i < l->n; i++) {
-        choose_why(&ch, on[i], rule[i], why, sizeof why);
-        printf("  %-4s %-*s  %s\n", on[i] ? "on" : "off", width, l->v[i] + skip, why);
+    for (size_t i = 0; i < l->n; i++) {
+        int on = choose_source(&ch, l->v[i], &rule);
+        choose_why(&ch, on, rule, why, sizeof why);
+        printf("  %-4s %-*s  %s\n", on ? "on" : "off", width, l->v[i] + skip, why);
     }
-    int rc = rule ? 0 : 1;
-    if (!rule)
-        fprintf(stderr, PROG ": out of memory\n");
-    free(rule);
-    free(on);
     choose_free(&ch);
-    return rc;
+    return 0;
 }
 
 int cmd_scan(int argc, char **argv)
