@@ -22,7 +22,12 @@
 # their own, with no hooks at all.  The choice is made when CMake
 # configures, by the callsight tool (`callsight flags`), and editing
 # trace.config reconfigures: a source whose choice changed moves between
-# the two and is recompiled; no other is.
+# the two and is recompiled; no other is.  A config that picks single
+# functions (exclude-func, include-func) or names a header is decided on
+# the call graph, which callsight compiles from T's sources with T's
+# include directories, definitions and options (GCC 10 or newer), and a
+# source with some functions left out goes into an object library of its
+# own, with GCC's exclude list; then an edit of a source reconfigures too.
 #
 # Settings (set them before the include to change them):
 #   CALLSIGHT_INSTR_FLAGS   flags added to T's sources (-finstrument-functions;-g)
@@ -80,15 +85,51 @@ function(_callsight_like new target)
   target_compile_options(${new} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_OPTIONS>)
 endfunction()
 
-# _callsight_choose(SOURCES HOOKED PLAIN): split SOURCES by trace.config into
-# the variables HOOKED (instrumented) and PLAIN; all HOOKED without one.
-# (Not "on"/"off": if(off) is the constant OFF, whatever the variable holds.)
-function(_callsight_choose srcs on_var off_var)
+# _callsight_graph_cmd(T LANG VAR): how T's LANG sources compile, for the
+# call graph that function-level directives need (run by callsight at
+# configure time; generator expressions cannot be evaluated then and are
+# left out, with a warning).
+function(_callsight_graph_cmd target lang var)
+  set(cmd "${CMAKE_${lang}_COMPILER} ${CMAKE_${lang}_FLAGS}")
+  set(skipped)
+  foreach(p INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
+    get_target_property(items ${target} ${p})
+    if(NOT items)
+      continue()
+    endif()
+    foreach(i IN LISTS items)
+      if(i MATCHES "\\$<")
+        list(APPEND skipped "${i}")
+      elseif(p STREQUAL "INCLUDE_DIRECTORIES")
+        string(APPEND cmd " '-I${i}'")
+      elseif(p STREQUAL "COMPILE_DEFINITIONS")
+        string(APPEND cmd " '-D${i}'")
+      else()
+        string(APPEND cmd " '${i}'")
+      endif()
+    endforeach()
+  endforeach()
+  if(skipped)
+    message(WARNING "callsight: ${target}'s call graph is compiled without ${skipped} "
+                    "(generator expressions are not known at configure time)")
+  endif()
+  set(${var} "${cmd}" PARENT_SCOPE)
+endfunction()
+
+# _callsight_choose(T SOURCES): split SOURCES by trace.config into
+# _cs_hooked (instrumented), _cs_plain (not) and, for sources that need
+# single functions left out (exclude-func, include-func), _cs_groups: one
+# id per distinct exclude-list option, with _cs_<id>_srcs and _cs_<id>_opt.
+# All hooked without a config.  (Not "on"/"off": if(off) is the constant
+# OFF, whatever the variable holds.)
+function(_callsight_choose target srcs)
   set(yes)
   set(no)
+  set(groups)
   if(NOT EXISTS "${CALLSIGHT_CONFIG}")
-    set(${on_var} "${srcs}" PARENT_SCOPE)
-    set(${off_var} "" PARENT_SCOPE)
+    set(_cs_hooked "${srcs}" PARENT_SCOPE)
+    set(_cs_plain "" PARENT_SCOPE)
+    set(_cs_groups "" PARENT_SCOPE)
     return()
   endif()
   if(NOT CALLSIGHT_TOOL AND DEFINED ENV{CALLSIGHT})
@@ -101,25 +142,62 @@ function(_callsight_choose srcs on_var off_var)
                         "instrument every source")
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CALLSIGHT_CONFIG}")
+  set(files)
   foreach(s IN LISTS srcs)
     if(s MATCHES "^\\$<")
       list(APPEND yes "${s}") # a generator expression: not a file to choose by
-      continue()
-    endif()
-    execute_process(COMMAND "${CALLSIGHT_TOOL}" flags --config "${CALLSIGHT_CONFIG}" --format raw -- "${s}"
-                    OUTPUT_VARIABLE flags ERROR_VARIABLE err RESULT_VARIABLE rc
-                    OUTPUT_STRIP_TRAILING_WHITESPACE)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "${err}")
-    endif()
-    if(flags)
-      list(APPEND yes "${s}")
     else()
-      list(APPEND no "${s}")
+      list(APPEND files "${s}")
     endif()
   endforeach()
-  set(${on_var} "${yes}" PARENT_SCOPE)
-  set(${off_var} "${no}" PARENT_SCOPE)
+  _callsight_graph_cmd(${target} C gcc)
+  set(gcxx "")
+  if(CMAKE_CXX_COMPILER)
+    _callsight_graph_cmd(${target} CXX gcxx)
+  endif()
+  # One call for every source: a function's subtree crosses files.
+  execute_process(COMMAND "${CALLSIGHT_TOOL}" flags --config "${CALLSIGHT_CONFIG}" --format list
+                          --graph-cc "${gcc}" --graph-cxx "${gcxx}"
+                          --graph-dir "${CMAKE_CURRENT_BINARY_DIR}/callsight-obj/${target}" -- ${files}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(err)
+    message(STATUS "${err}") # the graph's progress, or a warning about a kept function
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "callsight flags failed (above)")
+  endif()
+  string(REPLACE "\n" ";" lines "${out}")
+  foreach(line IN LISTS lines)
+    if(line STREQUAL "#\tgraph")
+      # The choice follows the code too: an edit of a source reconfigures.
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
+      continue()
+    endif()
+    if(NOT line MATCHES "^([^\t]*)\t([01])\t(.*)$")
+      continue()
+    endif()
+    set(s "${CMAKE_MATCH_1}")
+    set(opt "${CMAKE_MATCH_3}")
+    if(CMAKE_MATCH_2 STREQUAL "0")
+      list(APPEND no "${s}")
+    elseif(opt STREQUAL "")
+      list(APPEND yes "${s}")
+    else()
+      string(MD5 id "${opt}")
+      string(SUBSTRING "${id}" 0 10 id)
+      if(NOT id IN_LIST groups)
+        list(APPEND groups ${id})
+        set(_cs_${id}_opt "${opt}" PARENT_SCOPE)
+      endif()
+      list(APPEND _g_${id} "${s}")
+    endif()
+  endforeach()
+  foreach(id IN LISTS groups)
+    set(_cs_${id}_srcs "${_g_${id}}" PARENT_SCOPE)
+  endforeach()
+  set(_cs_hooked "${yes}" PARENT_SCOPE)
+  set(_cs_plain "${no}" PARENT_SCOPE)
+  set(_cs_groups "${groups}" PARENT_SCOPE)
 endfunction()
 
 # callsight_instrument(T): the executable target T.instr beside T.
@@ -134,16 +212,24 @@ function(callsight_instrument target)
       list(APPEND abs_srcs "${dir}/${s}")
     endif()
   endforeach()
-  _callsight_choose("${abs_srcs}" hooked plain_srcs)
+  _callsight_choose(${target} "${abs_srcs}")
   set(t ${target}_instr)
-  set(plain)
-  if(plain_srcs)
+  set(objs)
+  if(_cs_plain)
     # The sources trace.config leaves out: T's flags, no hooks.
-    add_library(${t}_plain OBJECT EXCLUDE_FROM_ALL ${plain_srcs})
+    add_library(${t}_plain OBJECT EXCLUDE_FROM_ALL ${_cs_plain})
     _callsight_like(${t}_plain ${target})
-    set(plain $<TARGET_OBJECTS:${t}_plain>)
+    list(APPEND objs $<TARGET_OBJECTS:${t}_plain>)
   endif()
-  add_executable(${t} EXCLUDE_FROM_ALL ${hooked} ${plain} $<TARGET_OBJECTS:callsight_runtime>)
+  foreach(id IN LISTS _cs_groups)
+    # Sources with some functions left out: named by their option, so a
+    # source is recompiled only when its own option changes.
+    add_library(${t}_${id} OBJECT EXCLUDE_FROM_ALL ${_cs_${id}_srcs})
+    _callsight_like(${t}_${id} ${target})
+    target_compile_options(${t}_${id} PRIVATE ${CALLSIGHT_INSTR_FLAGS} "${_cs_${id}_opt}")
+    list(APPEND objs $<TARGET_OBJECTS:${t}_${id}>)
+  endforeach()
+  add_executable(${t} EXCLUDE_FROM_ALL ${_cs_hooked} ${objs} $<TARGET_OBJECTS:callsight_runtime>)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME ${target}.instr)
   _callsight_like(${t} ${target})
   target_compile_options(${t} PRIVATE ${CALLSIGHT_INSTR_FLAGS})

@@ -21,7 +21,12 @@
 # object depends on its CALLSIGHT_OBJDIR/SOURCE.flags, which `callsight
 # flags --write` rewrites only when that source's selection changes, so
 # editing trace.config recompiles exactly the objects whose flags changed.
-# This needs the callsight tool on the build host (CALLSIGHT).
+# This needs the callsight tool on the build host (CALLSIGHT).  A config
+# that picks single functions (exclude-func, include-func) or names a header
+# needs the call graph too: callsight compiles each source once more, with
+# your CC, CPPFLAGS and CFLAGS plus -O0 -fcallgraph-info (GCC 10 or newer),
+# into CALLSIGHT_OBJDIR/SOURCE.cg.ci, and again only when the source, a
+# header it reads or those flags change.
 # `make callsight-clean` removes what this file built.  Sources are
 # compiled with your CC, CPPFLAGS and CFLAGS, so cross-compiling is
 # `make instr CC=aarch64-linux-gnu-gcc`.  Including this file does not
@@ -58,7 +63,10 @@ ifneq ($(wildcard $(CALLSIGHT_CONFIG)),)
 ifeq ($(shell command -v $(CALLSIGHT) 2>/dev/null),)
 $(error callsight: $(CALLSIGHT_CONFIG) needs the callsight tool on this build host, and '$(CALLSIGHT)' is not found: set CALLSIGHT=/path/to/callsight, or remove $(CALLSIGHT_CONFIG) to instrument every source)
 endif
+callsight_q = '$(subst ','\'',$(1))'
 callsight_sel := $(shell $(CALLSIGHT) flags --config $(CALLSIGHT_CONFIG) --instr "$(CALLSIGHT_INSTR)" \
+                   --graph-cc $(call callsight_q,$(CC) $(CPPFLAGS) $(CFLAGS)) \
+                   --graph-cxx $(call callsight_q,$(CXX) $(CPPFLAGS) $(CXXFLAGS)) \
                    --write $(CALLSIGHT_OBJDIR) \
                    -- $(callsight_srcs) >&2 && echo ok)
 ifneq ($(callsight_sel),ok)
@@ -82,14 +90,18 @@ $(1).instr: $$(addsuffix .o,$$(basename $$($(1)_SRCS:%=$$(CALLSIGHT_OBJDIR)/%)))
 endef
 $(foreach p,$(CALLSIGHT_PROGRAMS),$(eval $(call callsight_program,$(p))))
 
-# Each object's flags are those of its .flags file: the selection's.
+# Each object's flags are those of its .flags file: the selection's.  The
+# compiler lists the headers each object read (-MMD), so a header's edit
+# recompiles the objects that include it.
 $(CALLSIGHT_OBJDIR)/%.o: %.c $(CALLSIGHT_OBJDIR)/%.c.flags
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
 
 $(CALLSIGHT_OBJDIR)/%.o: %.cpp $(CALLSIGHT_OBJDIR)/%.cpp.flags
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+
+-include $(addsuffix .d,$(basename $(callsight_srcs:%=$(CALLSIGHT_OBJDIR)/%)))
 
 $(CALLSIGHT_OBJDIR)/%.flags: ;
 

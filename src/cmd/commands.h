@@ -16,5 +16,6 @@ int cmd_diff(int argc, char **argv);    /* diff.c */
 int cmd_init(int argc, char **argv);    /* init.c */
 int cmd_flags(int argc, char **argv);   /* flags.c */
 int cmd_scan(int argc, char **argv);    /* scan.c */
+int cmd_select(int argc, char **argv);  /* select.c */
 
 #endif

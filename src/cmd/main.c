@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"init", cmd_init, "copy the runtime and build wiring into a project to trace it"},
     {"flags", cmd_flags, "the compiler flags trace.config gives each source (for the build)"},
     {"scan", cmd_scan, "which sources trace.config instruments, and why"},
+    {"select", cmd_select, "a function and what it calls, for include-func"},
 };
 
 static void usage(FILE *out)

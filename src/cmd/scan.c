@@ -2,153 +2,170 @@
  * scan.c - `callsight scan [DIR]`: which of a project's sources trace.config
  * instruments, which not, and why, before anything is built.
  *
- * Walks DIR (not into hidden folders, nor callsight's own callsight/ and
- * callsight-obj/), takes the C and C++ sources, sorts them and asks
- * choose.h about each.  Bounded: SCAN_MAX_FILES sources, SCAN_MAX_DEPTH
- * folders deep; beyond either it stops with an error rather than report a
- * part as the whole.
+ * Runs in DIR, takes its C and C++ sources (sources.h) and asks choose.h
+ * about each.  A config that selects single functions is decided on the
+ * call graph (graph_build.h), compiled with --cc into DIR/callsight-obj as
+ * `make instrument` does, so the two share it; then every function is
+ * listed under its source, and each include-func with its subtree's size.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "select/choose.h"
+#include "select/graph_build.h"
+#include "select/sources.h"
 
 #define PROG "callsight scan"
-#define SCAN_MAX_FILES 100000
-#define SCAN_MAX_DEPTH 64
-
-struct list {
-    char **v;
-    size_t n, cap;
-    int err; /* errno of the first failure, or E2BIG / ELOOP past the bounds */
-};
 
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: callsight scan [DIR] [--config FILE]\n"
+"usage: callsight scan [DIR] [--config FILE] [--cc CMD] [--cxx CMD]\n"
 "\n"
 "List DIR's C and C++ sources (default: here; not in hidden folders nor in\n"
 "callsight/ and callsight-obj/) and say for each whether trace.config has\n"
-"it instrumented, and which line decided.\n"
+"it instrumented, and which line decided.  With exclude-func, include-func\n"
+"or a rule naming a header, each function is listed too, decided on the\n"
+"call graph (compiled into DIR/callsight-obj, as make instrument does).\n"
 "\n"
 "options:\n"
 "  --config FILE   the selection (default: DIR/trace.config; when it does\n"
 "                  not exist, every source is selected)\n"
+"  --cc CMD        how DIR's C sources compile, for the call graph (default:\n"
+"                  cc); run in DIR: --cc 'gcc -Iinclude -DNDEBUG'\n"
+"  --cxx CMD       the same for C++ sources (default: c++)\n"
 "  -h, --help      print this help\n"
 "\n"
 "output: a summary line, then one line per source:\n"
 "  scan: N sources, I instrumented, O not (CONFIG)\n"
 "    on   src/net/crc.c    include src/ (line 3)\n"
 "    off  src/x_test.c     exclude *_test.c (line 4)\n"
+"with the call graph, a source's line counts its functions, and each\n"
+"function follows: on|off NAME FILE:LINE and why.\n"
 "\n"
 "Exit status: 0 done, 1 error, 2 usage error.\n");
 }
 
-static int is_source(const char *name)
+static int width_of(const struct sources *l)
 {
-    static const char *const ext[] = {".c", ".cc", ".cpp", ".cxx", ".C", ".c++"};
-    const char *dot = strrchr(name, '.');
-    for (size_t i = 0; dot && i < sizeof ext / sizeof ext[0]; i++)
-        if (!strcmp(dot, ext[i]))
-            return 1;
-    return 0;
-}
-
-static void add(struct list *l, const char *path)
-{
-    if (l->n == SCAN_MAX_FILES) {
-        l->err = E2BIG;
-        return;
-    }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->err = ENOMEM;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(l->v[l->n] = strdup(path)))
-        l->err = ENOMEM;
-    else
-        l->n++;
-}
-
-static void walk(struct list *l, const char *dir, int depth)
-{
-    if (depth > SCAN_MAX_DEPTH) {
-        l->err = ELOOP;
-        return;
-    }
-    DIR *d = opendir(dir);
-    if (!d) {
-        l->err = errno;
-        return;
-    }
-    for (struct dirent *e; !l->err && (e = readdir(d));) {
-        const char *n = e->d_name;
-        if (n[0] == '.' || (depth == 0 && (!strcmp(n, "callsight") || !strcmp(n, "callsight-obj"))))
-            continue;
-        char path[CHOOSE_PATH_MAX];
-        struct stat st;
-        if (snprintf(path, sizeof path, "%s/%s", dir, n) >= (int)sizeof path || lstat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            walk(l, path, depth + 1);
-        else if (S_ISREG(st.st_mode) && is_source(n))
-            add(l, path);
-    }
-    closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int report(struct list *l, const char *dir, const char *config)
-{
-    struct choose ch;
-    char err[CONFIG_ERR_MAX + 64], why[CONFIG_MAX_LINE + 64];
-    if (choose_init(&ch, config, 0, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 1;
-    }
-    qsort(l->v, l->n, sizeof *l->v, cmp_str);
-    /* Two passes, the count first: a decision costs a few matches, and
-     * keeping none saves holding one per source. */
-    size_t count = 0;
-    const struct config_rule *rule;
-    for (size_t i = 0; i < l->n; i++)
-        count += (size_t)choose_source(&ch, l->v[i], &rule);
-    printf("scan: %zu sources, %zu instrumented, %zu not (%s)\n", l->n, count, l->n - count,
-           ch.have_file ? config : "no trace.config: every source");
-    size_t skip = strlen(dir) + 1;
     int width = 0;
     for (size_t i = 0; i < l->n; i++)
-        if ((int)strlen(l->v[i] + skip) > width)
-            width = (int)strlen(l->v[i] + skip);
-    width = width < 60 ? width : 60;
+        if ((int)strlen(l->v[i]) > width)
+            width = (int)strlen(l->v[i]);
+    return width < 60 ? width : 60;
+}
+
+static void report_files(const struct choose *ch, const struct sources *l, const char *config)
+{
+    char why[CONFIG_MAX_LINE + 64];
+    const struct config_rule *rule;
+    size_t count = 0;
+    for (size_t i = 0; i < l->n; i++)
+        count += (size_t)choose_source(ch, l->v[i], &rule);
+    printf("scan: %zu sources, %zu instrumented, %zu not (%s)\n", l->n, count, l->n - count,
+           ch->have_file ? config : "no trace.config: every source");
+    int width = width_of(l);
     for (size_t i = 0; i < l->n; i++) {
-        int on = choose_source(&ch, l->v[i], &rule);
-        choose_why(&ch, on, rule, why, sizeof why);
-        printf("  %-4s %-*s  %s\n", on ? "on" : "off", width, l->v[i] + skip, why);
+        int on = choose_source(ch, l->v[i], &rule);
+        choose_why(ch, on, rule, why, sizeof why);
+        printf("  %-4s %-*s  %s\n", on ? "on" : "off", width, l->v[i], why);
     }
-    choose_free(&ch);
+}
+
+/* The functions an include-func takes, and the calls through pointers
+ * among those whose calls it follows (all but the last level's). */
+static void subtree_size(const struct choose *ch, const struct config_rule *r, unsigned char *mark, size_t *n,
+                         size_t *ind)
+{
+    const struct graph *g = ch->g;
+    *n = *ind = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int depth = pass == 0 ? r->depth : r->depth < 0 ? -1 : r->depth - 1;
+        if (depth < 0 && r->depth >= 0)
+            return;
+        memset(mark, 0, g->nf);
+        for (size_t i = 0; i < g->nf; i++)
+            if (g->f[i].defined && choose_names(ch, r->arg, &g->f[i]))
+                (void)graph_reach(g, i, depth, mark);
+        for (size_t i = 0; i < g->nf; i++) {
+            if (pass == 0)
+                *n += mark[i] && g->f[i].defined;
+            else
+                *ind += mark[i] ? g->f[i].indirect : 0;
+        }
+    }
+}
+
+/* Each include-func's subtree, and the calls no graph can follow. */
+static void report_subtrees(const struct choose *ch)
+{
+    unsigned char *mark = calloc(ch->g->nf ? ch->g->nf : 1, 1);
+    for (size_t k = 0; mark && k < ch->cfg.n; k++) {
+        const struct config_rule *r = &ch->cfg.rules[k];
+        if (r->kind != CONFIG_INCLUDE_FUNC)
+            continue;
+        size_t n, ind;
+        char text[CONFIG_MAX_LINE + 32];
+        subtree_size(ch, r, mark, &n, &ind);
+        printf("%s (line %u): %zu function%s", choose_rule_text(r, text, sizeof text), r->line, n, n == 1 ? "" : "s");
+        if (ind)
+            printf(", and %zu call%s through pointers it cannot follow (callsight select shows where)", ind,
+                   ind == 1 ? "" : "s");
+        printf("\n");
+    }
+    free(mark);
+}
+
+static void report_funcs(const struct choose *ch, const struct sources *l, const char *config)
+{
+    const struct graph *g = ch->g;
+    char why[CONFIG_MAX_LINE + 64];
+    size_t count = 0, fon = 0, fall = 0;
+    for (size_t u = 0; u < g->nu; u++) {
+        size_t on = choose_unit_on(ch, u);
+        count += on > 0;
+        fon += on;
+        fall += g->u[u].n;
+    }
+    printf("scan: %zu sources, %zu instrumented, %zu not (%s); %zu of %zu functions\n", l->n, count,
+           l->n - count, config, fon, fall);
+    int width = width_of(l);
+    for (size_t u = 0; u < g->nu; u++) {
+        size_t on = choose_unit_on(ch, u);
+        printf("  %-4s %-*s  %zu of %zu function%s\n", on ? "on" : "off", width, g->u[u].source, on, g->u[u].n,
+               g->u[u].n == 1 ? "" : "s");
+        for (size_t k = 0; k < g->u[u].n; k++) {
+            size_t i = g->u[u].funcs[k];
+            choose_why(ch, ch->on[i], ch->why[i], why, sizeof why);
+            printf("         %-4s %s  %s:%u  %s\n", ch->on[i] ? "on" : "off", g->f[i].name, g->f[i].file,
+                   g->f[i].line, why);
+        }
+    }
+    report_subtrees(ch);
+}
+
+/* The sources of ".", without their "./". */
+static int find_here(struct sources *l)
+{
+    char err[4200];
+    if (sources_find(l, ".", err, sizeof err) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    for (size_t i = 0; i < l->n; i++)
+        memmove(l->v[i], l->v[i] + 2, strlen(l->v[i] + 2) + 1);
     return 0;
 }
 
 int cmd_scan(int argc, char **argv)
 {
     const char *dir = NULL, *config = NULL;
+    struct graph_build b = {"cc", "c++", "callsight-obj", PROG, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -156,33 +173,52 @@ int cmd_scan(int argc, char **argv)
         }
         if (i + 1 < argc && !strcmp(argv[i], "--config"))
             config = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--cc"))
+            b.cc = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--cxx"))
+            b.cxx = argv[++i];
         else if (argv[i][0] == '-' || dir) {
             fprintf(stderr, PROG ": unknown or extra argument '%s' (try '" PROG " --help')\n", argv[i]);
             return 2;
         } else
             dir = argv[i];
     }
-    if (!dir)
-        dir = ".";
-    char cfg[CHOOSE_PATH_MAX];
-    if (!config) {
-        snprintf(cfg, sizeof cfg, "%s/trace.config", dir);
-        config = cfg;
+    char cfg[PATH_MAX];
+    if (config && !realpath(config, cfg)) {
+        fprintf(stderr, PROG ": %s: %s\n", config, strerror(errno));
+        return 1;
     }
-    struct list l = {NULL, 0, 0, 0};
-    walk(&l, dir, 0);
-    int rc;
-    if (l.err) {
-        fprintf(stderr, PROG ": %s: %s\n", dir,
-                l.err == E2BIG ? "more than 100000 sources" : l.err == ELOOP ? "folders nested too deep"
-                                                                         : strerror(l.err));
+    const char *shown = config ? config : dir ? "trace.config" : "./trace.config";
+    if (dir && chdir(dir) != 0) {
+        fprintf(stderr, PROG ": %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    struct sources l;
+    struct choose ch;
+    struct graph g;
+    memset(&g, 0, sizeof g);
+    char err[CONFIG_ERR_MAX + 4200];
+    if (find_here(&l) < 0)
+        return 1;
+    int rc = 0;
+    if (choose_init(&ch, config ? cfg : "trace.config", config != NULL, err, sizeof err) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        sources_free(&l);
+        return 1;
+    }
+    if (ch.graph_rule && (graph_build_is_clang(b.cc) || graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0 ||
+                          choose_use_graph(&ch, &g, PROG, err, sizeof err) < 0)) {
+        fprintf(stderr, PROG ": %s\n", graph_build_is_clang(b.cc) ? "--cc is clang, which has no call graph: "
+                                                                   "give a GCC (--cc gcc)" : err);
         rc = 1;
+    } else if (ch.g) {
+        report_funcs(&ch, &l, shown);
     } else {
-        rc = report(&l, dir, config);
+        report_files(&ch, &l, shown);
     }
-    for (size_t i = 0; i < l.n; i++)
-        free(l.v[i]);
-    free(l.v);
+    choose_free(&ch);
+    graph_free(&g);
+    sources_free(&l);
     if (fflush(stdout) != 0)
         rc = 1;
     return rc;
