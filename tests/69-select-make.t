@@ -45,11 +45,13 @@ is "$(compiled again)" "" "make instrument again: nothing recompiled"
 sleep 1 # a new mtime for the edited config, on coarse file systems
 printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$P/trace.config"
 traced edit
-is "$(compiled edit)" "src/net/a.o src/util/hash.o " \
+is "$(compiled edit)" "src/net/a.o src/util/hash.o src/util/hash_mix.o " \
     "after an edit, exactly the objects whose flags changed are recompiled"
 is "$(cat "$T/edit.rows")" "helper data.c 200
+mix hash_mix.c 100
 net_data data.c 100
-util_hash hash.c 203" \
+util_hash hash.c 203
+util_hash_mix hash_mix.c 100" \
     "exclude net/a.c keeps data.c; exclude *_test.c; the macro's calls are counted (util_hash 2x100 + 3)"
 
 rm "$P/trace.config"
@@ -61,10 +63,12 @@ hash_selftest hash_test.c 1
 helper a.c 100
 helper data.c 200
 main main.c 1
+mix hash_mix.c 100
 net_a a.c 100
 net_data data.c 100
 run main.c 100
 util_hash hash.c 203
+util_hash_mix hash_mix.c 100
 via_pointer main.c 100" \
     "every function, the header's inline one and the one called through a pointer included"
 
@@ -77,9 +81,9 @@ ok $? "with file:line and what was expected: $(grep 'callsight flags' "$T/bad.ma
 # scan says the same before anything is built.
 printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$P/trace.config"
 (cd "$P" && "$CS" scan) > "$T/scan.out" 2>&1
-is "$(sed -n 1p "$T/scan.out")" "scan: 5 sources, 2 instrumented, 3 not (./trace.config)" "scan: the counts"
+is "$(sed -n 1p "$T/scan.out")" "scan: 6 sources, 3 instrumented, 3 not (./trace.config)" "scan: the counts"
 is "$(sed -n '2,$p' "$T/scan.out" | awk '{print $1, $2}' | tr '\n' ' ')" \
-    "off main.c off src/net/a.c on src/net/data.c on src/util/hash.c off src/util/hash_test.c " \
+    "off main.c off src/net/a.c on src/net/data.c on src/util/hash.c on src/util/hash_mix.c off src/util/hash_test.c " \
     "scan: each source, on or off"
 grep -q '^  off  src/net/a.c  *exclude net/a.c (line 2)$' "$T/scan.out"
 ok $? "scan: and the line that decided"
@@ -122,7 +126,7 @@ if command -v cmake > /dev/null 2>&1; then
     (cd "$C" && cmake --build build --target instr > "$T/cm2.build" 2>&1)
     ok $? "cmake: after an edit, --target instr reconfigures and builds"
     is "$(grep -o 'Building C object CMakeFiles/app_instr[a-z_]*.dir/[^ ]*' "$T/cm2.build" | sed 's|.*\.dir/||' | sort | tr '\n' ' ')" \
-        "src/net/a.c.o src/util/hash.c.o " "cmake: exactly the two sources whose choice changed are recompiled"
+        "src/net/a.c.o src/util/hash.c.o src/util/hash_mix.c.o " "cmake: exactly the sources whose choice changed are recompiled"
     is "$(cm_rows)" "$(cat "$T/edit.rows")" "cmake: the new choice, the same as make's"
 else
     for _ in 1 2 3 4 5; do skip "cmake is not installed and scripts/deps.sh install cmake failed"; done

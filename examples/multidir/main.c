@@ -9,6 +9,7 @@
  *   helper (src/net/a.c)          ROUNDS      two static functions of one
  *   helper (src/net/data.c)       2 * ROUNDS  name, in two files
  *   util_hash                     2 * ROUNDS (HASH_TWICE, a macro) + 3 (selftest)
+ *   util_hash_mix, mix            ROUNDS      one name inside another (hash_mix.c)
  *   clamp (include/app.h)         ROUNDS (inline, in main.c)
  */
 #include <stdio.h>
@@ -27,7 +28,7 @@ static int (*volatile indirect)(int) = via_pointer;
 
 static __attribute__((noinline)) int run(int i)
 {
-    return net_a(i) + net_data(i) + HASH_TWICE(i) + indirect(i) + clamp(i);
+    return net_a(i) + net_data(i) + HASH_TWICE(i) + util_hash_mix(i) + mix(i) + indirect(i) + clamp(i);
 }
 
 int main(void)

@@ -5,6 +5,8 @@
 int net_a(int x);
 int net_data(int x);
 int util_hash(int x);
+int util_hash_mix(int x);
+int mix(int x);
 int hash_selftest(void);
 
 /* A call made through a macro: the call graph must still see util_hash. */
