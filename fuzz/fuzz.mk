@@ -1,9 +1,9 @@
 # fuzz/fuzz.mk - fuzzing serve's wire parser, its decoder of coded event
-# chunks and the trace-file reader.
+# chunks, the trace-file reader, the call graph reader and trace.config.
 #
 #   make fuzz            each harness for FUZZ_SECS (default 300) under
 #                        clang -fsanitize=fuzzer,address,undefined
-#   make fuzz-ci         the same for FUZZ_CI_SECS (30) each; part of `make test`
+#   make fuzz-ci         the same for FUZZ_CI_SECS (20) each; part of `make test`
 #   (check-build)        replay_<harness>: the harness built with $(CC) and no
 #                        libFuzzer, run over fuzz/corpus/<harness>/ by
 #                        tests/52-fuzz-corpus.t (stream_codec's by
@@ -17,8 +17,8 @@
 
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
-FUZZ_CI_SECS  ?= 30
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec
+FUZZ_CI_SECS  ?= 20
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -31,6 +31,10 @@ FUZZ_DEPS_trace_reader := src/read/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
 FUZZ_DEPS_stream_codec := src/serve/stream_codec.c
 FUZZ_LIBS_stream_codec :=
+FUZZ_DEPS_callgraph := src/select/graph.c src/lib/strmap.c
+FUZZ_LIBS_callgraph :=
+FUZZ_DEPS_trace_config := src/select/config.c
+FUZZ_LIBS_trace_config :=
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
@@ -55,6 +59,17 @@ $(BUILD)/fuzz/replay_trace_reader: fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ
 $(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_shm.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_codec)
+
+# The newer harnesses by one rule each (the ones above predate it).
+define fuzz_rules
+$(BUILD)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(wildcard src/*/*.h)
+	@mkdir -p $$(@D)
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) -o $$@ $$< $$(FUZZ_DEPS_$(1)) $$(FUZZ_LIBS_$(1))
+$(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(wildcard src/*/*.h)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
+endef
+$(foreach h,callgraph trace_config,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)
