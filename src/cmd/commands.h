@@ -17,5 +17,7 @@ int cmd_init(int argc, char **argv);    /* init.c */
 int cmd_flags(int argc, char **argv);   /* flags.c */
 int cmd_scan(int argc, char **argv);    /* scan.c */
 int cmd_select(int argc, char **argv);  /* select.c */
+int cmd_run(int argc, char **argv);     /* run.c */
+int cmd_doctor(int argc, char **argv);  /* doctor.c */
 
 #endif

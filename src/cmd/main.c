@@ -27,6 +27,8 @@ static const struct command commands[] = {
     {"flags", cmd_flags, "the compiler flags trace.config gives each source (for the build)"},
     {"scan", cmd_scan, "which sources trace.config instruments, and why"},
     {"select", cmd_select, "a function and what it calls, for include-func"},
+    {"run", cmd_run, "trace a program and print its report, in one step"},
+    {"doctor", cmd_doctor, "check this machine, a binary and a project for tracing"},
 };
 
 static void usage(FILE *out)

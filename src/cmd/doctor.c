@@ -1,0 +1,337 @@
+/*
+ * doctor.c - `callsight doctor`: check a set-up before it becomes a
+ * puzzling report.
+ *
+ * One line per check, `[ok]`, `[note]` (works, but worth knowing) or
+ * `[FAIL]` (tracing or its report will not work as it is), each saying what
+ * was found and, for a FAIL, what to do; exit status 1 on any FAIL.  The
+ * checks: the compiler accepts -finstrument-functions, and which trace.config
+ * directives it supports; --exe is ELF with the runtime linked in, symbols,
+ * line info and a build-id, and the addr2line (and nm) in use read its
+ * architecture; the trace directory is writable and has room; /dev/shm can
+ * hold the ring; trace.config parses and selects something here.  Nothing
+ * is changed: the compiler's test runs in a temporary directory that is
+ * removed, the trace directory is probed with a file that is removed.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "read/elf_buildid.h"
+#include "read/symbols.h"
+#include "select/choose.h"
+#include "select/sources.h"
+
+#define PROG "callsight doctor"
+
+struct doctor {
+    const char *exe, *addr2line, *cc, *dir, *config;
+    int config_given;
+    unsigned ok, notes, fails;
+    int compiler_is_clang;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: callsight doctor [--exe BIN] [--addr2line TOOL] [--cc CC] [--config FILE] [DIR]\n"
+"\n"
+"Check what tracing and its report need, one line each: [ok], [note] (works,\n"
+"worth knowing) or [FAIL] (will not work as it is; the line says what to do).\n"
+"\n"
+"  the compiler    accepts -finstrument-functions; which trace.config\n"
+"                  directives it supports (GCC 10+: all; clang: files only)\n"
+"  --exe BIN       is ELF, has callsight's runtime linked in, symbols, line\n"
+"                  info and a build-id; the addr2line (and nm) in use read\n"
+"                  its architecture\n"
+"  DIR             the trace directory (default: $TRACE_DIR, else traces) is\n"
+"                  writable, with room for TRACE_MAX_MB\n"
+"  /dev/shm        can hold the ring (TRACE_SHM_SIZE; containers often give\n"
+"                  64 MB)\n"
+"  trace.config    parses, and selects some of the sources here\n"
+"\n"
+"options:\n"
+"  --exe BIN        the instrumented program\n"
+"  --addr2line TOOL as analyze would use (default: addr2line)\n"
+"  --cc CC          the compiler (default: $CC, else cc)\n"
+"  --config FILE    the selection (default: trace.config here)\n"
+"  -h, --help       print this help\n"
+"\n"
+"Exit status: 0 no FAIL, 1 any FAIL, 2 usage error.\n");
+}
+
+static void say(struct doctor *d, int kind, const char *fmt, ...)
+{
+    static const char *const tag[] = {"[ok]  ", "[note]", "[FAIL]"};
+    va_list ap;
+    printf("%s ", tag[kind]);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    d->ok += kind == 0;
+    d->notes += kind == 1;
+    d->fails += kind == 2;
+}
+
+/* Run a shell command line, its first line of output (stderr too) into
+ * out.  Its exit status (-1: could not run). */
+static int run_capture(const char *cmd, char *out, size_t len)
+{
+    char full[PATH_MAX * 4 + 16];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    out[0] = '\0';
+    if (!p)
+        return -1;
+    if (fgets(out, (int)len, p))
+        out[strcspn(out, "\n")] = '\0';
+    while (fgetc(p) != EOF)
+        ;
+    int st = pclose(p);
+    return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void check_compiler(struct doctor *d)
+{
+    char tmp[] = "/tmp/callsight-doctor-XXXXXX", cmd[PATH_MAX * 4], line[512], ver[256];
+    const char *tmpdir = getenv("TMPDIR");
+    char base[PATH_MAX];
+    snprintf(base, sizeof base, "%s/callsight-doctor-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    char *dir = mkdtemp(base) ? base : mkdtemp(tmp);
+    if (!dir) {
+        say(d, 2, "compiler: no temporary directory to test it in: %s", strerror(errno));
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "%s/t.c", dir);
+    FILE *f = fopen(cmd, "w");
+    if (f) {
+        fputs("int f(int x) { return x + 1; }\n", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s --version", d->cc);
+    run_capture(cmd, ver, sizeof ver);
+    d->compiler_is_clang = strstr(ver, "clang") != NULL;
+    snprintf(cmd, sizeof cmd, "%s -finstrument-functions -c -o '%s/t.o' '%s/t.c'", d->cc, dir, dir);
+    if (run_capture(cmd, line, sizeof line) != 0) {
+        say(d, 2, "compiler: %s does not compile with -finstrument-functions: %s (set --cc, or CC, to a GCC or "
+                  "clang)", d->cc, line[0] ? line : "it could not be run");
+    } else if (d->compiler_is_clang) {
+        say(d, 0, "compiler: %s (%s) accepts -finstrument-functions", d->cc, ver);
+        say(d, 1, "compiler: clang selects whole files only (include, exclude); exclude-func and include-func "
+                  "need GCC 10 or newer");
+    } else {
+        snprintf(cmd, sizeof cmd, "cd '%s' && %s -O0 -fcallgraph-info -c -o t2.o t.c", dir, d->cc);
+        int graph = run_capture(cmd, line, sizeof line) == 0;
+        say(d, 0, "compiler: %s (%s) accepts -finstrument-functions", d->cc, ver);
+        say(d, graph ? 0 : 1, "compiler: trace.config's %s", graph ? "file and function directives all work (it "
+                                                                        "writes a call graph)"
+                                                                      : "file directives work; exclude-func and "
+                                                                        "include-func need GCC 10 or newer");
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        say(d, 1, "compiler: could not remove %s", dir);
+}
+
+/* --exe: ELF and build-id, the runtime, symbols, line info, the tools. */
+static void check_exe(struct doctor *d)
+{
+    char msg[512], nm[PATH_MAX];
+    struct elf_buildid id;
+    if (!d->exe) {
+        say(d, 1, "binary: no --exe given: its checks are skipped");
+        return;
+    }
+    if (elf_buildid_read(d->exe, &id, msg, sizeof msg) < 0) {
+        say(d, 2, "binary: %s", msg);
+        return;
+    }
+    if (id.len)
+        say(d, 0, "binary: %s is ELF with a build-id (analyze checks the trace came from it)", d->exe);
+    else
+        say(d, 1, "binary: %s has no build-id: analyze cannot prove a trace came from it (link with "
+                  "-Wl,--build-id)", d->exe);
+    symbols_nm_for(d->addr2line, nm, sizeof nm);
+    uint64_t *addrs = NULL;
+    size_t n = 0;
+    if (symbols_find_function(nm, d->exe, "__cyg_profile_func_enter", &addrs, &n, msg, sizeof msg) < 0) {
+        say(d, 2, "symbols: %s and %s cannot read %s, another architecture's binary? (%s) Give --addr2line "
+                  "the one for its machine, e.g. aarch64-linux-gnu-addr2line; the nm beside it is used too",
+            d->addr2line, nm, d->exe, msg);
+        return;
+    }
+    free(addrs);
+    if (!n)
+        say(d, 2, "binary: %s has no callsight runtime (no __cyg_profile_func_enter): link trace.c into it, as "
+                  "`make instrument` does", d->exe);
+    else
+        say(d, 0, "binary: callsight's runtime is linked in");
+    if (symbols_find_function(nm, d->exe, "main", &addrs, &n, msg, sizeof msg) < 0 || !n) {
+        free(addrs);
+        say(d, 2, "binary: no symbol main in %s: it is stripped, or not a program (build with -g, do not strip)",
+            d->exe);
+        return;
+    }
+    struct symbol sym;
+    int bad = symbols_resolve(d->addr2line, d->exe, addrs, 1, &sym, msg, sizeof msg);
+    free(addrs);
+    if (bad < 0) {
+        say(d, 2, "symbols: %s cannot read %s: %s (another architecture? give --addr2line for its machine)",
+            d->addr2line, d->exe, msg);
+        return;
+    }
+    if (!sym.name || strcmp(sym.name, "main"))
+        say(d, 2, "symbols: %s names main's address '%s': it does not read %s (another architecture?)", d->addr2line,
+            sym.name ? sym.name : "??", d->exe);
+    else if (!sym.file || sym.line == 0)
+        say(d, 1, "symbols: %s names functions, but there is no line info (build with -g for file:line)",
+            d->addr2line);
+    else
+        say(d, 0, "symbols: %s reads %s: names and file:line (main at %s:%lu)", d->addr2line, d->exe, sym.file,
+            sym.line);
+    symbols_free(&sym, 1);
+}
+
+static unsigned long long env_bytes(const char *name, unsigned long long dflt, unsigned long long unit)
+{
+    const char *s = getenv(name);
+    char *end;
+    unsigned long long v = s && *s ? strtoull(s, &end, 10) : 0;
+    return s && *s && !*end ? v * unit : dflt * unit;
+}
+
+static void check_dir(struct doctor *d)
+{
+    char probe[PATH_MAX + 64], parent[PATH_MAX];
+    struct stat st;
+    const char *where = d->dir;
+    if (stat(d->dir, &st) != 0) {
+        snprintf(parent, sizeof parent, "%s", d->dir);
+        char *slash = strrchr(parent, '/');
+        snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - parent) : 1, slash ? d->dir : ".");
+        where = parent[0] ? parent : "/";
+    } else if (!S_ISDIR(st.st_mode)) {
+        say(d, 2, "trace dir: %s is not a directory", d->dir);
+        return;
+    }
+    snprintf(probe, sizeof probe, "%s/.callsight-doctor-XXXXXX", where);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        say(d, 2, "trace dir: %s is not writable: %s (choose another: TRACE_DIR, or callsight run --dir)", where,
+            strerror(errno));
+        return;
+    }
+    close(fd);
+    unlink(probe);
+    struct statvfs v;
+    unsigned long long room = statvfs(where, &v) == 0 ? (unsigned long long)v.f_bavail * v.f_frsize : 0;
+    unsigned long long budget = env_bytes("TRACE_MAX_MB", 512, 1ull << 20);
+    if (room < budget)
+        say(d, 1, "trace dir: %s is writable, with %llu MB free, less than TRACE_MAX_MB (%llu MB): a long run "
+                  "ends at the disk's end", d->dir, room >> 20, budget >> 20);
+    else
+        say(d, 0, "trace dir: %s is writable%s, with %llu MB free", d->dir, where == d->dir ? "" : " (to be made)",
+            room >> 20);
+}
+
+static void check_shm(struct doctor *d)
+{
+    unsigned long long want = env_bytes("TRACE_SHM_SIZE", 16ull << 20, 1);
+    struct statvfs v;
+    if (statvfs("/dev/shm", &v) != 0) {
+        say(d, 2, "shm: /dev/shm: %s: stream mode needs POSIX shared memory", strerror(errno));
+        return;
+    }
+    unsigned long long room = (unsigned long long)v.f_bavail * v.f_frsize;
+    if (room < want)
+        say(d, 2, "shm: /dev/shm has %llu KiB free and the ring needs %llu KiB (TRACE_SHM_SIZE): stream mode "
+                  "would die of SIGBUS at the first write; free some, set a smaller TRACE_SHM_SIZE, or give the "
+                  "container more (docker --shm-size)", room >> 10, want >> 10);
+    else
+        say(d, 0, "shm: /dev/shm has %llu MB free, the ring needs %llu MB", room >> 20, want >> 20);
+}
+
+static void check_config(struct doctor *d)
+{
+    struct choose ch;
+    char err[CONFIG_ERR_MAX + 64];
+    if (access(d->config, F_OK) != 0 && !d->config_given) {
+        say(d, 1, "trace.config: none here: every source is instrumented (callsight init writes a starter)");
+        return;
+    }
+    if (choose_init(&ch, d->config, 1, err, sizeof err) < 0) {
+        say(d, 2, "trace.config: %s", err);
+        return;
+    }
+    struct sources l;
+    size_t on = 0;
+    if (sources_find(&l, ".", err, sizeof err) == 0) {
+        const struct config_rule *why;
+        for (size_t i = 0; i < l.n; i++)
+            on += (size_t)choose_source(&ch, l.v[i], &why);
+        if (ch.graph_rule)
+            say(d, d->compiler_is_clang ? 2 : 1, "trace.config: line %u selects single functions: decided on GCC's "
+                "call graph when you build%s (callsight scan --cc '...' shows them)", ch.graph_rule->line,
+                d->compiler_is_clang ? ", which clang cannot do: build with GCC" : "");
+        else if (!on)
+            say(d, 2, "trace.config: selects none of the %zu sources here: nothing would be traced (callsight scan "
+                      "says why)", l.n);
+        else
+            say(d, 0, "trace.config: parses, and selects %zu of the %zu sources here", on, l.n);
+        sources_free(&l);
+    } else {
+        say(d, 1, "trace.config: parses; the sources here could not be listed: %s", err);
+    }
+    choose_free(&ch);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    struct doctor d;
+    memset(&d, 0, sizeof d);
+    d.addr2line = "addr2line";
+    d.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    d.dir = getenv("TRACE_DIR") && *getenv("TRACE_DIR") ? getenv("TRACE_DIR") : "traces";
+    d.config = "trace.config";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int v = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (v && !strcmp(a, "--exe")) {
+            d.exe = argv[++i];
+        } else if (v && !strcmp(a, "--addr2line")) {
+            d.addr2line = argv[++i];
+        } else if (v && !strcmp(a, "--cc")) {
+            d.cc = argv[++i];
+        } else if (v && !strcmp(a, "--config")) {
+            d.config = argv[++i];
+            d.config_given = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, PROG ": unknown or incomplete option '%s' (try '" PROG " --help')\n", a);
+            return 2;
+        } else {
+            d.dir = a;
+        }
+    }
+    char msg[512];
+    check_compiler(&d);
+    if (symbols_check_tool(d.addr2line, msg, sizeof msg) < 0)
+        say(&d, 2, "symbols: %s", msg);
+    else
+        check_exe(&d);
+    check_dir(&d);
+    check_shm(&d);
+    check_config(&d);
+    printf("doctor: %u ok, %u note%s, %u FAIL\n", d.ok, d.notes, d.notes == 1 ? "" : "s", d.fails);
+    return fflush(stdout) != 0 || d.fails ? 1 : 0;
+}
