@@ -136,6 +136,11 @@ static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
 static uint32_t g_pid;
 
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
+static int g_summary;         /* TRACE_MODE=summary: aggregates, not events */
+static uint32_t g_sum_funcs = 256u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
+static uint64_t g_sum_every;  /* TRACE_SUMMARY_MS in clock units; 0: at exits only */
+static unsigned g_ns_shift;   /* ticks -> ns: (d >> shift) * mult + ((d & mask) * mult >> shift) */
+static uint64_t g_ns_mult;
 static uint64_t g_wait_ns;    /* TRACE_SHM_WAIT_US: how long a flush may wait for the ring */
 static uint32_t g_buf_max = TRACE_BUF_EVENTS; /* events a deferred flush may grow to */
 static int g_ticks;           /* ts are raw ticks (TRACE_FLAG_TICKS) */
@@ -336,6 +341,7 @@ typedef struct tl_state {
     uint32_t pid_sent;           /* stream mode: the pid its PROCESS marker gave */
     int carries_pid;             /* the flush under way carries PROCESS ... */
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
+    struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -408,11 +414,15 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
 
 /* First event of a thread: its tid, and the key whose destructor will flush
  * it at thread exit (key values are only set per thread, so here). */
+static struct sum_table *sum_alloc(void);
+
 static void tl_start(tl_state_t *t)
 {
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->flush_at = g_batch;
+    if (g_summary && !t->sum)
+        t->sum = sum_alloc();
     (void)pthread_setspecific(g_key, t);
     errno = saved;
 }
@@ -574,7 +584,7 @@ static void file_header(trace_file_header_t *h, uint32_t seq)
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, TRACE_FILE_MAGIC, sizeof h->magic);
-    h->version = TRACE_FILE_VERSION;
+    h->version = g_summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION;
     h->event_size = TRACE_EVENT_SIZE;
     h->header_size = TRACE_FILE_HEADER_SIZE;
     h->flags = g_ticks ? TRACE_FLAG_TICKS : 0;
@@ -1250,6 +1260,332 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
     errno = saved;
 }
 
+/* ---- summary mode -----------------------------------------------------------
+ * TRACE_MODE=summary (trace.h, "summary snapshots"): the hooks keep, per
+ * thread and function, calls, inclusive and self time, min, max and a
+ * log-linear histogram, in a table of the thread's own that only its hooks
+ * write (no lock).  Memory is fixed at the thread's start, one mapping:
+ * TRACE_SUMMARY_FUNCS functions (calls of others are counted, not
+ * attributed) and a shadow stack of TRACE_SUMMARY_DEPTH frames (deeper calls
+ * are counted, their time stays in the caller).  The histograms are most of
+ * it but only the pages a function's durations touch become memory.  The
+ * enter hook only pushes a frame; the exit hook pops it, turns the clock's
+ * difference into ns (a multiply and a shift), looks the function up and
+ * adds.  Every TRACE_SUMMARY_MS, judged by the clock the exit hook reads
+ * anyway, and at thread and process exit, a snapshot goes out through the
+ * thread's ordinary flush; its time is taken out of every open frame, as
+ * the analyzer takes a flush's out in event mode. */
+
+#define SUM_NONE UINT32_MAX
+#define SUM_BLOCKS 43u /* histogram blocks: the exact one and 42 powers of two */
+
+typedef struct sum_fn {
+    uint64_t addr, calls, incl, self, min, max;
+    uint64_t blocks; /* bit b: histogram block b has a count (what a snapshot visits) */
+} sum_fn_t;
+
+typedef struct sum_frame {
+    uint64_t addr, start; /* the function, and the clock at its entry */
+    uint64_t child;       /* ns of its completed callees, for its self time */
+    uint64_t tracer_at;   /* the thread's tracer ns at its entry */
+} sum_frame_t;
+
+typedef struct sum_table {
+    uint32_t nfn, sp, deep;   /* functions in the table; frames open; calls open beyond them */
+    uint32_t mask;            /* slots - 1 */
+    uint64_t over_calls, deep_calls, unmatched;
+    uint64_t tracer;          /* ns the tracer took from this thread (snapshots) */
+    uint64_t seq, next_at;    /* snapshots written; clock at which the next is due */
+    uint32_t *slots;          /* open addressing: function + 1, 0 empty */
+    sum_fn_t *fn;
+    uint64_t *hist;           /* g_sum_funcs * TRACE_SUMMARY_NBUCKETS */
+    sum_frame_t *frames;
+} sum_table_t;
+
+static uint64_t sum_round_up(uint64_t n, uint64_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* Where each part of a thread's table lies in its one mapping, and its
+ * size (the return value). */
+static uint64_t sum_layout(uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames, uint64_t *o_hist, uint64_t *slots)
+{
+    *slots = 1;
+    while (*slots < 2u * (uint64_t)g_sum_funcs)
+        *slots <<= 1;
+    uint64_t at = sum_round_up(sizeof(sum_table_t), 64);
+    *o_slots = at;
+    at = sum_round_up(at + *slots * sizeof(uint32_t), 64);
+    *o_fn = at;
+    at = sum_round_up(at + g_sum_funcs * (uint64_t)sizeof(sum_fn_t), 64);
+    *o_frames = at;
+    at = sum_round_up(at + g_sum_depth * (uint64_t)sizeof(sum_frame_t), 4096);
+    *o_hist = at;
+    return at + (uint64_t)g_sum_funcs * TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t);
+}
+
+static uint64_t sum_bytes(void)
+{
+    uint64_t a, b, c, d, e;
+    return sum_layout(&a, &b, &c, &d, &e);
+}
+
+/* The thread's table, one mapping; NULL (said) when there is no memory. */
+static struct sum_table *sum_alloc(void)
+{
+    uint64_t o_slots, o_fn, o_frames, o_hist, slots, size = sum_layout(&o_slots, &o_fn, &o_frames, &o_hist, &slots);
+    void *m = size <= SIZE_MAX ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : MAP_FAILED;
+    if (m == MAP_FAILED) {
+        say("TRACE_MODE=summary: no memory for a thread's table (TRACE_SUMMARY_FUNCS); the thread is not "
+            "traced", (char *)0);
+        return NULL;
+    }
+    unsigned char *b = m;
+    sum_table_t *s = m;
+    s->mask = (uint32_t)(slots - 1);
+    s->slots = (uint32_t *)(void *)(b + o_slots);
+    s->fn = (sum_fn_t *)(void *)(b + o_fn);
+    s->frames = (sum_frame_t *)(void *)(b + o_frames);
+    s->hist = (uint64_t *)(void *)(b + o_hist);
+    s->next_at = g_sum_every ? clock_now() + g_sum_every : UINT64_MAX;
+    return s;
+}
+
+static uint64_t sum_bytes(void);
+
+/* The thread's table unmapped (thread exit; fork: the parent's copy). */
+static void sum_free(tl_state_t *t)
+{
+    if (t->sum)
+        munmap(t->sum, (size_t)sum_bytes());
+    t->sum = NULL;
+}
+
+/* Clock units to ns without a division (see g_ns_mult). */
+static inline uint64_t sum_ns(uint64_t d)
+{
+    if (!g_ticks)
+        return d;
+    uint64_t mask = ((uint64_t)1 << g_ns_shift) - 1;
+    return (d >> g_ns_shift) * g_ns_mult + (((d & mask) * g_ns_mult) >> g_ns_shift);
+}
+
+/* g_ns_mult < 2^32, so that (d & mask) * mult cannot overflow. */
+static void sum_clock_init(void)
+{
+    g_ns_shift = 32;
+    while (g_ticks && g_ns_shift > 0 && (1000000000ull << g_ns_shift) / g_tick_hz >= ((uint64_t)1 << 32))
+        g_ns_shift--;
+    g_ns_mult = g_ticks ? (1000000000ull << g_ns_shift) / g_tick_hz : 1;
+}
+
+/* The histogram bucket of v ns (trace.h). */
+static inline uint32_t sum_bucket(uint64_t v, uint32_t *block)
+{
+    if (v < TRACE_SUMMARY_EXACT) {
+        *block = 0;
+        return (uint32_t)v;
+    }
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(v); /* 6..63 */
+    uint32_t b = e - 5u, slot = (uint32_t)(v >> (e - 5u)) & (TRACE_SUMMARY_SUB - 1u);
+    if (b >= SUM_BLOCKS) {
+        *block = SUM_BLOCKS - 1u;
+        return TRACE_SUMMARY_NBUCKETS - 1u;
+    }
+    *block = b;
+    return TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (b - 1u) + slot;
+}
+
+/* The function's place in the table, added on first sight; SUM_NONE when
+ * the table is full. */
+static inline uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
+{
+    uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & s->mask;
+    for (;;) {
+        uint32_t v = s->slots[i];
+        if (!v)
+            break;
+        if (s->fn[v - 1].addr == addr)
+            return v - 1;
+        i = (i + 1) & s->mask;
+    }
+    if (s->nfn >= g_sum_funcs)
+        return SUM_NONE;
+    s->fn[s->nfn].addr = addr;
+    s->fn[s->nfn].min = UINT64_MAX;
+    s->slots[i] = ++s->nfn;
+    return s->nfn - 1;
+}
+
+static inline int sum_enter(tl_state_t *t, uintptr_t func)
+{
+    sum_table_t *s = t->sum;
+    uint64_t now = clock_now();
+    if (TR_UNLIKELY(s->sp >= g_sum_depth || s->deep)) {
+        s->deep++;
+        return 0;
+    }
+    sum_frame_t *f = &s->frames[s->sp++];
+    f->addr = (uint64_t)func;
+    f->start = now;
+    f->child = 0;
+    f->tracer_at = s->tracer;
+    return 0;
+}
+
+/* The call in frame f ended at now: its times added.  Nonzero when a
+ * snapshot is due. */
+static inline int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_t now)
+{
+    uint64_t ns = sum_ns(now > f->start ? now - f->start : 0), tr = s->tracer - f->tracer_at;
+    ns = ns > tr ? ns - tr : 0;
+    uint64_t self = ns > f->child ? ns - f->child : 0;
+    if (s->sp)
+        s->frames[s->sp - 1].child += ns;
+    uint32_t i = sum_lookup(s, f->addr);
+    if (TR_UNLIKELY(i == SUM_NONE)) {
+        s->over_calls++;
+    } else {
+        sum_fn_t *e = &s->fn[i];
+        uint32_t block, b = sum_bucket(ns, &block);
+        e->calls++;
+        e->incl += ns;
+        e->self += self;
+        e->min = ns < e->min ? ns : e->min;
+        e->max = ns > e->max ? ns : e->max;
+        e->blocks |= (uint64_t)1 << block;
+        s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS + b]++;
+    }
+    return now >= s->next_at;
+}
+
+/* An exit that is not the top frame's: inherited (fork, TRACE_THREADS),
+ * or frames skipped by longjmp, or no open call at all. */
+static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
+{
+    sum_table_t *s = t->sum;
+    if (s->sp == 0) {
+        if (t->inherited > 0)
+            t->inherited--;
+        else
+            s->unmatched++;
+        return 0;
+    }
+    uint32_t k = s->sp;
+    while (k > 0 && s->frames[k - 1].addr != (uint64_t)func)
+        k--;
+    if (k == 0) {
+        s->unmatched++;
+        return 0;
+    }
+    s->unmatched += s->sp - k; /* abandoned by a longjmp: never closed */
+    s->sp = k - 1;
+    return sum_close(s, &s->frames[k - 1], now);
+}
+
+static inline int sum_exit(tl_state_t *t, uintptr_t func)
+{
+    sum_table_t *s = t->sum;
+    uint64_t now = clock_now();
+    if (TR_UNLIKELY(s->deep)) {
+        s->deep--;
+        s->deep_calls++;
+        return 0;
+    }
+    if (TR_UNLIKELY(s->sp == 0 || s->frames[s->sp - 1].addr != (uint64_t)func))
+        return sum_exit_odd(t, func, now);
+    s->sp--;
+    return sum_close(s, &s->frames[s->sp], now);
+}
+
+/* One record of a snapshot into the batch, which goes out when full. */
+static void sum_put(tl_state_t *t, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
+{
+    if (t->n >= TRACE_BUF_EVENTS)
+        tl_flush(t, 1);
+    trace_event_t *e = &t->buf[TL_HEAD + t->n++];
+    memset(e, 0, sizeof *e);
+    e->ts = ts;
+    e->func = func;
+    e->call_site = site;
+    e->tid = t->tid;
+    e->kind = TRACE_KIND_SUMMARY;
+    e->pad[0] = part;
+}
+
+static void sum_put_hist(tl_state_t *t, const sum_table_t *s, uint32_t i)
+{
+    const uint64_t *h = &s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS];
+    uint64_t blocks = s->fn[i].blocks;
+    uint32_t held = TRACE_SUMMARY_NO_BUCKET;
+    for (uint32_t b = 0; b < SUM_BLOCKS; b++) {
+        if (!(blocks >> b & 1u))
+            continue;
+        uint32_t lo = b ? TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (b - 1u) : 0;
+        uint32_t hi = b ? lo + TRACE_SUMMARY_SUB : TRACE_SUMMARY_EXACT;
+        for (uint32_t k = lo; k < hi; k++) {
+            if (!h[k])
+                continue;
+            if (held == TRACE_SUMMARY_NO_BUCKET) {
+                held = k;
+                continue;
+            }
+            sum_put(t, TRACE_SUMMARY_BUCKETS, h[held], h[k], (uint64_t)held << 32 | k);
+            held = TRACE_SUMMARY_NO_BUCKET;
+        }
+    }
+    if (held != TRACE_SUMMARY_NO_BUCKET)
+        sum_put(t, TRACE_SUMMARY_BUCKETS, h[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
+}
+
+/* The thread's totals so far, as one snapshot (trace.h).  Its time is the
+ * tracer's: added to s->tracer, so open frames do not count it. */
+static TR_COLD void sum_snapshot(tl_state_t *t, int final)
+{
+    sum_table_t *s = t->sum;
+    if (!s || stopped())
+        return;
+    int saved = errno;
+    uint64_t start = clock_now(), seq = ++s->seq;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nfn; i++)
+        n += s->fn[i].calls > 0;
+    sum_put(t, TRACE_SUMMARY_BEGIN, start, seq, n);
+    for (uint32_t i = 0; i < s->nfn; i++) {
+        const sum_fn_t *e = &s->fn[i];
+        if (!e->calls)
+            continue;
+        sum_put(t, TRACE_SUMMARY_FUNC, e->incl, e->addr, e->calls);
+        sum_put(t, TRACE_SUMMARY_TIMES, e->self, e->min, e->max);
+        sum_put_hist(t, s, i);
+    }
+    sum_put(t, TRACE_SUMMARY_META, s->over_calls, s->deep_calls, s->unmatched);
+    uint64_t end = clock_now();
+    s->tracer += clock_span_ns(start, end);
+    sum_put(t, TRACE_SUMMARY_END, end, seq, s->tracer);
+    if (!final)
+        tl_flush(t, 1);
+    s->tracer += clock_span_ns(end, clock_now()); /* the write, too */
+    s->next_at = g_sum_every ? clock_now() + g_sum_every : UINT64_MAX;
+    errno = saved;
+}
+
+/* One hook's work, in either mode; the flush or snapshot it makes due. */
+static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    if (g_summary) {
+        if (TR_UNLIKELY(!t->sum))
+            return;
+        if (kind == TRACE_KIND_ENTER ? sum_enter(t, func) : sum_exit(t, func))
+            sum_snapshot(t, 0);
+        return;
+    }
+    if (tl_record(t, func, site, kind))
+        tl_flush(t, 0);
+}
+
 /* TRACE_THREADS: does this thread's name match one of the globs? */
 static int tl_name_selected(void)
 {
@@ -1290,8 +1626,7 @@ static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, uintptr_t sit
             t->inherited += depth > 0 ? (uint32_t)depth : 0;
             t->depth = t->batch_depth = 0;
             atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
-            if (tl_record(t, func, site, kind))
-                tl_flush(t, 0);
+            tl_step(t, func, site, kind);
             atomic_signal_fence(memory_order_seq_cst);
             atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
             return;
@@ -1328,8 +1663,7 @@ static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, 
         atomic_store_explicit(&t->gate, TL_IGNORED, memory_order_relaxed);
         return;
     }
-    if (tl_record(t, func, site, kind))
-        tl_flush(t, 0);
+    tl_step(t, func, site, kind);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -1345,8 +1679,7 @@ static inline void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
     /* signal fences: a handler on this thread sees the gate closed before
      * any buffer write, and open only after the last */
     atomic_signal_fence(memory_order_seq_cst);
-    if (tl_record(t, func, site, kind))
-        tl_flush(t, 0);
+    tl_step(t, func, site, kind);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -1393,6 +1726,20 @@ static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t d
 }
 
 /* TRACE_THREADS=GLOB[,GLOB...]: only threads whose name matches are traced. */
+/* TRACE_MODE and the summary settings; TRACE_SUMMARY_MS (0: snapshots at
+ * thread and process exit only). */
+static uint64_t cfg_mode(void)
+{
+    const char *m = getenv("TRACE_MODE");
+    if (m && !strcmp(m, "summary"))
+        g_summary = 1;
+    else if (m && *m && strcmp(m, "events"))
+        say("TRACE_MODE=", m, ": expected events or summary; events", (char *)0);
+    g_sum_funcs = (uint32_t)cfg_u64("TRACE_SUMMARY_FUNCS", 16, 65536, 256);
+    g_sum_depth = (uint32_t)cfg_u64("TRACE_SUMMARY_DEPTH", 16, 65536, 256);
+    return cfg_u64("TRACE_SUMMARY_MS", 0, 3600000u, 1000u);
+}
+
 static void cfg_threads(void)
 {
     const char *v = getenv("TRACE_THREADS");
@@ -1514,10 +1861,12 @@ static void tl_thread_exit(void *arg)
     atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (!stopped()) {
+        sum_snapshot(t, 1); /* summary mode: the thread's totals, before its exit marker */
         tl_push_mark(t, clock_now(), TRACE_MARK_THREAD_EXIT, 0);
         tl_flush(t, 1);
     }
     file_close(t);
+    sum_free(t);
     atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
     errno = saved;
 }
@@ -1547,6 +1896,11 @@ static void trace_fork_child(void)
     atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
     t->inherited += t->depth > 0 ? (uint32_t)t->depth : 0;
     t->depth = t->batch_depth = 0;
+    if (t->sum) { /* the parent's totals are the parent's: start empty */
+        t->inherited += t->sum->sp;
+        sum_free(t);
+        t->sum = sum_alloc();
+    }
     if (t->tid)
         t->tid = (uint32_t)syscall(SYS_gettid);
     if (g_ring_joined && !stopped()) {
@@ -1572,6 +1926,7 @@ static void trace_exit(void)
         atomic_signal_fence(memory_order_seq_cst);
         if (gate == TL_NEW)
             tl_start(t);
+        sum_snapshot(t, 1);
         if (!stopped() && g_ticks) {
             uint64_t ticks, ns;
             clock_pair(&ticks, &ns);
@@ -1599,6 +1954,7 @@ static void trace_setup(void)
                                 (uint64_t)TRACE_SHM_HEADER_SIZE + (UINT32_MAX & ~(TRACE_EVENT_SIZE - 1)),
                                 TRACE_SHM_DEFAULT_SIZE);
     g_wait_ns = cfg_u64("TRACE_SHM_WAIT_US", 0, CFG_WAIT_US_MAX, 0) * 1000u;
+    uint64_t sum_ms = cfg_mode();
     cfg_threads();
     int clock_mode = cfg_clock();
     const char *dir = getenv("TRACE_DIR");
@@ -1611,6 +1967,12 @@ static void trace_setup(void)
     g_seg_bytes = seg_mb * MIB;
     g_pid = (uint32_t)getpid();
     clock_init(clock_mode);
+    sum_clock_init();
+    g_sum_every = sum_ms * (g_ticks ? g_tick_hz / 1000u : 1000000u);
+    if (g_summary && shm && *shm) {
+        say("TRACE_MODE=summary does not stream yet (TRACE_SHM): events are streamed", (char *)0);
+        g_summary = 0;
+    }
     g_hook_ns = hook_measure();
     if (pthread_key_create(&g_key, tl_thread_exit) != 0) {
         say("cannot create a thread key; tracing off", (char *)0);

@@ -34,7 +34,8 @@ enum trace_kind {
     TRACE_KIND_ENTER = 0,  /* function entered */
     TRACE_KIND_EXIT = 1,   /* function returned */
     TRACE_KIND_MARKER = 2, /* in-band note; func holds a trace_mark code */
-    TRACE_KIND_HWC = 3     /* reserved: hardware counters */
+    TRACE_KIND_HWC = 3,    /* reserved: hardware counters */
+    TRACE_KIND_SUMMARY = 4 /* TRACE_MODE=summary: part of a snapshot (below) */
 };
 
 typedef struct trace_event {
@@ -192,10 +193,65 @@ enum trace_mark {
     TRACE_MARK_TRACER_WAIT = 30
 };
 
+/* ---- summary snapshots -------------------------------------------------
+ *
+ * TRACE_MODE=summary: instead of events, each thread keeps per-function
+ * aggregates and writes them as snapshots, in the files (and later the
+ * ring) where its events would go: every TRACE_SUMMARY_MS, at thread exit
+ * and at process exit.  Snapshots are cumulative (each holds the thread's
+ * totals so far), so a lost or torn one costs time resolution only, never
+ * counts; a reader takes the last whole one of each thread.  A file that
+ * holds them says TRACE_FILE_VERSION_SUMMARY, so an older reader refuses
+ * it instead of misreading it.
+ *
+ * Every record is an ordinary 32-byte record with kind TRACE_KIND_SUMMARY,
+ * the thread's tid, and its part in pad[0] (enum trace_summary_part):
+ *
+ *   BEGIN    ts = when (the thread's clock), func = the snapshot's number
+ *            (1, 2, ... per thread), call_site = functions that follow
+ *   FUNC     ts = inclusive ns (sum), func = the function's runtime address,
+ *            call_site = completed calls
+ *   TIMES    ts = self ns (sum), func = min ns, call_site = max ns (of one
+ *            call's inclusive time), for the FUNC just before
+ *   BUCKETS  two histogram buckets of that function: ts = count of bucket
+ *            A, func = count of bucket B, call_site = A << 32 | B (B =
+ *            0xffffffff: none); counts are cumulative
+ *   META     ts = calls of functions beyond the thread's table (not
+ *            attributed), func = calls deeper than its shadow stack (not
+ *            timed: their time stays in the caller), call_site = exits that
+ *            matched no open call
+ *   END      ts = when, func = the snapshot's number again (a snapshot
+ *            without its END is torn and ignored), call_site = ns the
+ *            tracer took from the thread (snapshots), already excluded
+ *
+ * Times are inclusive of callees and exclude the tracer's own time.  The
+ * histogram is of each call's inclusive ns, log-linear: buckets 0..63 count
+ * the values 0..63 exactly; bucket 64 + 32 * (b - 1) + s (b >= 1, s <
+ * 32) counts [ (32 + s) << b, (33 + s) << b ), so every bucket is at most
+ * 1/32 of its lower edge wide; the last bucket also takes every larger
+ * value (max is exact anyway).
+ */
+enum trace_summary_part {
+    TRACE_SUMMARY_BEGIN = 1,
+    TRACE_SUMMARY_FUNC = 2,
+    TRACE_SUMMARY_TIMES = 3,
+    TRACE_SUMMARY_BUCKETS = 4,
+    TRACE_SUMMARY_META = 5,
+    TRACE_SUMMARY_END = 6
+};
+
+#define TRACE_SUMMARY_EXACT 64u   /* buckets counted one value each */
+#define TRACE_SUMMARY_SUB 32u     /* sub-buckets per power of two above */
+#define TRACE_SUMMARY_NBUCKETS 1408u /* 64 + 32 * 42: up to 2^48 ns (78 hours) */
+#define TRACE_SUMMARY_NO_BUCKET 0xffffffffu
+
+_Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * 42u, "42 powers of two");
+
 /* ---- trace file -------------------------------------------------------- */
 
 #define TRACE_FILE_MAGIC "MLTRACE" /* 7 chars + NUL fill the 8-byte field */
 #define TRACE_FILE_VERSION 2u
+#define TRACE_FILE_VERSION_SUMMARY 3u /* the file holds summary snapshots, not events */
 #define TRACE_FILE_HEADER_SIZE 80u
 
 /* Header flags; also used in the shm ring header and the stream handshake. */
