@@ -17,6 +17,7 @@
 
 #include "callstack.h"
 #include "read/trace_reader.h"
+#include "summary.h"
 #include "trace.h"
 
 /* A thread of the series being read: its stack, and its place in the
@@ -29,6 +30,8 @@ struct thread {
     uint32_t proc;   /* its process, as analysis.threads[index].proc */
     int has_events;  /* had enter/exit records in this series */
     uint64_t in_fn;  /* open frames of --function targets */
+    struct summary_thread *sum; /* TRACE_MODE=summary: its snapshots */
+    uint64_t sum_bias;          /* its process's load bias, for them */
     struct callstack cs;
 };
 
@@ -545,6 +548,8 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
     t->proc = run->a->threads[gi].proc;
     t->has_events = 0;
     t->in_fn = 0;
+    t->sum = NULL;
+    t->sum_bias = 0;
     callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
@@ -584,6 +589,65 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
             (unsigned long long)payload);
 }
 
+static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
+
+/* The thread's last whole summary snapshot into the function table (it is
+ * cumulative: the thread's totals), then forgotten: at its exit (a later
+ * thread may reuse the tid) and when the series ends. */
+static void summary_commit(struct series_run *run, struct thread *t)
+{
+    struct analysis *a = run->a;
+    struct summary_thread *st = t->sum;
+    if (!st)
+        return;
+    a->summary_damaged += st->damaged + (uint64_t)st->reading;
+    if (st->have_done && a->threads[t->index].selected) {
+        const struct summary_snap *s = &st->done;
+        uint32_t bin = a->procs[t->proc].bin, id;
+        for (size_t i = 0; i < s->nfn && !a->oom; i++) {
+            const struct summary_fn *f = &s->fn[i];
+            if (func_id(run, bin, f->addr - t->sum_bias, &id) < 0) {
+                a->oom = 1;
+                break;
+            }
+            funcstats_add_summary(&a->funcs, id, f->calls, f->incl_ns, f->self_ns);
+            for (size_t k = 0; k < f->nb; k++)
+                if (hist_add_bucket(&a->funcs.v[id].lat, s->b[f->b0 + k].index, s->b[f->b0 + k].count, f->min_ns,
+                                    f->max_ns) < 0)
+                    a->oom = 1;
+            a->calls = sat_add(a->calls, f->calls);
+            a->calls_selected = sat_add(a->calls_selected, f->calls);
+        }
+        struct analysis_thread *at = &a->threads[t->index];
+        struct analysis_process *p = &a->procs[t->proc];
+        a->threads_with_events += !at->has_events;
+        at->has_events = 1;
+        if (!p->events++) /* the process has calls: its build-id is checked as for events */
+            a->src[p->src].procs_with_events++;
+        a->summary_threads++;
+        a->summary_snapshots += st->whole;
+        a->summary_over = sat_add(a->summary_over, s->over_calls);
+        a->summary_deep = sat_add(a->summary_deep, s->deep_calls);
+        a->summary_unmatched = sat_add(a->summary_unmatched, s->unmatched);
+        a->summary_tracer_ns = sat_add(a->summary_tracer_ns, s->tracer_ns);
+    }
+    summary_reset(st);
+    st->whole = st->damaged = 0;
+}
+
+static void on_summary(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
+{
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t || (!t->sum && !(t->sum = calloc(1, sizeof *t->sum)))) {
+        run->a->oom = 1;
+        return;
+    }
+    struct analysis_process *p = &run->a->procs[t->proc];
+    t->sum_bias = p->have_bias ? p->bias : r->hdr.load_bias;
+    if (summary_record(t->sum, ev) < 0)
+        run->a->oom = 1;
+}
+
 static void on_thread_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
@@ -603,6 +667,7 @@ static void on_thread_marker(struct series_run *run, const trace_event_t *ev, in
         break;
     case TRACE_MARK_THREAD_EXIT:
         callstack_reset(&t->cs);
+        summary_commit(run, t);
         break;
     case TRACE_MARK_THREAD_NAME:
         set_thread_name(a, &a->threads[t->index], ev);
@@ -833,6 +898,8 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
                 on_call_event(run, r, ev, b.ns[i]);
             else if (ev->kind == TRACE_KIND_MARKER)
                 on_marker(run, ev, b.ns[i]);
+            else if (ev->kind == TRACE_KIND_SUMMARY)
+                on_summary(run, r, ev);
         }
     if (st == TRACE_READER_TRUNCATED)
         diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
@@ -880,6 +947,10 @@ static void close_thread(struct series_run *run, struct thread *t)
     if (run->vanished)
         callstack_kill(&t->cs);
     callstack_reset(&t->cs);
+    summary_commit(run, t);
+    if (t->sum)
+        summary_free(t->sum);
+    free(t->sum);
     const struct callstack_counts *c = &t->cs.c;
     analysis_thread_label(&a->threads[t->index], label, sizeof label);
     a->unmatched_exits += c->unmatched_exits;

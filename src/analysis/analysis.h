@@ -152,6 +152,11 @@ struct analysis {
     int64_t first_ns, last_ns;    /* over enter/exit records */
     uint64_t unmatched_exits, unclosed_enters;
     uint64_t calls, calls_selected; /* completed calls: all, and selected */
+    /* TRACE_MODE=summary: threads whose last whole snapshot was used, the
+     * snapshots read whole and damaged (torn, or not parseable), and what
+     * those snapshots say the device could not attribute */
+    uint64_t summary_threads, summary_snapshots, summary_damaged;
+    uint64_t summary_over, summary_deep, summary_unmatched, summary_tracer_ns;
     int keep_tracer_time;         /* count flushes in the frames they interrupted */
     size_t files_read, files_bad;
     struct analysis_filter filter;

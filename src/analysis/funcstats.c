@@ -52,6 +52,14 @@ void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uin
         fs->oom = 1;
 }
 
+void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns)
+{
+    struct funcstats_entry *e = &fs->v[id];
+    e->calls += calls;
+    e->incl_ns += incl_ns;
+    e->self_ns += self_ns;
+}
+
 static int cmp_self(const void *pa, const void *pb, void *ctx)
 {
     const struct funcstats *fs = ctx;

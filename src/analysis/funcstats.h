@@ -41,6 +41,9 @@ void funcstats_free(struct funcstats *fs);
 int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id);
 /* One completed call of function id. */
 void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns);
+/* A summary snapshot's totals for function id (its histogram goes to
+ * fs->v[id].lat bucket by bucket, hist_add_bucket). */
+void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);
 /* Indexes ordered by self time descending (then calls, binary, address);
  * malloc'ed, fs->n long, NULL when out of memory. */
 uint32_t *funcstats_by_self(const struct funcstats *fs);

@@ -108,6 +108,24 @@ int hist_add(struct hist *h, uint64_t v)
     return 0;
 }
 
+int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min, uint64_t max)
+{
+    unsigned b = index < EXACT ? 0 : 1 + (index - EXACT) / SUB, s = index < EXACT ? index : (index - EXACT) % SUB;
+    if (b >= HIST_BLOCKS || !count)
+        return b >= HIST_BLOCKS ? -1 : 0;
+    if (!h->blocks && !(h->blocks = calloc(HIST_BLOCKS, sizeof *h->blocks)))
+        return -1;
+    if (!h->blocks[b] && !(h->blocks[b] = calloc(block_len(b), sizeof **h->blocks)))
+        return -1;
+    h->blocks[b][s] += count;
+    if (!h->n || min < h->min)
+        h->min = min;
+    if (!h->n || max > h->max)
+        h->max = max;
+    h->n += count;
+    return 0;
+}
+
 /* ceil(pct * n / 100) without overflowing 64 bits, at least 1. */
 static uint64_t nearest_rank(uint64_t n, unsigned pct)
 {

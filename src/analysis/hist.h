@@ -30,6 +30,11 @@ void hist_init(struct hist *h);
 void hist_free(struct hist *h);
 /* 0 ok, -1 out of memory (the value is then not counted at all). */
 int hist_add(struct hist *h, uint64_t v);
+/* count values in bucket `index` of the same scheme as a summary
+ * snapshot's (trace.h: 0..63 exact, then 32 per power of two), whose
+ * values lie in [min, max] (exact, kept on the side).  0 ok; -1 out of
+ * memory or an index past the last bucket. */
+int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min, uint64_t max);
 /* Nearest-rank percentile, pct in 0..100: the value of rank ceil(pct/100*n)
  * (at least 1), approximated as described above.  0 when empty. */
 uint64_t hist_percentile(const struct hist *h, unsigned pct);

@@ -136,6 +136,45 @@ static void tracer_notes(const struct emit *e)
              (double)s->waited_ns / 1e6, (unsigned long long)s->waits);
 }
 
+/* TRACE_MODE=summary: what the numbers are, and what the device could not
+ * attribute. */
+static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
+{
+    char buf[512];
+    if (!a->summary_threads && !a->summary_damaged)
+        return;
+    snprintf(buf, sizeof buf, "summary mode: %llu snapshots from %llu threads; calls, times, min and max are exact, "
+             "percentiles are estimates from the device's histograms (within 1.6%%)",
+             (unsigned long long)a->summary_snapshots, (unsigned long long)a->summary_threads);
+    fn(ctx, buf);
+    if (a->summary_damaged) {
+        snprintf(buf, sizeof buf, "summary mode: %llu snapshots were torn or damaged and not used (each later "
+                 "whole snapshot still holds every count before it)", (unsigned long long)a->summary_damaged);
+        fn(ctx, buf);
+    }
+    if (a->summary_over) {
+        snprintf(buf, sizeof buf, "summary mode: %llu calls of functions beyond the device's table "
+                 "(TRACE_SUMMARY_FUNCS) were counted but not attributed", (unsigned long long)a->summary_over);
+        fn(ctx, buf);
+    }
+    if (a->summary_deep) {
+        snprintf(buf, sizeof buf, "summary mode: %llu calls deeper than the device's shadow stack "
+                 "(TRACE_SUMMARY_DEPTH) were not timed; their time is in their callers'",
+                 (unsigned long long)a->summary_deep);
+        fn(ctx, buf);
+    }
+    if (a->summary_unmatched) {
+        snprintf(buf, sizeof buf, "summary mode: %llu exits matched no open call (longjmp?)",
+                 (unsigned long long)a->summary_unmatched);
+        fn(ctx, buf);
+    }
+    if (a->summary_tracer_ns) {
+        snprintf(buf, sizeof buf, "summary mode: tracer time excluded from function times: %.3f ms of snapshots",
+                 (double)a->summary_tracer_ns / 1e6);
+        fn(ctx, buf);
+    }
+}
+
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
     for (size_t i = 0; i < a->nsrc; i++) {
@@ -145,6 +184,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         loss_notes(&e);
         tracer_notes(&e);
     }
+    summary_notes(a, fn, ctx);
 }
 
 static void print_note(void *ctx, const char *note)

@@ -710,6 +710,27 @@ static void run_free(struct run *r)
     analysis_free(&r->a);
 }
 
+/* Summary traces (TRACE_MODE=summary) hold totals per thread and function:
+ * never mixed with events, and no call paths or time windows.  0 or 1 (said). */
+static int check_summary(const struct run *r)
+{
+    const struct options *o = r->o;
+    const struct analysis *a = &r->a;
+    const char *why = NULL;
+    if (!a->summary_threads && !a->summary_damaged)
+        return 0;
+    if (a->events)
+        why = "the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own";
+    else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CALLERS)
+        why = "summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)";
+    else if (o->filter.has_since || o->filter.has_until || o->filter.nfuncs)
+        why = "--since, --until and --function need event traces; summary traces hold each thread's totals";
+    if (!why)
+        return 0;
+    fprintf(stderr, PROG ": %s\n", why);
+    return 1;
+}
+
 static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
 {
     struct run r;
@@ -721,6 +742,8 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     int rc = setup(&r);
     if (!rc)
         rc = run_pass(&r, tf);
+    if (!rc)
+        rc = check_summary(&r);
     if (!rc)
         rc = check_build_ids(&r);
     if (!rc)

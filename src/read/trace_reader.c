@@ -70,7 +70,7 @@ static const char *check_header(const unsigned char *p, trace_file_header_t *h, 
         return "not a callsight trace (bad magic)";
     *big = get32(p + 8, 0) > 0xffffu;
     decode_header(p, *big, h);
-    if (h->version != TRACE_FILE_VERSION)
+    if (h->version != TRACE_FILE_VERSION && h->version != TRACE_FILE_VERSION_SUMMARY)
         return "unsupported trace version";
     if (!!(h->flags & TRACE_FLAG_BIGENDIAN) != *big)
         return "byte order flag contradicts the header";
