@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# 17-summary-file.t - TRACE_MODE=summary in file mode: the hooks aggregate on
+# the device and write snapshots, and analyze reports them.  Exact counts on
+# the 26-thread workload, equal to event mode's; across fork and reused
+# tids; calls beyond TRACE_SUMMARY_FUNCS and deeper than TRACE_SUMMARY_DEPTH
+# counted in notes, with exact numbers; a program killed by SIGKILL keeps
+# every count up to its last snapshot, and a torn snapshot at a file's end
+# is reported and not used; outputs that need call paths, time windows and
+# directories mixing both kinds are refused with one line.
+source "$(dirname "$0")/lib.sh"
+source "$TESTS/workload_expect.sh"
+plan 20
+
+W=$B/examples/workload
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
+note() { grep -c "^note: summary mode: $1" "$2"; }
+
+TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/s" "$W" > /dev/null
+ok $? "the workload runs with TRACE_MODE=summary"
+"$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/s.txt" 2> "$T/s.err"
+ok $? "analyze reads the summary files"
+expect_counts 16 25 12 64 8 | sort > "$T/expect"
+is "$(rows "$T/s.txt")" "$(cat "$T/expect")" "exact counts of every function, from the device's aggregates"
+h=$(head -n 1 "$T/s.txt")
+is "$(field threads "$h") $(field functions "$h")" "26 15" "26 threads, 15 functions"
+is "$(note "26 snapshots from 26 threads; calls, times, min and max are exact" "$T/s.txt")" "1" \
+    "the report says what the numbers are"
+TRACE_ENABLE=1 TRACE_DIR="$T/e" "$W" > /dev/null && "$CS" analyze "$T/e" --exe "$W" --top 0 > "$T/e.txt"
+is "$(rows "$T/s.txt")" "$(rows "$T/e.txt")" "the same counts as event mode"
+is "$(od -An -tu4 -j8 -N4 "$(ls "$T/s"/*.bin | head -n 1)" | tr -d ' ')" "3" \
+    "summary files say version 3, so an older reader refuses them"
+[ "$(du -sk "$T/s" | cut -f1)" -lt "$(du -sk "$T/e" | cut -f1)" ]
+ok $? "summaries take less room than the events ($(du -sk "$T/s" | cut -f1) KB, $(du -sk "$T/e" | cut -f1) KB)"
+
+# --- fork and reused tids ---
+TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/fork" "$B/examples/forker" > /dev/null
+"$CS" analyze "$T/fork" --exe "$B/examples/forker" --top 0 > "$T/fork.txt" 2>&1
+got=$(for f in main fork_and_work child_work leaf; do echo "$f=$(calls_of $f "$T/fork.txt")"; done | tr '\n' ' ')
+is "$got" "main=1 fork_and_work=1 child_work=1 leaf=500 " "fork: the child starts empty, nothing counted twice"
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+    TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/reuse" unshare --pid --fork --mount-proc \
+        "$B/examples/tidreuse" > "$T/reuse.out"
+    "$CS" analyze "$T/reuse" --exe "$B/examples/tidreuse" --top 0 > "$T/reuse.txt" 2>&1
+    got=$(for f in main run_generation thread_main leaf; do echo "$f=$(calls_of $f "$T/reuse.txt")"; done | tr '\n' ' ')
+    is "$got" "main=1 run_generation=6 thread_main=6 leaf=6000 " "reused tids: each thread's totals kept, none overwritten"
+else
+    ok 1 "tid reuse needs root and unshare --pid"
+fi
+
+# --- bounds: the table and the shadow stack ---
+cat > "$T/many.c" << 'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#define F(n) static __attribute__((noinline)) int f##n(int x) { return x + n; }
+F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19)
+static int (*const fs[20])(int) = {f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19};
+static __attribute__((noinline)) int deep(int n) { return n ? deep(n - 1) + 1 : 0; }
+int main(int argc, char **argv)
+{
+    int s = 0, d = argc > 1 ? atoi(argv[1]) : 0;
+    for (int r = 0; r < 10; r++)
+        for (int i = 0; i < 20; i++)
+            s += fs[i](r);
+    s += deep(d);
+    printf("many: %d\n", s);
+    return 0;
+}
+EOF
+cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
+    cc -O1 -g -finstrument-functions -o "$T/many" "$T/many.c" "$T/trace.o" -pthread
+TRACE_MODE=summary TRACE_SUMMARY_FUNCS=16 TRACE_ENABLE=1 TRACE_DIR="$T/tmany" "$T/many" 0 > /dev/null
+"$CS" analyze "$T/tmany" --exe "$T/many" --top 0 > "$T/many.txt" 2>&1
+# A function takes its place at its first return: f0..f15 fill the 16;
+# f16..f19 (10 calls each), deep and main (1 each) do not fit.
+grep -q "^note: summary mode: 42 calls of functions beyond the device's table (TRACE_SUMMARY_FUNCS) were counted but not attributed$" "$T/many.txt"
+ok $? "TRACE_SUMMARY_FUNCS=16: the 42 calls of the 6 functions that did not fit are counted in a note"
+is "$(rows "$T/many.txt" | awk '{s += $2} END {print NR, s}')" "16 160" \
+    "and the 16 that fit have their exact counts (f0..f15, 10 calls each)"
+TRACE_MODE=summary TRACE_SUMMARY_DEPTH=16 TRACE_ENABLE=1 TRACE_DIR="$T/deep" "$T/many" 40 > /dev/null
+"$CS" analyze "$T/deep" --exe "$T/many" --top 0 > "$T/deep.txt" 2>&1
+grep -q "^note: summary mode: 26 calls deeper than the device's shadow stack (TRACE_SUMMARY_DEPTH) were not timed" "$T/deep.txt"
+ok $? "TRACE_SUMMARY_DEPTH=16: 41 nested calls under main, the 26 beyond 16 frames counted as not timed"
+is "$(calls_of deep "$T/deep.txt")" "15" "and the 15 within the stack are counted and timed"
+
+# --- SIGKILL, and a torn snapshot ---
+cat > "$T/kill.c" << 'EOF'
+#include <stdio.h>
+#include <unistd.h>
+static volatile int sink;
+static __attribute__((noinline)) void work(int i) { sink += i; }
+static __attribute__((noinline)) void tick(void) { usleep(5000); }
+int main(void)
+{
+    for (int i = 0; i < 10000; i++)
+        work(i);
+    printf("done\n");
+    fflush(stdout);
+    for (;;)
+        tick();
+}
+EOF
+cc -O1 -g -finstrument-functions -o "$T/kill" "$T/kill.c" "$T/trace.o" -pthread
+TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_DIR="$T/k" "$T/kill" > "$T/kill.out" &
+pid=$!
+track_pid $pid
+for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.4 # several snapshots after the work is done
+kill -KILL $pid
+wait $pid 2>/dev/null
+"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/k.txt" 2>&1
+is "$(calls_of work "$T/k.txt")" "10000" "SIGKILL: every call up to the last snapshot is there (work 10000)"
+n=$(grep -o '^note: summary mode: [0-9]* snapshots' "$T/k.txt" | grep -o '[0-9]*')
+[ "${n:-0}" -ge 3 ]
+ok $? "SIGKILL: the run was covered by $n snapshots, every TRACE_SUMMARY_MS"
+f=$(ls "$T/k"/*.bin)
+size=$(stat -c %s "$f")
+truncate -s $((size - 64)) "$f" # the last snapshot loses its END
+"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/torn.txt" 2>&1
+is "$(note "1 snapshots were torn or damaged" "$T/torn.txt") $(calls_of work "$T/torn.txt")" "1 10000" \
+    "a torn last snapshot is reported and not used; the one before holds every count"
+
+# --- refusals ---
+"$CS" analyze "$T/s" --exe "$W" --format folded -o "$T/x.folded" 2> "$T/folded.err"
+is "$? $(cat "$T/folded.err")" "1 callsight analyze: summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)" \
+    "--format folded on summaries: refused with one line"
+"$CS" analyze "$T/s" --exe "$W" --since 1ms > /dev/null 2> "$T/since.err"
+is "$? $(cat "$T/since.err")" "1 callsight analyze: --since, --until and --function need event traces; summary traces hold each thread's totals" \
+    "--since on summaries: refused with one line"
+mkdir -p "$T/mix" && cp "$T/s"/*.bin "$T/e"/*.bin "$T/mix/" 2>/dev/null
+"$CS" analyze "$T/mix" --exe "$W" > /dev/null 2> "$T/mix.err"
+is "$? $(cat "$T/mix.err")" "1 callsight analyze: the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own" \
+    "a directory of events and summaries: never silently mixed"
+exit $_failed
