@@ -142,8 +142,9 @@ util_hash  src/util/hash.c:4
 mix  src/util/hash_mix.c:8
 util_hash_mix  src/util/hash_mix.c:13
 select: run 1: 7 functions
+limits: 1 call through a function pointer or a virtual call not followed; what they reach needs an include-func of its own
 paste into trace.config:
-    include-func run 1    # 7 functions" "select DIR --depth 1 --list: the same seven as the build traced"
+    include-func run 1    # 7 functions" "select DIR --depth 1 --list: the same seven as the build traced, and the limit"
 "$CS" select "$P" --function nosuch --cc 'cc -Iinclude' > /dev/null 2> "$T/nosuch.err"
 is "$? $(cat "$T/nosuch.err")" "1 callsight select: no function named nosuch is defined in the 6 units compiled" \
     "select: an unknown name is an error"

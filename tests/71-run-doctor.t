@@ -11,7 +11,7 @@
 # read-only bind mount) and a trace.config that selects nothing.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 35
+plan 36
 
 W=$B/examples/workload
 R=$B/examples/resident
@@ -115,7 +115,7 @@ is "$(ls -A "$TMPDIR" | wc -l | tr -d ' ')" "0" "run: no temporary file left, in
 is "$(pgrep -f "^$R" | tr '\n' ' ')" "" "run: no program left running after --timeout and Ctrl-C"
 
 # --- doctor ---
-"$CS" doctor --exe "$W" "$T/dtr" > "$T/doc.out" 2>&1
+"$CS" doctor --exe "$W" --trace-dir "$T/dtr" > "$T/doc.out" 2>&1
 ok $? "doctor: exit 0 for the workload"
 is "$(grep -c '^\[FAIL\]' "$T/doc.out") $(grep -c '^\[ok\]   \(binary\|symbols\)' "$T/doc.out")" "0 3" \
     "doctor: the binary's ELF, build-id, runtime, symbols and line info [ok]"
@@ -132,7 +132,7 @@ if unshare -m true 2> /dev/null; then
     is "$? $(grep -c '^\[FAIL\] shm: /dev/shm has 1024 KiB free and the ring needs 16384 KiB' "$T/doc4.out")" "1 1" \
         "doctor: a /dev/shm too small for the ring (1 MiB, as a container might give)"
     mkdir -p "$T/ro"
-    unshare -m sh -c "mount --bind '$T/ro' '$T/ro' && mount -o remount,ro,bind '$T/ro' && '$CS' doctor '$T/ro'" > "$T/doc5.out" 2>&1
+    unshare -m sh -c "mount --bind '$T/ro' '$T/ro' && mount -o remount,ro,bind '$T/ro' && '$CS' doctor --trace-dir '$T/ro'" > "$T/doc5.out" 2>&1
     is "$? $(grep -c "^\[FAIL\] trace dir: $T/ro is not writable: Read-only file system" "$T/doc5.out")" "1 1" \
         "doctor: a trace dir that is not writable"
     unshare -m sh -c "mount --bind '$T/ro' '$T/ro' && mount -o remount,ro,bind '$T/ro' && '$CS' run --dir '$T/ro' -- '$W'" > /dev/null 2> "$T/run-ro.err"
@@ -146,9 +146,12 @@ fi
 
 mkdir -p "$T/proj" && printf 'int main(void) { return 0; }\n' > "$T/proj/main.c"
 printf 'include nothing/\n' > "$T/proj/trace.config"
-(cd "$T/proj" && "$CS" doctor) > "$T/doc6.out" 2>&1
+"$CS" doctor "$T/proj" > "$T/doc6.out" 2>&1
 is "$? $(grep '^\[FAIL\] trace.config' "$T/doc6.out")" \
-    "1 [FAIL] trace.config: selects none of the 1 sources here: nothing would be traced (callsight scan says why)" \
-    "doctor: a trace.config that selects nothing"
+    "1 [FAIL] trace.config: selects none of the 1 sources in $T/proj: nothing would be traced (callsight scan says why)" \
+    "doctor PROJECT: a trace.config that selects nothing"
+"$CS" doctor --exe "$W" --addr2line no-such-addr2line > "$T/doc7.out" 2>&1
+is "$? $(grep -c '^\[ok\]   binary: .* is ELF with a build-id' "$T/doc7.out") $(grep -c '^\[note\] binary: the runtime and symbol checks need that tool, and are skipped' "$T/doc7.out")" \
+    "1 1 1" "doctor: no such addr2line: a FAIL, the checks that need no tool still made, the rest said to be skipped"
 exec 7>&-
 exit $_failed

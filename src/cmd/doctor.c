@@ -32,7 +32,7 @@
 #define PROG "callsight doctor"
 
 struct doctor {
-    const char *exe, *addr2line, *cc, *dir, *config;
+    const char *exe, *addr2line, *cc, *dir, *config, *project;
     int config_given;
     unsigned ok, notes, fails;
     int compiler_is_clang;
@@ -41,7 +41,8 @@ struct doctor {
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: callsight doctor [--exe BIN] [--addr2line TOOL] [--cc CC] [--config FILE] [DIR]\n"
+"usage: callsight doctor [--exe BIN] [--addr2line TOOL] [--cc CC] [--config FILE]\n"
+"                        [--trace-dir DIR] [PROJECT]\n"
 "\n"
 "Check what tracing and its report need, one line each: [ok], [note] (works,\n"
 "worth knowing) or [FAIL] (will not work as it is; the line says what to do).\n"
@@ -51,17 +52,19 @@ static void usage(FILE *out)
 "  --exe BIN       is ELF, has callsight's runtime linked in, symbols, line\n"
 "                  info and a build-id; the addr2line (and nm) in use read\n"
 "                  its architecture\n"
-"  DIR             the trace directory (default: $TRACE_DIR, else traces) is\n"
-"                  writable, with room for TRACE_MAX_MB\n"
+"  the trace dir   (--trace-dir, else $TRACE_DIR, else traces) is writable,\n"
+"                  with room for TRACE_MAX_MB\n"
 "  /dev/shm        can hold the ring (TRACE_SHM_SIZE; containers often give\n"
 "                  64 MB)\n"
-"  trace.config    parses, and selects some of the sources here\n"
+"  trace.config    PROJECT's (default: here) parses, and selects some of\n"
+"                  its sources\n"
 "\n"
 "options:\n"
 "  --exe BIN        the instrumented program\n"
 "  --addr2line TOOL as analyze would use (default: addr2line)\n"
 "  --cc CC          the compiler (default: $CC, else cc)\n"
-"  --config FILE    the selection (default: trace.config here)\n"
+"  --config FILE    the selection (default: PROJECT/trace.config)\n"
+"  --trace-dir DIR  where traces go (default: $TRACE_DIR, else traces)\n"
 "  -h, --help       print this help\n"
 "\n"
 "Exit status: 0 no FAIL, 1 any FAIL, 2 usage error.\n");
@@ -131,10 +134,10 @@ static void check_compiler(struct doctor *d)
         snprintf(cmd, sizeof cmd, "cd '%s' && %s -O0 -fcallgraph-info -c -o t2.o t.c", dir, d->cc);
         int graph = run_capture(cmd, line, sizeof line) == 0;
         say(d, 0, "compiler: %s (%s) accepts -finstrument-functions", d->cc, ver);
-        say(d, graph ? 0 : 1, "compiler: trace.config's %s", graph ? "file and function directives all work (it "
-                                                                        "writes a call graph)"
-                                                                      : "file directives work; exclude-func and "
-                                                                        "include-func need GCC 10 or newer");
+        say(d, graph ? 0 : 1, "compiler: %s", graph ? "it writes a call graph, so every trace.config directive works "
+                                                        "(include-func and exclude-func too)"
+                                                      : "trace.config's file directives work; exclude-func and "
+                                                        "include-func need GCC 10 or newer");
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
@@ -162,10 +165,16 @@ static void check_exe(struct doctor *d)
     symbols_nm_for(d->addr2line, nm, sizeof nm);
     uint64_t *addrs = NULL;
     size_t n = 0;
+    if (symbols_check_tool(d->addr2line, msg, sizeof msg) < 0) {
+        say(d, 2, "symbols: %s", msg);
+        say(d, 1, "binary: the runtime and symbol checks need that tool, and are skipped");
+        return;
+    }
     if (symbols_find_function(nm, d->exe, "__cyg_profile_func_enter", &addrs, &n, msg, sizeof msg) < 0) {
         say(d, 2, "symbols: %s and %s cannot read %s, another architecture's binary? (%s) Give --addr2line "
-                  "the one for its machine, e.g. aarch64-linux-gnu-addr2line; the nm beside it is used too",
-            d->addr2line, nm, d->exe, msg);
+                  "the one for the machine it was built for; the nm beside it is used too", d->addr2line, nm, d->exe,
+            msg);
+        say(d, 1, "binary: the runtime and symbol checks are skipped");
         return;
     }
     free(addrs);
@@ -264,7 +273,8 @@ static void check_config(struct doctor *d)
     struct choose ch;
     char err[CONFIG_ERR_MAX + 64];
     if (access(d->config, F_OK) != 0 && !d->config_given) {
-        say(d, 1, "trace.config: none here: every source is instrumented (callsight init writes a starter)");
+        say(d, 1, "trace.config: none in %s: every source is instrumented (callsight init writes a starter)",
+            d->project);
         return;
     }
     if (choose_init(&ch, d->config, 1, err, sizeof err) < 0) {
@@ -273,7 +283,7 @@ static void check_config(struct doctor *d)
     }
     struct sources l;
     size_t on = 0;
-    if (sources_find(&l, ".", err, sizeof err) == 0) {
+    if (sources_find(&l, d->project, err, sizeof err) == 0) {
         const struct config_rule *why;
         for (size_t i = 0; i < l.n; i++)
             on += (size_t)choose_source(&ch, l.v[i], &why);
@@ -282,10 +292,10 @@ static void check_config(struct doctor *d)
                 "call graph when you build%s (callsight scan --cc '...' shows them)", ch.graph_rule->line,
                 d->compiler_is_clang ? ", which clang cannot do: build with GCC" : "");
         else if (!on)
-            say(d, 2, "trace.config: selects none of the %zu sources here: nothing would be traced (callsight scan "
-                      "says why)", l.n);
+            say(d, 2, "trace.config: selects none of the %zu sources in %s: nothing would be traced (callsight "
+                      "scan says why)", l.n, d->project);
         else
-            say(d, 0, "trace.config: parses, and selects %zu of the %zu sources here", on, l.n);
+            say(d, 0, "trace.config: parses, and selects %zu of the %zu sources in %s", on, l.n, d->project);
         sources_free(&l);
     } else {
         say(d, 1, "trace.config: parses; the sources here could not be listed: %s", err);
@@ -300,7 +310,7 @@ int cmd_doctor(int argc, char **argv)
     d.addr2line = "addr2line";
     d.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     d.dir = getenv("TRACE_DIR") && *getenv("TRACE_DIR") ? getenv("TRACE_DIR") : "traces";
-    d.config = "trace.config";
+    d.project = ".";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int v = i + 1 < argc;
@@ -313,6 +323,8 @@ int cmd_doctor(int argc, char **argv)
             d.addr2line = argv[++i];
         } else if (v && !strcmp(a, "--cc")) {
             d.cc = argv[++i];
+        } else if (v && !strcmp(a, "--trace-dir")) {
+            d.dir = argv[++i];
         } else if (v && !strcmp(a, "--config")) {
             d.config = argv[++i];
             d.config_given = 1;
@@ -320,15 +332,16 @@ int cmd_doctor(int argc, char **argv)
             fprintf(stderr, PROG ": unknown or incomplete option '%s' (try '" PROG " --help')\n", a);
             return 2;
         } else {
-            d.dir = a;
+            d.project = a;
         }
     }
-    char msg[512];
+    char cfg[PATH_MAX];
+    if (!d.config_given) {
+        snprintf(cfg, sizeof cfg, "%s/trace.config", d.project);
+        d.config = cfg;
+    }
     check_compiler(&d);
-    if (symbols_check_tool(d.addr2line, msg, sizeof msg) < 0)
-        say(&d, 2, "symbols: %s", msg);
-    else
-        check_exe(&d);
+    check_exe(&d);
     check_dir(&d);
     check_shm(&d);
     check_config(&d);

@@ -210,6 +210,9 @@ int cmd_flags(int argc, char **argv)
         return 1;
     }
     int rc = ch.graph_rule && use_graph(&ch, &g, &b, argv + i + 1, nsrc) < 0;
+    if (rc == 0)
+        choose_warn_unused(&ch, argv + i + 1, (size_t)nsrc, PROG);
+    size_t selected = 0;
     static char extra[CHOOSE_FLAGS_MAX];
     if (rc == 0 && ch.g && f == FMT_LIST && !write_dir)
         printf("#\tgraph\n");
@@ -220,6 +223,7 @@ int cmd_flags(int argc, char **argv)
                       : choose_source(&ch, src, &why);
         if (!ch.g)
             extra[0] = '\0';
+        selected += on > 0;
         if (on < 0) {
             fprintf(stderr, PROG ": %s: more than %d bytes of flags\n", src, CHOOSE_FLAGS_MAX);
             rc = 1;
@@ -229,6 +233,9 @@ int cmd_flags(int argc, char **argv)
             print_one(f, src, instr, on, extra);
         }
     }
+    if (rc == 0 && ch.have_file && !selected)
+        fprintf(stderr, PROG ": warning: %s selects none of the %d sources: the instrumented build has no hooks\n",
+                ch.path, nsrc);
     choose_free(&ch);
     graph_free(&g);
     return fflush(stdout) == 0 ? rc : 1;

@@ -29,6 +29,7 @@
 
 #include "commands.h"
 #include "embedded.h"
+#include "select/sources.h"
 
 #define INIT_MAX_FILES 8
 #define INIT_PATH_MAX 4096
@@ -340,34 +341,25 @@ static void cmake_target(const char *dir, char *out, size_t size)
         snprintf(out, size, "app");
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The C sources at DIR's top level, sorted, space-separated, into out. */
+/* The project's C and C++ sources in every folder (sources.h), relative to
+ * dir, as one line; "..." when they do not all fit. */
 static void top_sources(const char *dir, char *out, size_t size)
 {
-    char *names[64];
-    int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && n < 64 && (e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len > 2 && !strcmp(e->d_name + len - 2, ".c") && e->d_name[0] != '.')
-            names[n++] = strdup(e->d_name);
-        if (n > 0 && !names[n - 1])
-            n--;
-    }
-    if (d)
-        closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], name_cmp);
+    struct sources l;
+    char err[512];
+    size_t skip = strlen(dir) + 1;
     out[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (strlen(out) + strlen(names[i]) + 2 < size)
-            snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "", names[i]);
-        free(names[i]);
+    if (sources_find(&l, dir, err, sizeof err) < 0)
+        l.n = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const char *rel = l.v[i] + skip;
+        if (strlen(out) + strlen(rel) + 6 >= size) {
+            snprintf(out + strlen(out), size - strlen(out), " ...");
+            break;
+        }
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "", rel);
     }
+    sources_free(&l);
     if (!out[0])
         snprintf(out, size, "main.c");
 }
@@ -390,9 +382,11 @@ static void make_program(const char *dir, char *out, size_t size)
 
 static void print_run(const struct init_opts *o, const char *bin, const char *stream_bin)
 {
-    printf("\nthen run it traced and analyze (in %s):\n\n"
+    printf("\nthen trace it and see its report (in %s):\n\n"
+           "    callsight run -- %s\n\n"
+           "or, step by step:\n\n"
            "    TRACE_ENABLE=1 %s\n"
-           "    callsight analyze traces/ --exe %s\n", o->dir, bin, bin);
+           "    callsight analyze traces/ --exe %s\n", o->dir, bin, bin, bin);
     if (o->stream)
         printf("\nor stream it: 'callsight serve' on the analysis host, then on the device\n\n"
                "    %s /callsight0 HOST 9001 &\n"
@@ -422,12 +416,37 @@ static int install_config(const struct init_opts *o)
     return 0;
 }
 
+/* Does DIR's Makefile include the wiring already (a second init)? */
+static int makefile_includes_wiring(const char *dir)
+{
+    static const char *const names[] = {"GNUmakefile", "makefile", "Makefile"};
+    char path[INIT_PATH_MAX + 16], line[1024];
+    int found = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !found; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "r");
+        while (f && !found && fgets(line, sizeof line, f))
+            found = strstr(line, "include") && strstr(line, "callsight/callsight.mk");
+        if (f)
+            fclose(f);
+    }
+    return found;
+}
+
 static void guide_make(const struct init_opts *o)
 {
     char prog[INIT_NAME_MAX], srcs[1024], bin[INIT_NAME_MAX + 16];
     make_program(o->dir, prog, sizeof prog);
     top_sources(o->dir, srcs, sizeof srcs);
     snprintf(bin, sizeof bin, "./%s.instr", prog);
+    if (makefile_includes_wiring(o->dir)) {
+        printf("\nMake: %s/Makefile already includes callsight/callsight.mk (check that\n"
+               "CALLSIGHT_PROGRAMS names your programs and each NAME_SRCS its sources);\n"
+               "choose in %s/trace.config what gets hooks ('callsight scan' shows it), then:\n\n"
+               "    make instrument\n", o->dir, o->dir);
+        print_run(o, "./NAME.instr", "./callsight/trace_stream");
+        return;
+    }
     printf("\nMake: add these lines to %s/Makefile, below your own variables\n"
            "(name each program to instrument and its sources):\n\n"
            "    CALLSIGHT_PROGRAMS := %s\n"

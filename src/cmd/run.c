@@ -76,14 +76,16 @@ static void usage(FILE *out)
 "analyze options given here (--top, --format, -o, --thread, ...).\n"
 "\n"
 "options:\n"
-"  --dir DIR       the trace directory (default: traces)\n"
+"  --dir DIR       the trace directory (default: $TRACE_DIR, else traces)\n"
 "  --stream        the device pipeline on this machine: callsight serve on\n"
 "                  127.0.0.1 writing DIR, trace_stream draining a shm ring,\n"
 "                  PROGRAM with TRACE_SHM; serve's lines are shown\n"
 "  --trace-stream PATH  the client to run (default: the trace_stream beside\n"
 "                  callsight, else from PATH)\n"
 "  --timeout S     SIGTERM to PROGRAM after S seconds, SIGKILL %d s later;\n"
-"                  the partial report follows\n"
+"                  the report of what it wrote follows (a program killed by\n"
+"                  a signal loses the events still in its buffers: up to\n"
+"                  2048 per thread in file mode)\n"
 "  -h, --help      print this help\n"
 "\n"
 "PROGRAM's output is its own; run's lines go to stderr.  A Ctrl-C stops\n"
@@ -105,7 +107,7 @@ static double now_s(void)
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
     int i = 1;
-    o->dir = "traces";
+    o->dir = getenv("TRACE_DIR") && *getenv("TRACE_DIR") ? getenv("TRACE_DIR") : "traces";
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
@@ -168,6 +170,14 @@ static int find_program(const char *name, char *out, size_t len)
 static int fresh_dir(const char *dir)
 {
     char probe[PATH_MAX];
+    snprintf(probe, sizeof probe, "%s", dir);
+    for (char *p = probe + 1; *p; p++) { /* its parents first, as mkdir -p */
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        (void)mkdir(probe, 0755); /* the last mkdir and the probe below decide */
+        *p = '/';
+    }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, PROG ": %s: cannot make the trace directory: %s\n", dir, strerror(errno));
         return -1;
@@ -456,6 +466,20 @@ static void stop_pipeline(struct pipeline *p)
         shm_unlink(p->shm); /* trace_stream removes it; this is for when it could not */
 }
 
+/* How many trace files the run left in dir. */
+static unsigned count_traces(const char *dir)
+{
+    unsigned n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        n += !strncmp(e->d_name, "trace.", 6) && len >= 10 && !strcmp(e->d_name + len - 4, ".bin");
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* callsight analyze DIR --exe PROGRAM [options]: its exit status. */
 static int analyze(const struct run_opts *o, const char *self, const char *program)
 {
@@ -519,6 +543,12 @@ int cmd_run(int argc, char **argv)
         stop_pipeline(&p);
     if (pid < 0)
         return 127;
+    if (!count_traces(o.dir))
+        fprintf(stderr, PROG ": %s wrote no traces: %s (callsight doctor --exe %s checks the binary)\n", o.argv[0],
+                WIFSIGNALED(status) ? "a program killed by a signal loses what was still in its buffers, or it "
+                                      "has no hooks"
+                                    : "is it built with -finstrument-functions and linked with callsight's runtime?",
+                o.argv[0]);
     int arc = analyze(&o, self, program);
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);

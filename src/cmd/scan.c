@@ -34,8 +34,9 @@ static void usage(FILE *out)
 "call graph (compiled into DIR/callsight-obj, as make instrument does).\n"
 "\n"
 "options:\n"
-"  --config FILE   the selection (default: DIR/trace.config; when it does\n"
-"                  not exist, every source is selected)\n"
+"  --config FILE   the selection (default: DIR/trace.config, and when that\n"
+"                  does not exist every source is selected; a FILE given\n"
+"                  must exist)\n"
 "  --cc CMD        how DIR's C sources compile, for the call graph (default:\n"
 "                  cc); run in DIR: --cc 'gcc -Iinclude -DNDEBUG'\n"
 "  --cxx CMD       the same for C++ sources (default: c++)\n"
@@ -126,12 +127,17 @@ static void report_funcs(const struct choose *ch, const struct sources *l, const
     const struct graph *g = ch->g;
     char why[CONFIG_MAX_LINE + 64];
     size_t count = 0, fon = 0, fall = 0;
+    unsigned char *seen = calloc(g->nf ? g->nf : 1, 1); /* a header's inline function counts once */
     for (size_t u = 0; u < g->nu; u++) {
-        size_t on = choose_unit_on(ch, u);
-        count += on > 0;
-        fon += on;
-        fall += g->u[u].n;
+        count += choose_unit_on(ch, u) > 0;
+        for (size_t k = 0; seen && k < g->u[u].n; k++) {
+            size_t i = g->u[u].funcs[k];
+            fall += !seen[i];
+            fon += !seen[i] && ch->on[i];
+            seen[i] = 1;
+        }
     }
+    free(seen);
     printf("scan: %zu sources, %zu instrumented, %zu not (%s); %zu of %zu functions\n", l->n, count,
            l->n - count, config, fon, fall);
     int width = width_of(l);
@@ -211,10 +217,12 @@ int cmd_scan(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", graph_build_is_clang(b.cc) ? "--cc is clang, which has no call graph: "
                                                                    "give a GCC (--cc gcc)" : err);
         rc = 1;
-    } else if (ch.g) {
-        report_funcs(&ch, &l, shown);
     } else {
-        report_files(&ch, &l, shown);
+        choose_warn_unused(&ch, l.v, l.n, PROG);
+        if (ch.g)
+            report_funcs(&ch, &l, shown);
+        else
+            report_files(&ch, &l, shown);
     }
     choose_free(&ch);
     graph_free(&g);

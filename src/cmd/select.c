@@ -168,6 +168,30 @@ static void print_list(const struct graph *g, const unsigned char *mark)
     free(v);
 }
 
+/* For --list, what the tree would have shown: the calls through pointers
+ * and out of the project made by the functions whose calls are followed
+ * (all but the last level's).  mark is reused. */
+static void followed_limits(const struct choose *ch, const struct graph *g, const char *name, int depth,
+                            unsigned char *mark, struct walk *w)
+{
+    if (depth == 0)
+        return;
+    memset(mark, 0, g->nf);
+    for (size_t i = 0; i < g->nf; i++)
+        if (g->f[i].defined && choose_names(ch, name, &g->f[i]))
+            (void)graph_reach(g, i, depth > 0 ? depth - 1 : -1, mark);
+    for (size_t i = 0; i < g->nf; i++) {
+        if (!mark[i])
+            continue;
+        w->nind += g->f[i].indirect;
+        for (size_t k = 0; k < g->f[i].nout; k++) {
+            size_t c = g->callee[g->f[i].out + k];
+            w->nout += !g->f[c].defined && !w->shown[c];
+            w->shown[c] = 1;
+        }
+    }
+}
+
 /* The roots named, their subtrees printed, the summary and the line to
  * paste.  0, or 1 when no function has that name. */
 static int show(const struct choose *ch, const struct graph *g, const char *name, int depth, int list)
@@ -187,8 +211,10 @@ static int show(const struct choose *ch, const struct graph *g, const char *name
     }
     for (size_t i = 0; i < g->nf && mark; i++)
         nodes += mark[i] && g->f[i].defined;
-    if (list && mark)
+    if (list && mark && w.shown) {
         print_list(g, mark);
+        followed_limits(ch, g, name, depth, mark, &w);
+    }
     ind = w.nind;
     free(w.shown);
     free(mark);
@@ -203,10 +229,10 @@ static int show(const struct choose *ch, const struct graph *g, const char *name
     if (roots > 1)
         printf(" (%zu functions of that name: qualify one as FILE:%s)", roots, name);
     printf("\n");
-    if (!list && ind)
-        printf("limits: %zu call%s through a function pointer or a virtual call not followed (marked above); what "
-               "they reach needs an include-func of its own\n", ind, ind == 1 ? "" : "s");
-    if (!list && w.nout)
+    if (ind)
+        printf("limits: %zu call%s through a function pointer or a virtual call not followed%s; what they reach "
+               "needs an include-func of its own\n", ind, ind == 1 ? "" : "s", list ? "" : " (marked above)");
+    if (w.nout)
         printf("outside the project: %zu function%s called that no unit defines (libraries): no hooks there\n",
                w.nout, w.nout == 1 ? "" : "s");
     printf("paste into trace.config:\n    include-func %s%s    # %zu function%s\n", name, d, nodes,

@@ -334,3 +334,42 @@ int choose_unit_flags(const struct choose *ch, size_t u, int quoted, char *buf, 
     }
     return 1;
 }
+
+/* Does some source (rels[0..n)) or, with the graph, some function's file
+ * match the pattern? */
+static int pattern_used(const struct choose *ch, const char *pattern, char **rels, size_t n)
+{
+    char rel[CHOOSE_PATH_MAX];
+    for (size_t i = 0; i < n; i++)
+        if (config_matches(pattern, rels[i]))
+            return 1;
+    for (size_t i = 0; ch->g && i < ch->g->nf; i++) {
+        if (!ch->g->f[i].defined)
+            continue;
+        choose_rel(ch, ch->g->f[i].file, rel, sizeof rel);
+        if (config_matches(pattern, rel))
+            return 1;
+    }
+    return 0;
+}
+
+void choose_warn_unused(const struct choose *ch, char *const *srcs, size_t n, const char *prog)
+{
+    if (!ch->have_file)
+        return;
+    char **rels = calloc(n ? n : 1, sizeof *rels), rel[CHOOSE_PATH_MAX];
+    for (size_t i = 0; rels && i < n; i++) {
+        choose_rel(ch, srcs[i], rel, sizeof rel);
+        if (!(rels[i] = strdup(rel)))
+            break;
+    }
+    for (size_t k = 0; rels && k < ch->cfg.n; k++) {
+        const struct config_rule *r = &ch->cfg.rules[k];
+        if (r->kind <= CONFIG_EXCLUDE && !pattern_used(ch, r->arg, rels, n))
+            fprintf(stderr, "%s: warning: %s:%u: %s %s matches none of the %zu sources%s (a typo?)\n", prog, ch->path,
+                    r->line, kind_word(r->kind), r->arg, n, ch->g ? " nor any function's file" : "");
+    }
+    for (size_t i = 0; rels && i < n; i++)
+        free(rels[i]);
+    free(rels);
+}

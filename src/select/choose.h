@@ -75,6 +75,11 @@ size_t choose_unit_on(const struct choose *ch, size_t u);
 /* Does the function-level NAME ([PATH:]NAME) of a directive name f? */
 int choose_names(const struct choose *ch, const char *arg, const struct graph_func *f);
 
+/* A warning on stderr for each include or exclude whose pattern matches
+ * none of srcs (nor, with the graph, any function's file): a typo selects
+ * nothing and says nothing otherwise. */
+void choose_warn_unused(const struct choose *ch, char *const *srcs, size_t n, const char *prog);
+
 /* A rule as it was written: "include-func run 1".  buf. */
 const char *choose_rule_text(const struct config_rule *r, char *buf, size_t len);
 

@@ -146,6 +146,13 @@ static pid_t start_unit(const struct graph_build *b, const char *src, char *err,
                  errno ? strerror(errno) : "path too long");
         return -1;
     }
+    /* Until this compile succeeds there is no graph of the unit: a failed
+     * one may leave a partial .ci behind, which must not pass for fresh. */
+    char ci[PATH_LEN], c[PATH_LEN];
+    if (unit_path(b->objdir, src, ".cg.cmd", c, sizeof c) == 0)
+        unlink(c);
+    if (unit_path(b->objdir, src, ".cg.ci", ci, sizeof ci) == 0)
+        unlink(ci);
     /* The paths travel as arguments, not in the script, so any name works. */
     snprintf(script, sizeof script,
              "%s -O0 -fno-lto -w -fcallgraph-info -MMD -MF \"$1\" -MT callgraph -c -o \"$2\" \"$3\"",
@@ -241,7 +248,8 @@ static int compile_stale(const struct graph_build *b, char *const *srcs, size_t 
             waitpid(pids[s], NULL, 0);
     if (rc == 0 && failed) {
         snprintf(err, errlen, "%d of %zu units did not compile for the call graph (the compiler said why, "
-                              "above; -fcallgraph-info needs GCC 10 or newer)", failed, ntodo);
+                              "above): the compile command must be the build's own (scan and select: --cc "
+                              "'CC -I... -D...'), and -fcallgraph-info needs GCC 10 or newer", failed, ntodo);
         rc = -1;
     }
     free(pids);
