@@ -203,6 +203,11 @@ hook_once() {
             > "$T/prog.out"
         rm -rf "$T/files"
         ;;
+    summary)
+        TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" timeout 600 "$BB/hookbench-instr" "${args[@]}" \
+            > "$T/prog.out"
+        rm -rf "$T/sum"
+        ;;
     stream) stream_run $RING - "$BB/hookbench-instr" "${args[@]}" ;;
     bigring) stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
     after) DRAIN_AFTER=1 stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
@@ -216,7 +221,7 @@ hook_once() {
     kv cpu_ns "$T/prog.out" >> "$T/cpu.$cfg.$th"
 }
 
-CONFIGS="plain off file stream bigring after"
+CONFIGS="plain off file summary stream bigring after"
 [ $HAVE_UFTRACE = 1 ] && CONFIGS="$CONFIGS uftrace"
 for th in 1 $MT; do
     for r in $(seq $RUNS); do # interleaved, so drift hits every config alike
@@ -266,6 +271,8 @@ for th in 1 $MT; do
         "ns/event" "$(notes bigring); $(dropinfo bigring)"
     row "${id}5" "the same, drained only after the run (hooks + ring copy alone)" "$(fmt %.1f "${HOOK[after.$th]}")" \
         "ns/event" "$(notes after); $(dropinfo after)"
+    row "${id}7" "callsight summary mode (TRACE_MODE=summary, file), $tn" "$(fmt %.1f "${HOOK[summary.$th]}")" \
+        "ns/event" "$(notes summary); per-function aggregates on the device instead of events"
     if [ $HAVE_UFTRACE = 1 ]; then
         row "${id}6" "uftrace record, -pg build of the same program, $tn" "$(fmt %.1f "${HOOK[uftrace.$th]}")" \
             "ns/event" "$(notes uftrace); $(uftrace --version | head -n 1 | cut -d' ' -f1-2)"
@@ -492,6 +499,9 @@ BEST_WC=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2
     END { print best " (" what ")" }' "$T/wc.out")
 for th in 1 $MT; do
     id=H1; [ "$th" -gt 1 ] && id=HM
+    row "T${id#H}c" "hook: summary mode <= file mode (event mode), $th thread(s)" \
+        "$(verdict "${HOOKCPU[summary.$th]} <= ${HOOKCPU[file.$th]}")" "" \
+        "by CPU time: ${id}7 $(fmt %.1f "${HOOKCPU[summary.$th]}") vs ${id}2 $(fmt %.1f "${HOOKCPU[file.$th]}") ns/event; wall: $(fmt %.1f "${HOOK[summary.$th]}") vs $(fmt %.1f "${HOOK[file.$th]}")"
     row "T${id#H}a" "hook: stream mode <= file mode, $th thread(s)" "$(verdict "${HOOK[stream.$th]} <= ${HOOK[file.$th]}")" "" \
         "wall: ${id}3 $(fmt %.1f "${HOOK[stream.$th]}") vs ${id}2 $(fmt %.1f "${HOOK[file.$th]}") ns/event; by CPU time: $(fmt %.1f "${HOOKCPU[stream.$th]}") vs $(fmt %.1f "${HOOKCPU[file.$th]}"), $(verdict "${HOOKCPU[stream.$th]} <= ${HOOKCPU[file.$th]}")"
     if [ $HAVE_UFTRACE = 1 ]; then

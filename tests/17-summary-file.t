@@ -9,7 +9,7 @@
 # directories mixing both kinds are refused with one line.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 20
+plan 21
 
 W=$B/examples/workload
 rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
@@ -118,6 +118,39 @@ truncate -s $((size - 64)) "$f" # the last snapshot loses its END
 "$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/torn.txt" 2>&1
 is "$(note "1 snapshots were torn or damaged" "$T/torn.txt") $(calls_of work "$T/torn.txt")" "1 10000" \
     "a torn last snapshot is reported and not used; the one before holds every count"
+
+# --- the tracer's time: every write slowed to 50 ms (tests/tools/slowwrite.c) ---
+cat > "$T/slow.c" << 'EOF2'
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static __attribute__((noinline)) void tick(void) { usleep(1000); }
+static __attribute__((noinline)) void outer(void)
+{
+    for (int i = 0; i < 100; i++)
+        tick();
+}
+int main(void)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    outer();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("outer_wall_us=%lld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000);
+    return 0;
+}
+EOF2
+cc -O1 -g -finstrument-functions -o "$T/slow" "$T/slow.c" "$T/trace.o" -pthread &&
+    cc -Wall -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=$T/slowwrite.so SLOWWRITE_MS=50 \
+    TRACE_MODE=summary TRACE_SUMMARY_MS=20 TRACE_ENABLE=1 TRACE_DIR="$T/tslow" "$T/slow" > "$T/slow.out"
+"$CS" analyze "$T/tslow" --exe "$T/slow" --top 0 > "$T/slow.txt" 2>&1
+wall=$(sed -n 's/^outer_wall_us=//p' "$T/slow.out")
+tracer=$(sed -n 's/^note: summary mode: tracer time excluded from function times: \([0-9.]*\) ms.*/\1/p' "$T/slow.txt")
+incl=$(awk '$7 == "outer" { print $2 }' "$T/slow.txt")
+diag "outer: wall ${wall} us, incl ${incl} ms, tracer ${tracer} ms excluded"
+awk -v w="$wall" -v t="$tracer" -v i="$incl" 'BEGIN { exit !(t >= 100 && i * 1000 <= w - 0.9 * t * 1000) }'
+ok $? "snapshots taken inside outer() (>= 2 slow writes) are the tracer's time, not outer's"
 
 # --- refusals ---
 "$CS" analyze "$T/s" --exe "$W" --format folded -o "$T/x.folded" 2> "$T/folded.err"
