@@ -50,7 +50,9 @@ static int room(void **v, size_t *cap, size_t n, size_t size)
 
 static int add_bucket(struct summary_snap *s, uint64_t index, uint64_t count)
 {
-    if (index >= TRACE_SUMMARY_NBUCKETS || s->nb >= SUMMARY_MAX_BUCKETS)
+    const struct summary_fn *f = &s->fn[s->nfn - 1];
+    if (index >= TRACE_SUMMARY_NBUCKETS || s->nb >= SUMMARY_MAX_BUCKETS ||
+        (f->nb && s->b[s->nb - 1].index >= index)) /* written in rising order, each once */
         return 1;
     if (!count)
         return 0;

@@ -6,10 +6,10 @@
  * does it replace the thread's last whole one, so a snapshot cut short by a
  * kill, a full disk or a lost batch is never used, and since snapshots are
  * cumulative the last whole one holds every count up to its time.  Nothing
- * read is trusted: parts out of order, a bucket index past the last, more
- * functions than its BEGIN said, or more than SUMMARY_MAX_FUNCS functions
- * or SUMMARY_MAX_BUCKETS buckets make the snapshot damaged (counted, and
- * dropped).
+ * read is trusted: parts out of order, a bucket index past the last or not
+ * above the function's previous one, more functions than its BEGIN said,
+ * or more than SUMMARY_MAX_FUNCS functions or SUMMARY_MAX_BUCKETS buckets
+ * make the snapshot damaged (counted, and dropped).
  */
 #ifndef CALLSIGHT_SUMMARY_H
 #define CALLSIGHT_SUMMARY_H
@@ -20,7 +20,8 @@
 #include "trace.h"
 
 #define SUMMARY_MAX_FUNCS 65536u
-#define SUMMARY_MAX_BUCKETS ((size_t)SUMMARY_MAX_FUNCS * TRACE_SUMMARY_NBUCKETS)
+#define SUMMARY_MAX_BUCKETS ((size_t)1 << 22) /* 64 MiB a snapshot: thousands of functions with wide
+                                                 * spreads; a device's real ones are far smaller */
 
 struct summary_fn {
     uint64_t addr, calls, incl_ns, self_ns, min_ns, max_ns;
