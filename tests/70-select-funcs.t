@@ -11,7 +11,7 @@
 # and `scan` show the subtree and its limit (the call through a pointer);
 # CMake decides the same; C++ names.
 source "$(dirname "$0")/lib.sh"
-plan 30
+plan 32
 
 ROOT=$(cd "$TESTS/.." && pwd)
 P=$T/p
@@ -196,6 +196,18 @@ is "$(cat "$T/x.flags")" "-finstrument-functions -g -finstrument-functions-exclu
     "C++: a class template's member is listed by what GCC's spelling of it surely holds"
 grep -q 'warning: x.cpp: ns::S::f stays instrumented: GCC leaves out every function whose name contains "ns::S::f", and ns::S::ff' "$T/x.err"
 ok $? "C++: ns::S::f is inside ns::S::ff, so it stays, with a warning"
+cat > "$X/y.cpp" << 'EOF'
+struct P { int v; P operator,(P o) { return P{v + o.v}; } };
+int keep(int x) { return x + 1; }
+int main() { P a{1}, b{2}; P c = (a, b); return keep(c.v) - 4; }
+EOF
+printf 'exclude-func P::operator,\n' > "$X/trace.config"
+(cd "$X" && "$CS" flags --graph-cc g++ -- y.cpp) > "$T/y.flags" 2> "$T/y.err"
+is "$(cat "$T/y.flags")" '-finstrument-functions -g -finstrument-functions-exclude-function-list=P::operator\,' \
+    "C++: a comma in a name (operator,) is escaped as GCC's list wants"
+y=$(cd "$X" && g++ $(cat "$T/y.flags") -S -o - y.cpp | c++filt |
+    awk '/^[^ \t.].*:$/ { fn = $0 } /call.*__cyg_profile_func_enter/ { print fn }' | sort | tr '\n' ' ')
+is "$y" "keep(int): main: " "C++: and GCC leaves out P::operator, alone"
 hooked=$(cd "$X" && g++ $(cat "$T/x.flags") -S -o - x.cpp | c++filt |
     awk '/^[^ \t.].*:$/ { fn = $0 } /call.*__cyg_profile_func_enter/ { print fn }' | sort | tr '\n' ' ')
 is "$hooked" "main: ns::S::f(int): ns::S::ff(int): " "C++: A<int>::get alone loses its hooks"
