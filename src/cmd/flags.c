@@ -20,11 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "commands.h"
 #include "select/choose.h"
 #include "select/graph_build.h"
+#include "select/sources.h"
 
 #define PROG "callsight flags"
 
@@ -69,21 +69,6 @@ static void usage(FILE *out)
 "Exit status: 0 done, 1 the config cannot be read or used, 2 usage error.\n");
 }
 
-/* mkdir -p of path's folder. */
-static int make_parents(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
-        *p = '/';
-        if (bad)
-            return -1;
-    }
-    return 0;
-}
-
 /* DIR/SOURCE.flags := the flags, unless it holds them already.  0 or -1 (said). */
 static int write_one(const char *dir, const char *src, const char *instr, int on, const char *extra)
 {
@@ -103,7 +88,7 @@ static int write_one(const char *dir, const char *src, const char *instr, int on
         if (!strcmp(old, want))
             return 0;
     }
-    if (make_parents(path) < 0 || !(f = fopen(path, "w")) || fputs(want, f) < 0 || fclose(f) != 0) {
+    if (sources_make_parents(path) < 0 || !(f = fopen(path, "w")) || fputs(want, f) < 0 || fclose(f) != 0) {
         fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
         return -1;
     }

@@ -155,19 +155,6 @@ static void report_funcs(const struct choose *ch, const struct sources *l, const
     report_subtrees(ch);
 }
 
-/* The sources of ".", without their "./". */
-static int find_here(struct sources *l)
-{
-    char err[4200];
-    if (sources_find(l, ".", err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return -1;
-    }
-    for (size_t i = 0; i < l->n; i++)
-        memmove(l->v[i], l->v[i] + 2, strlen(l->v[i] + 2) + 1);
-    return 0;
-}
-
 int cmd_scan(int argc, char **argv)
 {
     const char *dir = NULL, *config = NULL;
@@ -204,8 +191,10 @@ int cmd_scan(int argc, char **argv)
     struct graph g;
     memset(&g, 0, sizeof g);
     char err[CONFIG_ERR_MAX + 4200];
-    if (find_here(&l) < 0)
+    if (sources_find_here(&l, err, sizeof err) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         return 1;
+    }
     int rc = 0;
     if (choose_init(&ch, config ? cfg : "trace.config", config != NULL, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);

@@ -290,12 +290,10 @@ int cmd_select(int argc, char **argv)
     struct choose ch;
     memset(&g, 0, sizeof g);
     char err[CONFIG_ERR_MAX + 4200];
-    if (sources_find(&l, ".", err, sizeof err) < 0) {
+    if (sources_find_here(&l, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
-    for (size_t i = 0; i < l.n; i++) /* "./x.c" -> "x.c", as the build names them */
-        memmove(l.v[i], l.v[i] + 2, strlen(l.v[i] + 2) + 1);
     int rc = 1;
     if (choose_init(&ch, "/dev/null", 1, err, sizeof err) < 0) /* no rules: names only */
         fprintf(stderr, PROG ": %s\n", err);

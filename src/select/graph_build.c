@@ -51,20 +51,6 @@ static int unit_path(const char *objdir, const char *src, const char *suffix, ch
     return o + strlen(suffix) + 1 < len ? (strcat(out, suffix), 0) : -1;
 }
 
-static int mkdir_parents(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
-        *p = '/';
-        if (bad)
-            return -1;
-    }
-    return 0;
-}
-
 static int newer(const struct stat *a, const struct stat *b)
 {
     return a->st_mtim.tv_sec != b->st_mtim.tv_sec ? a->st_mtim.tv_sec > b->st_mtim.tv_sec
@@ -141,7 +127,7 @@ static pid_t start_unit(const struct graph_build *b, const char *src, char *err,
 {
     char o[PATH_LEN], d[PATH_LEN], script[CMD_MAX + 256];
     if (unit_path(b->objdir, src, ".cg.o", o, sizeof o) < 0 || unit_path(b->objdir, src, ".cg.d", d, sizeof d) < 0 ||
-        mkdir_parents(o) < 0) {
+        sources_make_parents(o) < 0) {
         snprintf(err, errlen, "%s: cannot make a place for its call graph under %s: %s", src, b->objdir,
                  errno ? strerror(errno) : "path too long");
         return -1;

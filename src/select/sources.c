@@ -94,3 +94,26 @@ void sources_free(struct sources *l)
     free(l->v);
     memset(l, 0, sizeof *l);
 }
+
+int sources_find_here(struct sources *l, char *err, size_t errlen)
+{
+    if (sources_find(l, ".", err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < l->n; i++) /* "./x.c" -> "x.c", as a build names it */
+        memmove(l->v[i], l->v[i] + 2, strlen(l->v[i] + 2) + 1);
+    return 0;
+}
+
+int sources_make_parents(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
+        *p = '/';
+        if (bad)
+            return -1;
+    }
+    return 0;
+}

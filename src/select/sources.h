@@ -23,6 +23,12 @@ struct sources {
 /* Walk dir.  0 ok; -1 with err set (errno's words, or the bound passed). */
 int sources_find(struct sources *l, const char *dir, char *err, size_t errlen);
 void sources_free(struct sources *l);
+/* The same for the current directory, named as a build there names them
+ * ("x.c", not "./x.c"). */
+int sources_find_here(struct sources *l, char *err, size_t errlen);
+/* mkdir -p of path's folder (path is changed and restored).  0, or -1 with
+ * errno set. */
+int sources_make_parents(char *path);
 
 /* By extension: 1 a C++ source, 0 a C source, -1 neither. */
 int sources_kind(const char *name);
