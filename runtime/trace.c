@@ -1500,11 +1500,18 @@ static inline int sum_exit(tl_state_t *t, uintptr_t func)
     return sum_close(s, &s->frames[s->sp], now);
 }
 
-/* One record of a snapshot into the batch, which goes out when full. */
-static void sum_put(tl_state_t *t, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
+/* One record of a snapshot into the batch, which goes out when it holds a
+ * batch's worth.  0, or -1 when it could not go out (the ring was busy and
+ * the flush was deferred): the snapshot is then abandoned, torn, and what
+ * of it is staged goes out later and is ignored by the reader; the next
+ * snapshot, cumulative, loses nothing. */
+static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
 {
-    if (t->n >= TRACE_BUF_EVENTS)
-        tl_flush(t, 1);
+    if (t->n + TL_NOTE_SLOTS >= g_batch) {
+        tl_flush(t, final);
+        if (t->n + TL_NOTE_SLOTS >= g_batch)
+            return -1;
+    }
     trace_event_t *e = &t->buf[TL_HEAD + t->n++];
     memset(e, 0, sizeof *e);
     e->ts = ts;
@@ -1513,9 +1520,10 @@ static void sum_put(tl_state_t *t, uint8_t part, uint64_t ts, uint64_t func, uin
     e->tid = t->tid;
     e->kind = TRACE_KIND_SUMMARY;
     e->pad[0] = part;
+    return 0;
 }
 
-static void sum_put_hist(tl_state_t *t, const sum_table_t *s, uint32_t i)
+static int sum_put_hist(tl_state_t *t, int final, const sum_table_t *s, uint32_t i)
 {
     const uint64_t *h = &s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS];
     uint64_t blocks = s->fn[i].blocks;
@@ -1532,42 +1540,55 @@ static void sum_put_hist(tl_state_t *t, const sum_table_t *s, uint32_t i)
                 held = k;
                 continue;
             }
-            sum_put(t, TRACE_SUMMARY_BUCKETS, h[held], h[k], (uint64_t)held << 32 | k);
+            if (sum_put(t, final, TRACE_SUMMARY_BUCKETS, h[held], h[k], (uint64_t)held << 32 | k) < 0)
+                return -1;
             held = TRACE_SUMMARY_NO_BUCKET;
         }
     }
-    if (held != TRACE_SUMMARY_NO_BUCKET)
-        sum_put(t, TRACE_SUMMARY_BUCKETS, h[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
+    if (held == TRACE_SUMMARY_NO_BUCKET)
+        return 0;
+    return sum_put(t, final, TRACE_SUMMARY_BUCKETS, h[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
+}
+
+/* The parts of one snapshot; -1 when it had to be abandoned (sum_put). */
+static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint64_t start, uint64_t seq)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nfn; i++)
+        n += s->fn[i].calls > 0;
+    if (sum_put(t, final, TRACE_SUMMARY_BEGIN, start, seq, n) < 0)
+        return -1;
+    for (uint32_t i = 0; i < s->nfn; i++) {
+        const sum_fn_t *e = &s->fn[i];
+        if (!e->calls)
+            continue;
+        if (sum_put(t, final, TRACE_SUMMARY_FUNC, e->incl, e->addr, e->calls) < 0 ||
+            sum_put(t, final, TRACE_SUMMARY_TIMES, e->self, e->min, e->max) < 0 || sum_put_hist(t, final, s, i) < 0)
+            return -1;
+    }
+    if (sum_put(t, final, TRACE_SUMMARY_META, s->over_calls, s->deep_calls, s->unmatched) < 0)
+        return -1;
+    uint64_t end = clock_now();
+    s->tracer += clock_span_ns(start, end);
+    return sum_put(t, final, TRACE_SUMMARY_END, end, seq, s->tracer);
 }
 
 /* The thread's totals so far, as one snapshot (trace.h).  Its time is the
- * tracer's: added to s->tracer, so open frames do not count it. */
+ * tracer's: added to s->tracer, so open frames do not count it.  At the
+ * thread's (or process's) end the caller's last flush sends it. */
 static TR_COLD void sum_snapshot(tl_state_t *t, int final)
 {
     sum_table_t *s = t->sum;
     if (!s || stopped())
         return;
     int saved = errno;
-    uint64_t start = clock_now(), seq = ++s->seq;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < s->nfn; i++)
-        n += s->fn[i].calls > 0;
-    sum_put(t, TRACE_SUMMARY_BEGIN, start, seq, n);
-    for (uint32_t i = 0; i < s->nfn; i++) {
-        const sum_fn_t *e = &s->fn[i];
-        if (!e->calls)
-            continue;
-        sum_put(t, TRACE_SUMMARY_FUNC, e->incl, e->addr, e->calls);
-        sum_put(t, TRACE_SUMMARY_TIMES, e->self, e->min, e->max);
-        sum_put_hist(t, s, i);
+    uint64_t start = clock_now(), mark = start;
+    if (sum_put_all(t, final, s, start, ++s->seq) == 0) {
+        mark = clock_now();
+        if (!final)
+            tl_flush(t, 0);
     }
-    sum_put(t, TRACE_SUMMARY_META, s->over_calls, s->deep_calls, s->unmatched);
-    uint64_t end = clock_now();
-    s->tracer += clock_span_ns(start, end);
-    sum_put(t, TRACE_SUMMARY_END, end, seq, s->tracer);
-    if (!final)
-        tl_flush(t, 1);
-    s->tracer += clock_span_ns(end, clock_now()); /* the write, too */
+    s->tracer += clock_span_ns(mark, clock_now()); /* the last write, too */
     s->next_at = g_sum_every ? clock_now() + g_sum_every : UINT64_MAX;
     errno = saved;
 }
@@ -1969,10 +1990,6 @@ static void trace_setup(void)
     clock_init(clock_mode);
     sum_clock_init();
     g_sum_every = sum_ms * (g_ticks ? g_tick_hz / 1000u : 1000000u);
-    if (g_summary && shm && *shm) {
-        say("TRACE_MODE=summary does not stream yet (TRACE_SHM): events are streamed", (char *)0);
-        g_summary = 0;
-    }
     g_hook_ns = hook_measure();
     if (pthread_key_create(&g_key, tl_thread_exit) != 0) {
         say("cannot create a thread key; tracing off", (char *)0);

@@ -196,8 +196,8 @@ enum trace_mark {
 /* ---- summary snapshots -------------------------------------------------
  *
  * TRACE_MODE=summary: instead of events, each thread keeps per-function
- * aggregates and writes them as snapshots, in the files (and later the
- * ring) where its events would go: every TRACE_SUMMARY_MS, at thread exit
+ * aggregates and writes them as snapshots, into the files or the ring where
+ * its events would go: every TRACE_SUMMARY_MS, at thread exit
  * and at process exit.  Snapshots are cumulative (each holds the thread's
  * totals so far), so a lost or torn one costs time resolution only, never
  * counts; a reader takes the last whole one of each thread.  A file that
