@@ -137,8 +137,23 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_STREAM_FLAG_CODEC_OFFER 0x100u
 
 /*
- * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER, sent once right
- * after it has read and accepted the handshake, little-endian.  The client
+ * Handshake flag: the client may carry summary snapshots (records of kind
+ * TRACE_KIND_SUMMARY, trace.h) and reads the socket for a trace_stream_ack_t
+ * whose `features` has TRACE_ACK_SUMMARIES.  It holds the ring back for at
+ * most TRACE_ACK_WAIT_MS after the handshake waiting for that answer (a
+ * thread's one snapshot may be all there is of it); without the bit by
+ * then (an older server, which sends no ack or one with features 0) it
+ * sends no summary records, counts them as dropped in its notices, and
+ * says so.  An older client never sets the flag and a server sends it
+ * nothing new.
+ */
+#define TRACE_STREAM_FLAG_SUMMARY_OFFER 0x200u
+#define TRACE_ACK_WAIT_MS 2000u
+
+/*
+ * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER and
+ * TRACE_STREAM_FLAG_SUMMARY_OFFER (either or both), sent once right after
+ * it has read and accepted the handshake, little-endian.  The client
  * never waits for it: it polls its socket (non-blocking) before each events
  * chunk and sends TRACE_CHUNK_EVENTS_CODED only from the chunk after the ack
  * arrived whole.
@@ -147,16 +162,19 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_STREAM_ACK_SIZE 16u
 #define TRACE_CODEC_STACK_SHUFFLE 0x1u /* codecs bit: TRACE_CHUNK_EVENTS_CODED as below */
 
+#define TRACE_ACK_SUMMARIES 0x1u /* features bit: the server writes summary records */
+
 typedef struct trace_stream_ack {
-    char magic[8];   /* "TKACK\0\0\0" */
-    uint32_t codecs; /* TRACE_CODEC_* the server decodes; a client uses only bits it knows */
-    uint32_t pad;    /* zero */
+    char magic[8];     /* "TKACK\0\0\0" */
+    uint32_t codecs;   /* TRACE_CODEC_* the server decodes (0 when the codec was not offered);
+                          a client uses only bits it knows */
+    uint32_t features; /* TRACE_ACK_* (zero from servers that predate them) */
 } trace_stream_ack_t;
 
 _Static_assert(sizeof(trace_stream_ack_t) == TRACE_STREAM_ACK_SIZE, "ack is 16 bytes");
 _Static_assert(offsetof(trace_stream_ack_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_stream_ack_t, codecs) == 8, "codecs at 8");
-_Static_assert(offsetof(trace_stream_ack_t, pad) == 12, "pad at 12");
+_Static_assert(offsetof(trace_stream_ack_t, features) == 12, "features at 12");
 
 enum trace_chunk_type {
     TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */

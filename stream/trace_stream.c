@@ -177,6 +177,10 @@ struct sender {
     struct codec *codec;  /* its per-thread state */
     int offered;          /* this connection's handshake offered the codec */
     int acked;            /* ... and the server's ack arrived: send coded chunks */
+    int sum_ok;           /* the ack says the server takes summary snapshots */
+    uint64_t hello_ms;    /* when this connection's handshake went: the ack is awaited until
+                             TRACE_ACK_WAIT_MS later */
+    uint64_t sum_dropped; /* summary records not sent: the server does not take them */
     unsigned ack_got;     /* bytes of the ack read so far */
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
     uint64_t coded_chunks; /* event chunks sent coded */
@@ -713,21 +717,51 @@ static int sender_lost(struct sender *s)
     return 0;
 }
 
-/* The ack is whole: a known magic and our codec among its bits switch coding on. */
+static uint32_t get_le32(const unsigned char *c)
+{
+    return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+}
+
+/* The ack is whole: a known magic, and our codec and summaries among its bits. */
 static void ack_check(struct sender *s)
 {
     char magic[8] = {0};
     memcpy(magic, TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
-    const unsigned char *c = s->ack + offsetof(trace_stream_ack_t, codecs);
-    uint32_t codecs = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+    uint32_t codecs = get_le32(s->ack + offsetof(trace_stream_ack_t, codecs));
+    uint32_t features = get_le32(s->ack + offsetof(trace_stream_ack_t, features));
     if (memcmp(s->ack, magic, 8) != 0) {
-        fprintf(stderr, "trace_stream: the server answered the codec offer with something else than "
+        fprintf(stderr, "trace_stream: the server answered the handshake with something else than "
                         "an ack; sending plain chunks\n");
         return;
     }
-    s->acked = (codecs & TRACE_CODEC_STACK_SHUFFLE) != 0;
+    s->acked = s->offered && (codecs & TRACE_CODEC_STACK_SHUFFLE) != 0;
+    s->sum_ok = (features & TRACE_ACK_SUMMARIES) != 0;
     if (s->acked && !s->o->quiet)
         fprintf(stderr, "trace_stream: the server decodes coded chunks; sending them from now on\n");
+}
+
+/* Still waiting for the server to say whether it takes summary snapshots:
+ * the ring is held back meanwhile, so that none is dropped for not knowing. */
+static int ack_pending(const struct sender *s)
+{
+    return s->sock >= 0 && s->ack_got < TRACE_STREAM_ACK_SIZE && now_ms() - s->hello_ms < TRACE_ACK_WAIT_MS;
+}
+
+/* An older server does not take summary records: leave them out of the
+ * chunk (counted, and carried in the dropped count of the notices). */
+static long drop_summaries(struct sender *s, unsigned char *raw, long n)
+{
+    long out = 0;
+    for (long off = 0; off < n; off += TRACE_EVENT_SIZE) {
+        if (raw[off + offsetof(trace_event_t, kind)] == TRACE_KIND_SUMMARY) {
+            s->sum_dropped++;
+            continue;
+        }
+        if (out != off)
+            memmove(raw + out, raw + off, TRACE_EVENT_SIZE);
+        out += TRACE_EVENT_SIZE;
+    }
+    return out;
 }
 
 /*
@@ -740,7 +774,7 @@ static int read_server(struct sender *s)
 {
     for (int round = 0; round < 16; round++) {
         unsigned char junk[256];
-        int want_ack = s->offered && s->ack_got < TRACE_STREAM_ACK_SIZE;
+        int want_ack = s->ack_got < TRACE_STREAM_ACK_SIZE;
         unsigned char *dst = want_ack ? s->ack + s->ack_got : junk;
         size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->ack_got : sizeof junk;
         ssize_t n = recv(s->sock, dst, len, MSG_DONTWAIT);
@@ -810,12 +844,15 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     memcpy(hs + offsetof(trace_stream_handshake_t, magic), TRACE_STREAM_MAGIC, 8);
     put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
     put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
-    uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER);
-    /* A new connection: whether it may carry coded chunks is asked afresh. */
+    uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER);
+    /* A new connection: whether it may carry coded chunks and summary
+     * snapshots is asked afresh. */
     s->offered = s->codec != NULL;
-    s->acked = 0;
+    s->acked = s->sum_ok = 0;
     s->ack_got = 0;
-    put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0));
+    s->hello_ms = now_ms();
+    flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0);
+    put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
     put_le64(hs + offsetof(trace_stream_handshake_t, t0_ticks), h->t0_ticks);
@@ -1100,7 +1137,7 @@ static int send_small(struct sender *s, uint32_t type, const void *payload, size
 
 static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h)
 {
-    uint64_t dropped = atomic_load_explicit(a64(&h->dropped), memory_order_relaxed);
+    uint64_t dropped = atomic_load_explicit(a64(&h->dropped), memory_order_relaxed) + s->sum_dropped;
     if (s->sock < 0 || (dropped == s->dropped_sent && !(s->notice_due && dropped)))
         return 0;
     unsigned char payload[8];
@@ -1199,7 +1236,12 @@ static int forward_chunk(struct ring *r, struct sender *s)
     if (!host_is_little_endian())
         for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
             event_to_le(s->raw + off);
-    int rc = s->offered && s->ack_got < TRACE_STREAM_ACK_SIZE ? read_server(s) : 0;
+    int rc = s->ack_got < TRACE_STREAM_ACK_SIZE ? read_server(s) : 0;
+    if (!s->sum_ok)
+        n = drop_summaries(s, s->raw, n);
+    records = (uint64_t)n / TRACE_EVENT_SIZE;
+    if (n == 0 && rc == 0)
+        return 0; /* only summary records, none of which this server takes */
     if (rc == 0 && s->acked) {
         codec_encode(s->codec, s->raw, s->coded, (size_t)records);
         rc = send_chunk(s, TRACE_CHUNK_EVENTS_CODED, s->coded, (size_t)n);
@@ -1239,6 +1281,11 @@ static int drain(struct ring *r, struct sender *s)
             return 0; /* sent what the ring held when we were asked to stop */
         if (maybe_reconnect(s, r->hdr))
             return -1;
+        if (ack_pending(s)) { /* whether summaries may go: see TRACE_STREAM_FLAG_SUMMARY_OFFER */
+            if (idle_wait(s, 5))
+                return -1;
+            continue;
+        }
         uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
         if (!r->vanished)
             r->vanished = ring_dead_writers(r);
@@ -1418,6 +1465,10 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
     if (s->conn_seq > 1 || s->discarded)
         snprintf(extra, sizeof extra, ", discarded %" PRIu64 " while disconnected, %" PRIu32 " connections",
                  s->discarded, s->conn_seq);
+    if (s->sum_dropped)
+        fprintf(stderr, "trace_stream: the server does not take summary snapshots (it predates them, or "
+                        "did not answer within %u ms): %" PRIu64 " summary records not sent, counted as "
+                        "dropped\n", TRACE_ACK_WAIT_MS, s->sum_dropped);
     fprintf(stderr,
             "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
             " bytes on the wire), dropped %" PRIu64 "%s\n",

@@ -105,6 +105,7 @@ struct conn {
     unsigned char *decoded; /* STREAM_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
+    int sum_offered;      /* the client may send summary snapshots: the ack says they are welcome */
     uint64_t chunks;      /* chunks read whole */
     uint64_t received;    /* bytes read from the socket */
     struct chunkq *q;     /* decompressed chunks, reader to writer */
@@ -200,6 +201,7 @@ static int read_hello(struct conn *c)
         return -1;
     }
     c->offered = stream_hello_codec_offered(raw);
+    c->sum_offered = stream_hello_summary_offered(raw);
     return 0;
 }
 
@@ -231,22 +233,26 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
 }
 
 /*
- * Answer a codec offer.  Only a little-endian stream is acked: the coding
- * is defined on little-endian records.  The ack fits any empty socket
+ * Answer a codec offer, a summary offer or both.  Only a little-endian
+ * stream is acked for the codec: the coding is defined on little-endian
+ * records.  The ack fits any empty socket
  * buffer, so the send does not block; if it fails, the client is gone and
  * the next read says so.
  */
 static void answer_offer(struct conn *c)
 {
-    if (!c->offered || c->hello.swapped)
+    uint32_t codecs = 0, features = c->sum_offered ? TRACE_ACK_SUMMARIES : 0;
+    if (c->offered && !c->hello.swapped) {
+        c->codec = stream_codec_new();
+        c->decoded = malloc(STREAM_RAW_CAP);
+        codecs = c->codec && c->decoded ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
+    }
+    if (!codecs && !features)
         return;
-    c->codec = stream_codec_new();
-    c->decoded = malloc(STREAM_RAW_CAP);
-    if (!c->codec || !c->decoded)
-        return; /* no memory for it: no ack, the client stays on plain chunks */
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
-    stream_ack_encode(ack);
-    c->acked = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
+    stream_ack_encode(ack, codecs, features);
+    int sent = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
+    c->acked = sent && codecs;
 }
 
 static void *writer_main(void *arg);

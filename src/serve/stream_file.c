@@ -158,7 +158,7 @@ static void encode_header(const struct stream_file *f, unsigned char *h)
 {
     memset(h, 0, TRACE_FILE_HEADER_SIZE);
     memcpy(h + offsetof(trace_file_header_t, magic), TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC);
-    put_le32(h + offsetof(trace_file_header_t, version), TRACE_FILE_VERSION);
+    put_le32(h + offsetof(trace_file_header_t, version), f->summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION);
     put_le32(h + offsetof(trace_file_header_t, event_size), TRACE_EVENT_SIZE);
     put_le32(h + offsetof(trace_file_header_t, header_size), TRACE_FILE_HEADER_SIZE);
     put_le32(h + offsetof(trace_file_header_t, flags), f->flags);
@@ -376,8 +376,27 @@ static enum stream_file_news put_records(struct stream_file *f, const unsigned c
     return news;
 }
 
+/* The first summary snapshot record makes this segment, and every later
+ * one, say TRACE_FILE_VERSION_SUMMARY, so that an analyzer that predates
+ * them refuses the file instead of reporting it empty. */
+static void note_summaries(struct stream_file *f, const unsigned char *events, size_t n)
+{
+    if (f->summary || f->fd < 0)
+        return;
+    size_t i = 0;
+    while (i < n && events[i * REC + offsetof(trace_event_t, kind)] != TRACE_KIND_SUMMARY)
+        i++;
+    if (i == n)
+        return;
+    unsigned char v[4];
+    put_le32(v, TRACE_FILE_VERSION_SUMMARY);
+    if (pwrite(f->fd, v, sizeof v, offsetof(trace_file_header_t, version)) == (ssize_t)sizeof v)
+        f->summary = 1;
+}
+
 enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n)
 {
+    note_summaries(f, events, n);
     return put_records(f, events, n, 1);
 }
 

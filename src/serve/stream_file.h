@@ -41,6 +41,7 @@ struct stream_file {
     uint64_t discarded;    /* device records not written: budget reached or a write failed */
     uint64_t last_ts;      /* ts of the last device record written */
     int stopped;           /* budget reached or a write failed: nothing more is written */
+    int summary;           /* summary snapshots came: headers say TRACE_FILE_VERSION_SUMMARY */
     int low_space;         /* stopped because the filesystem ran low */
     char error[STREAM_FILE_ERR_MAX]; /* why it stopped, when a write failed */
 };

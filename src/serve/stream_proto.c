@@ -55,7 +55,7 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
     }
     out->swapped = big;
     out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big) &
-                 ~TRACE_STREAM_FLAG_CODEC_OFFER; /* a wire flag, never a file's */
+                 ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER); /* wire flags, never a file's */
     out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
     out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
     out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);
@@ -64,10 +64,20 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
     return 0;
 }
 
-int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+static int hello_flag(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], uint32_t flag)
 {
     int big = get32(raw + offsetof(trace_stream_handshake_t, version), 0) > 0xffffu;
-    return (get32(raw + offsetof(trace_stream_handshake_t, flags), big) & TRACE_STREAM_FLAG_CODEC_OFFER) != 0;
+    return (get32(raw + offsetof(trace_stream_handshake_t, flags), big) & flag) != 0;
+}
+
+int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    return hello_flag(raw, TRACE_STREAM_FLAG_CODEC_OFFER);
+}
+
+int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    return hello_flag(raw, TRACE_STREAM_FLAG_SUMMARY_OFFER);
 }
 
 void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
@@ -89,13 +99,14 @@ int stream_chunk_has_events(uint32_t type)
     return type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_EVENTS_CODED;
 }
 
-void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE])
+void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs, uint32_t features)
 {
     memset(out, 0, TRACE_STREAM_ACK_SIZE);
     memcpy(out + offsetof(trace_stream_ack_t, magic), TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
-    uint32_t codecs = TRACE_CODEC_STACK_SHUFFLE;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         out[offsetof(trace_stream_ack_t, codecs) + (size_t)i] = (unsigned char)(codecs >> (8 * i));
+        out[offsetof(trace_stream_ack_t, features) + (size_t)i] = (unsigned char)(features >> (8 * i));
+    }
 }
 
 int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)

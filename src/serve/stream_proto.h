@@ -36,6 +36,8 @@ struct stream_hello {
 
 /* 1 when a handshake (accepted by stream_hello_decode) offers the codec. */
 int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* 1 when it offers summary snapshots (TRACE_STREAM_FLAG_SUMMARY_OFFER). */
+int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 
 /* A chunk header, in host order. */
 struct stream_chunk {
@@ -62,8 +64,9 @@ int stream_chunk_known(uint32_t type);
 /* 1 for chunk types that carry event records (plain or coded). */
 int stream_chunk_has_events(uint32_t type);
 
-/* The ack a server sends a client that offered the codec (trace_stream_ack_t). */
-void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE]);
+/* The ack a server sends a client that offered the codec or summaries
+ * (trace_stream_ack_t): the codecs and TRACE_ACK_* features it takes. */
+void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs, uint32_t features);
 
 /*
  * Check a chunk header's lengths before reading its payload: for known types

@@ -191,8 +191,10 @@ static void test_decode_random(struct stream_codec *c)
 static void test_proto(void)
 {
     unsigned char ack[TRACE_STREAM_ACK_SIZE], h[TRACE_STREAM_HANDSHAKE_SIZE] = {0};
-    stream_ack_encode(ack);
-    ok(memcmp(ack, "TKACK\0\0\0\1\0\0\0\0\0\0\0", 16) == 0, "the ack: magic TKACK, codecs 1, pad 0");
+    stream_ack_encode(ack, TRACE_CODEC_STACK_SHUFFLE, 0);
+    ok(memcmp(ack, "TKACK\0\0\0\1\0\0\0\0\0\0\0", 16) == 0, "the ack: magic TKACK, codecs 1, features 0");
+    stream_ack_encode(ack, 0, TRACE_ACK_SUMMARIES);
+    ok(memcmp(ack, "TKACK\0\0\0\0\0\0\0\1\0\0\0", 16) == 0, "a summary-only ack: codecs 0, features 1");
     struct stream_hello hello;
     char why[STREAM_WHY_MAX];
     memcpy(h, "TKSTREAM", 8);
@@ -215,7 +217,7 @@ static void test_proto(void)
 
 int main(void)
 {
-    printf("1..%d\n", 6 + 1 + 5 + 1 + 5);
+    printf("1..%d\n", 6 + 1 + 5 + 1 + 6);
     struct stream_codec *c = stream_codec_new();
     if (!c)
         return 1;
