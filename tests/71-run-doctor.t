@@ -11,7 +11,7 @@
 # read-only bind mount) and a trace.config that selects nothing.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 36
+plan 37
 
 W=$B/examples/workload
 R=$B/examples/resident
@@ -127,10 +127,13 @@ command -v arm-linux-gnueabihf-addr2line > /dev/null || "$TESTS/../scripts/deps.
 is "$? $(grep -c '^\[FAIL\] symbols: arm-linux-gnueabihf-addr2line and arm-linux-gnueabihf-nm cannot read .*file format not recognized' "$T/doc3.out")" \
     "1 1" "doctor: an addr2line of another architecture (32-bit ARM's, on this machine's binary) is a FAIL saying so"
 
+TRACE_SHM_SIZE=1000000000000000 "$CS" doctor > "$T/doc4b.out" 2>&1
+is "$? $(grep -c '^\[FAIL\] shm: /dev/shm has [0-9]* KiB free and the ring needs 976562500000 KiB (TRACE_SHM_SIZE)' "$T/doc4b.out")" "1 1" \
+    "doctor: a ring (TRACE_SHM_SIZE) larger than /dev/shm's free space"
 if unshare -m true 2> /dev/null; then
     unshare -m sh -c "mount -t tmpfs -o size=1m tmpfs /dev/shm && '$CS' doctor" > "$T/doc4.out" 2>&1
     is "$? $(grep -c '^\[FAIL\] shm: /dev/shm has 1024 KiB free and the ring needs 16384 KiB' "$T/doc4.out")" "1 1" \
-        "doctor: a /dev/shm too small for the ring (1 MiB, as a container might give)"
+        "doctor: a /dev/shm too small for the default ring (1 MiB, as a container might give)"
     mkdir -p "$T/ro"
     unshare -m sh -c "mount --bind '$T/ro' '$T/ro' && mount -o remount,ro,bind '$T/ro' && '$CS' doctor --trace-dir '$T/ro'" > "$T/doc5.out" 2>&1
     is "$? $(grep -c "^\[FAIL\] trace dir: $T/ro is not writable: Read-only file system" "$T/doc5.out")" "1 1" \
