@@ -141,10 +141,10 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
  * TRACE_KIND_SUMMARY, trace.h) and reads the socket for a trace_stream_ack_t
  * whose `features` has TRACE_ACK_SUMMARIES.  It holds the ring back for at
  * most TRACE_ACK_WAIT_MS after the handshake waiting for that answer (a
- * thread's one snapshot may be all there is of it); without the bit by
- * then (an older server, which sends no ack or one with features 0) it
- * sends no summary records, counts them as dropped in its notices, and
- * says so.  An older client never sets the flag and a server sends it
+ * thread's one snapshot may be all there is of it), and never past half
+ * full; without the bit by then (an older server, which sends no ack or
+ * one with features 0) it sends no summary records, counts them as dropped
+ * in its notices, and says so.  An older client never sets the flag and a server sends it
  * nothing new.
  */
 #define TRACE_STREAM_FLAG_SUMMARY_OFFER 0x200u

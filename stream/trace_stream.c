@@ -741,10 +741,15 @@ static void ack_check(struct sender *s)
 }
 
 /* Still waiting for the server to say whether it takes summary snapshots:
- * the ring is held back meanwhile, so that none is dropped for not knowing. */
-static int ack_pending(const struct sender *s)
+ * the ring is held back meanwhile, so that none is dropped for not knowing,
+ * but never past half full, so that the tracers drop nothing for our
+ * waiting (what summaries then find no answer are counted as dropped). */
+static int ack_pending(const struct sender *s, const struct ring *r)
 {
-    return s->sock >= 0 && s->ack_got < TRACE_STREAM_ACK_SIZE && now_ms() - s->hello_ms < TRACE_ACK_WAIT_MS;
+    if (s->sock < 0 || s->ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->hello_ms >= TRACE_ACK_WAIT_MS)
+        return 0;
+    uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
+    return head - r->tail < r->capacity / 2;
 }
 
 /* An older server does not take summary records: leave them out of the
@@ -1281,7 +1286,7 @@ static int drain(struct ring *r, struct sender *s)
             return 0; /* sent what the ring held when we were asked to stop */
         if (maybe_reconnect(s, r->hdr))
             return -1;
-        if (ack_pending(s)) { /* whether summaries may go: see TRACE_STREAM_FLAG_SUMMARY_OFFER */
+        if (ack_pending(s, r)) { /* whether summaries may go: see TRACE_STREAM_FLAG_SUMMARY_OFFER */
             if (idle_wait(s, 5))
                 return -1;
             continue;
