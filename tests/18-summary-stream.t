@@ -6,10 +6,11 @@
 # with far fewer bytes on the wire than its events take; a server that
 # predates summaries (tests/tools/codecpeer.py ackserver: it acks the codec
 # with no features) gets none, and the client says how many it held back,
-# counted as dropped in its notice.
+# counted as dropped in its notice; a tracer killed by SIGKILL keeps every
+# call up to its last snapshot.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 9
+plan 11
 
 W=$B/examples/workload
 PEER="python3 $TESTS/tools/codecpeer.py"
@@ -32,6 +33,42 @@ ew=$(wire "$T/e.err")
 [ -n "$sw" ] && [ -n "$ew" ] && [ $((sw * 4)) -lt "$ew" ]
 ok $? "summaries take under a quarter of the events' bytes on the wire ($sw vs $ew)"
 
+# --- SIGKILL of a streaming tracer: the ring and serve keep its last snapshot ---
+cat > "$T/kill.c" << 'EOF'
+#include <stdio.h>
+#include <unistd.h>
+static volatile int sink;
+static __attribute__((noinline)) void work(int i) { sink += i; }
+static __attribute__((noinline)) void tick(void) { usleep(5000); }
+int main(void)
+{
+    for (int i = 0; i < 10000; i++)
+        work(i);
+    printf("done\n");
+    fflush(stdout);
+    for (;;)
+        tick();
+}
+EOF
+cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
+    cc -O1 -g -finstrument-functions -o "$T/kill" "$T/kill.c" "$T/trace.o" -pthread
+start_serve "$T/k"
+KSHM=/callsight-t18k-$$
+track_shm "$KSHM"
+start_trace_stream "$B/trace_stream" "$KSHM"
+TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$KSHM "$T/kill" > "$T/kill.out" &
+victim=$!
+track_pid $victim
+for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.4 # several snapshots after the work is done
+kill -KILL $victim
+wait $victim 2>/dev/null
+wait "$CLIENT_PID"
+is "$?" "3" "SIGKILL of the tracer: trace_stream drains what it left and exits 3 (tracers lost)"
+stop_serve
+"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/k.txt" 2>&1
+is "$(calls_of work "$T/k.txt")" "10000" "every call up to its last snapshot arrived (work 10000)"
+
 # --- a server from before summaries ---
 SHM=/callsight-t18-$$
 track_shm "$SHM"
@@ -50,6 +87,6 @@ wait $peer
 n=$(sed -n 's/^trace_stream: the server does not take summary snapshots .*: \([0-9]*\) summary records not sent, counted as dropped$/\1/p' "$T/ack.err")
 [ -n "$n" ] && [ "$n" -gt 0 ]
 ok $? "it says it held back $n summary records, counted as dropped"
-grep -Eq "^flags=0x301 chunks=(0:[0-9]+,)?1:1,2:1(,4:[0-9]+)? records=[0-9]+$" "$T/ack.out"
+grep -Eq "^flags=0x301 chunks=(0:[0-9]+,)?1:[1-9][0-9]*,2:1(,4:[0-9]+)? records=[0-9]+$" "$T/ack.out"
 ok $? "the old server got both offers, event chunks without the summaries, and the drop in a notice ($(cat "$T/ack.out"))"
 exit $_failed
