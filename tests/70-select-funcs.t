@@ -11,7 +11,7 @@
 # and `scan` show the subtree and its limit (the call through a pointer);
 # CMake decides the same; C++ names.
 source "$(dirname "$0")/lib.sh"
-plan 32
+plan 33
 
 ROOT=$(cd "$TESTS/.." && pwd)
 P=$T/p
@@ -106,6 +106,11 @@ $M instrument > "$T/none.make" 2>&1
 ok $((! $?)) "a directive naming no function stops the build"
 grep -qx "callsight flags: trace.config:2: exclude-func nothing_here: no function of that name is defined in the 6 units compiled" "$T/none.make"
 ok $? "with file:line: $(grep 'callsight flags' "$T/none.make")"
+
+printf 'exclude-func nosuch.c:helper\n' > "$P/trace.config"
+$M instrument > "$T/none2.make" 2>&1
+grep -qx "callsight flags: trace.config:1: exclude-func nosuch.c:helper: no function of that name is defined in the 6 units compiled; helper is defined in src/net/a.c, src/net/data.c (the part before ':' matches none)" "$T/none2.make"
+ok $? "FILE:NAME whose file matches none: the line says where the name is"
 
 if command -v clang > /dev/null; then
     printf 'include-func run 1\n' > "$P/trace.config"

@@ -162,6 +162,33 @@ static int file_verdict(const struct choose *ch, const char *rel, const struct c
     return v;
 }
 
+/* A directive's NAME matched no function: say so, and when it was written
+ * FILE:NAME and the name alone exists, where it does (up to three files). */
+static void say_unmatched(const struct choose *ch, const struct config_rule *r, char *err, size_t errlen)
+{
+    const struct graph *g = ch->g;
+    const char *colon = NULL;
+    for (const char *p = r->arg; *p; p++)
+        if (*p == ':' && p[1] != ':' && (p == r->arg || p[-1] != ':'))
+            colon = p;
+    char where[600] = "";
+    size_t shown = 0, total = 0;
+    for (size_t i = 0; colon && i < g->nf; i++) {
+        if (!g->f[i].defined || !choose_names(ch, colon + 1, &g->f[i]))
+            continue;
+        if (shown < 3 && strlen(where) + strlen(g->f[i].file) + 3 < sizeof where) {
+            snprintf(where + strlen(where), sizeof where - strlen(where), "%s%s", shown ? ", " : "", g->f[i].file);
+            shown++;
+        }
+        total++;
+    }
+    int n = snprintf(err, errlen, "%s:%u: %s %s: no function of that name is defined in the %zu units compiled",
+                     ch->path, r->line, kind_word(r->kind), r->arg, g->nu);
+    if (total && n > 0 && (size_t)n < errlen)
+        snprintf(err + n, errlen - (size_t)n, "; %s is defined in %s%s (the part before ':' matches none)",
+                 colon + 1, where, total > shown ? ", ..." : "");
+}
+
 /* include-func: its subtree on.  0, or -1 with err set. */
 static int apply_include_func(struct choose *ch, const struct config_rule *r, unsigned char *mark,
                               const signed char *verdict, char *err, size_t errlen)
@@ -179,8 +206,7 @@ static int apply_include_func(struct choose *ch, const struct config_rule *r, un
         }
     }
     if (!roots) {
-        snprintf(err, errlen, "%s:%u: include-func %s: no function of that name is defined in the %zu units "
-                              "compiled", ch->path, r->line, r->arg, g->nu);
+        say_unmatched(ch, r, err, errlen);
         return -1;
     }
     for (size_t i = 0; i < g->nf; i++)
@@ -268,8 +294,7 @@ int choose_use_graph(struct choose *ch, const struct graph *g, const char *prog,
                 ch->why[i] = r;
             }
         if (!hits) {
-            snprintf(err, errlen, "%s:%u: exclude-func %s: no function of that name is defined in the %zu "
-                                  "units compiled", ch->path, r->line, r->arg, g->nu);
+            say_unmatched(ch, r, err, errlen);
             rc = -1;
         }
     }
