@@ -66,8 +66,7 @@ int main(int argc, char **argv)
     return 0;
 }
 EOF
-cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
-    cc -O1 -g -finstrument-functions -o "$T/many" "$T/many.c" "$T/trace.o" -pthread
+build_traced "$T/many" "$T/many.c"
 TRACE_MODE=summary TRACE_SUMMARY_FUNCS=16 TRACE_ENABLE=1 TRACE_DIR="$T/tmany" "$T/many" 0 > /dev/null
 "$CS" analyze "$T/tmany" --exe "$T/many" --top 0 > "$T/many.txt" 2>&1
 # A function takes its place at its first return: f0..f15 fill the 16;
@@ -83,23 +82,7 @@ ok $? "TRACE_SUMMARY_DEPTH=16: 41 nested calls under main, the 26 beyond 16 fram
 is "$(calls_of deep "$T/deep.txt")" "15" "and the 15 within the stack are counted and timed"
 
 # --- SIGKILL, and a torn snapshot ---
-cat > "$T/kill.c" << 'EOF'
-#include <stdio.h>
-#include <unistd.h>
-static volatile int sink;
-static __attribute__((noinline)) void work(int i) { sink += i; }
-static __attribute__((noinline)) void tick(void) { usleep(5000); }
-int main(void)
-{
-    for (int i = 0; i < 10000; i++)
-        work(i);
-    printf("done\n");
-    fflush(stdout);
-    for (;;)
-        tick();
-}
-EOF
-cc -O1 -g -finstrument-functions -o "$T/kill" "$T/kill.c" "$T/trace.o" -pthread
+build_traced "$T/kill" "$TESTS/tools/snapshot_victim.c"
 TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_DIR="$T/k" "$T/kill" > "$T/kill.out" &
 pid=$!
 track_pid $pid
@@ -140,7 +123,7 @@ int main(void)
     return 0;
 }
 EOF2
-cc -O1 -g -finstrument-functions -o "$T/slow" "$T/slow.c" "$T/trace.o" -pthread &&
+build_traced "$T/slow" "$T/slow.c" &&
     cc -Wall -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=$T/slowwrite.so SLOWWRITE_MS=50 \
     TRACE_MODE=summary TRACE_SUMMARY_MS=20 TRACE_ENABLE=1 TRACE_DIR="$T/tslow" "$T/slow" > "$T/slow.out"

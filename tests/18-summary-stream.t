@@ -34,24 +34,7 @@ ew=$(wire "$T/e.err")
 ok $? "summaries take under a quarter of the events' bytes on the wire ($sw vs $ew)"
 
 # --- SIGKILL of a streaming tracer: the ring and serve keep its last snapshot ---
-cat > "$T/kill.c" << 'EOF'
-#include <stdio.h>
-#include <unistd.h>
-static volatile int sink;
-static __attribute__((noinline)) void work(int i) { sink += i; }
-static __attribute__((noinline)) void tick(void) { usleep(5000); }
-int main(void)
-{
-    for (int i = 0; i < 10000; i++)
-        work(i);
-    printf("done\n");
-    fflush(stdout);
-    for (;;)
-        tick();
-}
-EOF
-cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
-    cc -O1 -g -finstrument-functions -o "$T/kill" "$T/kill.c" "$T/trace.o" -pthread
+build_traced "$T/kill" "$TESTS/tools/snapshot_victim.c"
 start_serve "$T/k"
 KSHM=/callsight-t18k-$$
 track_shm "$KSHM"

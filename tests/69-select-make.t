@@ -23,9 +23,7 @@ traced() {
     $M instrument > "$T/$1.make" 2>&1 || { sed 's/^/# /' "$T/$1.make"; return 1; }
     rm -rf "$T/tr-$1"
     (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
-        "$CS" analyze "$T/tr-$1" --exe "$P/app.instr" --top 0 |
-        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' |
-        sort > "$T/$1.rows"
+        func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
 }
 # compiled NAME: the objects that make run NAME compiled, sorted.
 compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
@@ -95,9 +93,7 @@ if command -v clang > /dev/null; then
     ok $? "clang: make instrument CC=clang"
     rm -rf "$T/tr-clang"
     (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-clang" ./app.instr > /dev/null)
-    "$CS" analyze "$T/tr-clang" --exe "$P/app.instr" --top 0 |
-        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' |
-        sort > "$T/clang.rows"
+    func_rows "$T/tr-clang" "$P/app.instr" > "$T/clang.rows"
     is "$(cat "$T/clang.rows")" "$(cat "$T/edit.rows")" "clang: the same functions and counts as gcc"
 else
     skip "clang: not installed"
@@ -117,8 +113,7 @@ if command -v cmake > /dev/null 2>&1; then
     cm_rows() {
         rm -rf "$T/tr-cm"
         (cd "$C" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-cm" ./build/app.instr > /dev/null) &&
-            "$CS" analyze "$T/tr-cm" --exe "$C/build/app.instr" --top 0 |
-            awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
+            func_rows "$T/tr-cm" "$C/build/app.instr"
     }
     is "$(cm_rows)" "$(cat "$T/net.rows")" "cmake: include src/net/, the same functions and counts as make"
     sleep 1

@@ -20,18 +20,13 @@ cp -R "$ROOT/examples/multidir" "$P"
 ok $? "callsight init --build make on the example"
 M="make -C $P CALLSIGHT=$CS"
 
-# rows_of DIR EXE: "name file calls" of a trace's report, sorted.
-rows_of() {
-    "$CS" analyze "$1" --exe "$2" --top 0 |
-        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
-}
 # traced NAME CONFIG: write trace.config, make instrument, run traced.
 traced() {
     printf '%s\n' "$2" > "$P/trace.config"
     $M instrument > "$T/$1.make" 2>&1 || { sed 's/^/# /' "$T/$1.make"; return 1; }
     rm -rf "$T/tr-$1"
     (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
-        rows_of "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
+        func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
 }
 compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
 
@@ -173,7 +168,7 @@ if command -v cmake > /dev/null 2>&1; then
     ok $? "cmake: include-func configures and builds --target instr"
     rm -rf "$T/tr-cm"
     (cd "$C" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-cm" ./build/app.instr > /dev/null)
-    is "$(rows_of "$T/tr-cm" "$C/build/app.instr" | sed 's/^clamp main.c/clamp app.h/')" "$(cat "$T/d1.rows")" \
+    is "$(func_rows "$T/tr-cm" "$C/build/app.instr" | sed 's/^clamp main.c/clamp app.h/')" "$(cat "$T/d1.rows")" \
         "cmake: include-func run 1, the same functions and counts as make"
 else
     ok 1 "cmake is not installed and scripts/deps.sh install cmake failed"

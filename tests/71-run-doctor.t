@@ -73,8 +73,7 @@ int main(void)
     return 0;
 }
 EOF
-cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
-    cc -finstrument-functions -g -O1 -o "$T/crash" "$T/crash.c" "$T/trace.o" -pthread
+build_traced "$T/crash" "$T/crash.c"
 "$CS" run --dir "$T/r4" --top 0 -- "$T/crash" > "$T/crash.out" 2> "$T/crash.err"
 is "$?" "139" "run: a program that crashes: its status, 128 + SIGSEGV"
 grep -q "callsight run: $T/crash was killed by signal 11 (Segmentation fault) after [0-9.]* s; the report covers what was traced" "$T/crash.err"

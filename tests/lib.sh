@@ -139,6 +139,22 @@ stop_serve() {
     wait "$SERVE_PID" 2>/dev/null
 }
 
+# build_traced OUT SRC: SRC compiled with -finstrument-functions -g and
+# linked with the runtime, which is compiled once per test without
+# instrumentation (and without an ASan build's sanitizers, which an
+# uninstrumented cc line could not link).
+build_traced() {
+    [ -f "$T/trace.o" ] || cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || return 1
+    cc -O1 -g -finstrument-functions -o "$1" "$2" "$T/trace.o" -pthread
+}
+
+# func_rows DIR EXE: "name file calls" for every row of DIR's report
+# (file without folders or line), sorted.
+func_rows() {
+    "$CS" analyze "$1" --exe "$2" --top 0 |
+        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
+}
+
 # wait_file PATH: wait (bounded) until PATH exists.
 wait_file() {
     for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.02; done

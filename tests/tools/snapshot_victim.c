@@ -1,0 +1,33 @@
+/*
+ * snapshot_victim.c - test helper for tests/17-summary-file.t and
+ * tests/18-summary-stream.t: a program to kill with SIGKILL in summary
+ * mode.  It makes exactly 10000 calls of work(), prints "done", then calls
+ * tick() every 5 ms for ever, so that the exit hooks keep taking snapshots
+ * (TRACE_SUMMARY_MS) until it is killed: the last whole snapshot must hold
+ * all 10000 calls of work().  Built with -finstrument-functions and the
+ * runtime by lib.sh's build_traced.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+static volatile int sink;
+
+static __attribute__((noinline)) void work(int i)
+{
+    sink += i;
+}
+
+static __attribute__((noinline)) void tick(void)
+{
+    usleep(5000);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 10000; i++)
+        work(i);
+    printf("done\n");
+    fflush(stdout);
+    for (;;)
+        tick();
+}
