@@ -5,8 +5,9 @@
 # tids; calls beyond TRACE_SUMMARY_FUNCS and deeper than TRACE_SUMMARY_DEPTH
 # counted in notes, with exact numbers; a program killed by SIGKILL keeps
 # every count up to its last snapshot, and a torn snapshot at a file's end
-# is reported and not used; outputs that need call paths, time windows and
-# directories mixing both kinds are refused with one line.
+# is reported and not used; outputs that need call paths, --function and
+# directories mixing both kinds are refused with one line (time windows
+# and the series: test 19).
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
 plan 21
@@ -139,9 +140,9 @@ ok $? "snapshots taken inside outer() (>= 2 slow writes) are the tracer's time, 
 "$CS" analyze "$T/s" --exe "$W" --format folded -o "$T/x.folded" 2> "$T/folded.err"
 is "$? $(cat "$T/folded.err")" "1 callsight analyze: summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)" \
     "--format folded on summaries: refused with one line"
-"$CS" analyze "$T/s" --exe "$W" --since 1ms > /dev/null 2> "$T/since.err"
-is "$? $(cat "$T/since.err")" "1 callsight analyze: --since, --until and --function need event traces; summary traces hold each thread's totals" \
-    "--since on summaries: refused with one line"
+"$CS" analyze "$T/s" --exe "$W" --function fib > /dev/null 2> "$T/func.err"
+is "$? $(cat "$T/func.err")" "1 callsight analyze: --function needs event traces: summary traces hold each function's totals, not its callees" \
+    "--function on summaries: refused with one line"
 mkdir -p "$T/mix" && cp "$T/s"/*.bin "$T/e"/*.bin "$T/mix/" 2>/dev/null
 "$CS" analyze "$T/mix" --exe "$W" > /dev/null 2> "$T/mix.err"
 is "$? $(cat "$T/mix.err")" "1 callsight analyze: the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own" \

@@ -32,6 +32,9 @@ struct thread {
     uint64_t in_fn;  /* open frames of --function targets */
     struct summary_thread *sum; /* TRACE_MODE=summary: its snapshots */
     uint64_t sum_bias;          /* its process's load bias, for them */
+    int64_t sum_t0;             /* its program's start: where its first interval begins */
+    int64_t sum_end;            /* where its last snapshot ended */
+    int sum_used;               /* a snapshot of it was counted */
     struct callstack cs;
 };
 
@@ -96,6 +99,7 @@ void analysis_init(struct analysis *a, FILE *diag, const char *prog)
     a->diag = diag;
     a->prog = prog;
     a->sinks[a->nsinks++] = (struct sink){.ctx = &a->funcs, .close = table_close};
+    a->interval_ns = 1000000000;
 }
 
 void analysis_free(struct analysis *a)
@@ -114,6 +118,7 @@ void analysis_free(struct analysis *a)
     u64map_free(&a->thread_index);
     u64map_free(&a->targets);
     funcstats_free(&a->funcs);
+    timeline_free(&a->timeline);
 }
 
 void analysis_set_exes(struct analysis *a, const struct analysis_exe *exes, size_t n)
@@ -421,7 +426,8 @@ static int open_first(struct analysis *a, const struct trace_series *s, struct t
 
 /* The trace's start: the earliest first enter/exit record of any series,
  * which is where the main pass' span starts too (records of one series
- * are in time order). */
+ * are in time order); of a summary trace, the earliest program start
+ * (its header's clock pair), where its threads' first intervals begin. */
 static void find_start(struct analysis *a, const struct trace_files *tf, struct trace_reader *r)
 {
     for (size_t i = 0; i < tf->nseries; i++) {
@@ -429,8 +435,8 @@ static void find_start(struct analysis *a, const struct trace_files *tf, struct 
         if (open_first(a, &tf->series[i], r) < 0)
             continue;
         while (trace_reader_next(r, &ev) == TRACE_READER_EVENT)
-            if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT) {
-                int64_t ns = trace_reader_ns(r, ev.ts);
+            if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT || ev.kind == TRACE_KIND_SUMMARY) {
+                int64_t ns = trace_reader_ns(r, ev.kind == TRACE_KIND_SUMMARY ? r->hdr.t0_ticks : ev.ts);
                 if (!a->have_start || ns < a->start_ns)
                     a->start_ns = ns;
                 a->have_start = 1;
@@ -448,9 +454,9 @@ void analysis_prepare(struct analysis *a, const struct trace_files *tf)
         return;
     }
     find_anchors(a, tf, r);
-    if (a->filter.has_since || a->filter.has_until)
-        find_start(a, tf, r);
+    find_start(a, tf, r);
     free(r);
+    timeline_init(&a->timeline, a->start_ns, a->interval_ns);
 }
 
 /* ---- frames: tags and sinks --------------------------------------------- */
@@ -550,6 +556,8 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
     t->in_fn = 0;
     t->sum = NULL;
     t->sum_bias = 0;
+    t->sum_t0 = t->sum_end = 0;
+    t->sum_used = 0;
     callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
@@ -591,61 +599,132 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
 
 static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
 
-/* The thread's last whole summary snapshot into the function table (it is
- * cumulative: the thread's totals), then forgotten: at its exit (a later
- * thread may reuse the tid) and when the series ends. */
-static void summary_commit(struct series_run *run, struct thread *t)
+/* A function's gained buckets into its histogram.  Each bucket's calls lie
+ * in its range and, the snapshots being cumulative, within the min and max
+ * so far; so the interval holding a function's extreme gives it exactly,
+ * and a window's extremes are off by at most one bucket's width. */
+static void summary_hist(struct analysis *a, uint32_t id, const struct summary_thread *st,
+                         const struct summary_delta *d)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < d->fn->nb; k++) {
+        const struct summary_bucket *b = &st->done.b[d->fn->b0 + k];
+        uint64_t n = summary_delta_bucket(st, d, k, &at), lo, hi;
+        if (!n)
+            continue;
+        hist_bucket_range(b->index, &lo, &hi);
+        lo = lo > d->fn->min_ns ? lo : d->fn->min_ns;
+        hi = hi < d->fn->max_ns ? hi : d->fn->max_ns;
+        if (hist_add_bucket(&a->funcs.v[id].lat, b->index, n, lo < hi ? lo : hi, hi) < 0)
+            a->oom = 1;
+    }
+}
+
+/* What the device could not attribute, gained since the snapshot before. */
+static void summary_meta(struct analysis *a, const struct summary_thread *st)
+{
+    const struct summary_snap *s = &st->done, *e = st->have_prev ? &st->prev : NULL;
+    a->summary_over = sat_add(a->summary_over, s->over_calls - (e ? e->over_calls : 0));
+    a->summary_deep = sat_add(a->summary_deep, s->deep_calls - (e ? e->deep_calls : 0));
+    a->summary_unmatched = sat_add(a->summary_unmatched, s->unmatched - (e ? e->unmatched : 0));
+    a->summary_tracer_ns = sat_add(a->summary_tracer_ns, s->tracer_ns - (e ? e->tracer_ns : 0));
+}
+
+/* The thread has calls: counted once, and its process's build-id checked as
+ * for events (all input, as the header says); and once more if they count. */
+static void summary_thread_seen(struct analysis *a, struct thread *t, int used)
+{
+    struct analysis_thread *at = &a->threads[t->index];
+    struct analysis_process *p = &a->procs[t->proc];
+    if (!at->has_events) {
+        at->has_events = 1;
+        a->threads_with_events++;
+        if (!p->events++)
+            a->src[p->src].procs_with_events++;
+    }
+    if (used && !t->sum_used) {
+        t->sum_used = 1;
+        a->summary_threads++;
+    }
+}
+
+/* A whole snapshot was just read, ending at end_ns: what the thread did
+ * since the one before goes into the function table and the timeline when
+ * the thread is selected and the interval ends inside the window; the
+ * header's totals count it either way. */
+static void summary_take(struct series_run *run, struct thread *t, int64_t end_ns)
 {
     struct analysis *a = run->a;
     struct summary_thread *st = t->sum;
-    if (!st)
-        return;
-    a->summary_damaged += st->damaged + (uint64_t)st->reading;
-    if (st->have_done && a->threads[t->index].selected) {
-        const struct summary_snap *s = &st->done;
-        uint32_t bin = a->procs[t->proc].bin, id;
-        for (size_t i = 0; i < s->nfn && !a->oom; i++) {
-            const struct summary_fn *f = &s->fn[i];
-            if (func_id(run, bin, f->addr - t->sum_bias, &id) < 0) {
-                a->oom = 1;
-                break;
-            }
-            funcstats_add_summary(&a->funcs, id, f->calls, f->incl_ns, f->self_ns);
-            for (size_t k = 0; k < f->nb; k++)
-                if (hist_add_bucket(&a->funcs.v[id].lat, s->b[f->b0 + k].index, s->b[f->b0 + k].count, f->min_ns,
-                                    f->max_ns) < 0)
-                    a->oom = 1;
-            a->calls = sat_add(a->calls, f->calls);
-            a->calls_selected = sat_add(a->calls_selected, f->calls);
+    int64_t begin = st->have_prev && t->sum_end > t->sum_t0 ? t->sum_end : t->sum_t0;
+    int used = a->threads[t->index].selected && in_window(a, end_ns);
+    t->sum_end = end_ns;
+    const struct summary_snap *s = &st->done;
+    uint32_t bin = a->procs[t->proc].bin, id;
+    size_t j = 0;
+    for (size_t i = 0; i < s->nfn && !a->oom; i++) {
+        struct summary_delta d;
+        summary_delta(st, i, &j, &d);
+        a->calls = sat_add(a->calls, d.calls);
+        if (!d.calls || !used)
+            continue;
+        if (func_id(run, bin, d.fn->addr - t->sum_bias, &id) < 0) {
+            a->oom = 1;
+            break;
         }
-        struct analysis_thread *at = &a->threads[t->index];
-        struct analysis_process *p = &a->procs[t->proc];
-        a->threads_with_events += !at->has_events;
-        at->has_events = 1;
-        if (!p->events++) /* the process has calls: its build-id is checked as for events */
-            a->src[p->src].procs_with_events++;
-        a->summary_threads++;
-        a->summary_snapshots += st->whole;
-        a->summary_over = sat_add(a->summary_over, s->over_calls);
-        a->summary_deep = sat_add(a->summary_deep, s->deep_calls);
-        a->summary_unmatched = sat_add(a->summary_unmatched, s->unmatched);
-        a->summary_tracer_ns = sat_add(a->summary_tracer_ns, s->tracer_ns);
+        funcstats_add_summary(&a->funcs, id, d.calls, d.incl_ns, d.self_ns);
+        summary_hist(a, id, st, &d);
+        timeline_add(&a->timeline, end_ns, id, d.calls, d.incl_ns, d.self_ns);
+        a->calls_selected = sat_add(a->calls_selected, d.calls);
     }
-    summary_reset(st);
-    st->whole = st->damaged = 0;
+    summary_thread_seen(a, t, used);
+    if (!a->summary_snapshots && !a->summary_outside)
+        a->summary_first_ns = a->summary_last_ns = begin;
+    a->summary_first_ns = begin < a->summary_first_ns ? begin : a->summary_first_ns;
+    a->summary_last_ns = end_ns > a->summary_last_ns ? end_ns : a->summary_last_ns;
+    if (!used) {
+        a->summary_outside++;
+        return;
+    }
+    summary_meta(a, st);
+    a->summary_snapshots++;
 }
 
-static void on_summary(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev)
+/* The thread's snapshots are done with (its exit: a later thread may reuse
+ * the tid; the end of the series): count what was damaged, free the rest. */
+static void summary_end(struct series_run *run, struct thread *t)
 {
+    struct summary_thread *st = t->sum;
+    if (!st)
+        return;
+    run->a->summary_damaged += st->damaged + (uint64_t)st->reading;
+    summary_free(st);
+    t->sum_used = 0;
+}
+
+static void on_summary(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
-    if (!t || (!t->sum && !(t->sum = calloc(1, sizeof *t->sum)))) {
-        run->a->oom = 1;
+    if (!t) {
+        a->oom = 1;
         return;
     }
-    struct analysis_process *p = &run->a->procs[t->proc];
+    if (!t->sum) {
+        if (!(t->sum = malloc(sizeof *t->sum))) {
+            a->oom = 1;
+            return;
+        }
+        summary_init(t->sum, &a->summary_budget);
+    }
+    struct analysis_process *p = &a->procs[t->proc];
     t->sum_bias = p->have_bias ? p->bias : r->hdr.load_bias;
-    if (summary_record(t->sum, ev) < 0)
-        run->a->oom = 1;
+    t->sum_t0 = trace_reader_ns(r, r->hdr.t0_ticks);
+    int got = summary_record(t->sum, ev);
+    if (got < 0)
+        a->oom = 1;
+    else if (got)
+        summary_take(run, t, ns);
 }
 
 static void on_thread_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
@@ -667,7 +746,7 @@ static void on_thread_marker(struct series_run *run, const trace_event_t *ev, in
         break;
     case TRACE_MARK_THREAD_EXIT:
         callstack_reset(&t->cs);
-        summary_commit(run, t);
+        summary_end(run, t);
         break;
     case TRACE_MARK_THREAD_NAME:
         set_thread_name(a, &a->threads[t->index], ev);
@@ -899,7 +978,7 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
             else if (ev->kind == TRACE_KIND_MARKER)
                 on_marker(run, ev, b.ns[i]);
             else if (ev->kind == TRACE_KIND_SUMMARY)
-                on_summary(run, r, ev);
+                on_summary(run, r, ev, b.ns[i]);
         }
     if (st == TRACE_READER_TRUNCATED)
         diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
@@ -947,9 +1026,7 @@ static void close_thread(struct series_run *run, struct thread *t)
     if (run->vanished)
         callstack_kill(&t->cs);
     callstack_reset(&t->cs);
-    summary_commit(run, t);
-    if (t->sum)
-        summary_free(t->sum);
+    summary_end(run, t);
     free(t->sum);
     const struct callstack_counts *c = &t->cs.c;
     analysis_thread_label(&a->threads[t->index], label, sizeof label);
@@ -1034,8 +1111,18 @@ uint64_t analysis_dropped(const struct analysis *a)
     return total;
 }
 
+void analysis_finish(struct analysis *a)
+{
+    timeline_finish(&a->timeline);
+    a->oom |= a->timeline.oom;
+}
+
 uint64_t analysis_span(const struct analysis *a)
 {
+    if (!a->events && (a->summary_snapshots || a->summary_outside))
+        return a->summary_last_ns > a->summary_first_ns
+                   ? (uint64_t)a->summary_last_ns - (uint64_t)a->summary_first_ns
+                   : 0;
     return a->events && a->last_ns > a->first_ns ? (uint64_t)a->last_ns - (uint64_t)a->first_ns
                                                  : 0;
 }

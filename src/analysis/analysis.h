@@ -11,27 +11,32 @@
  * has its load bias and binary, binaries are told apart by build-id, and
  * each is matched to one of the --exe files given, so functions are keyed
  * by (binary, link-time address) and named from their own binary.  The
- * frames go to
- * every sink: always the function table (funcstats.h), plus what the
- * outputs asked for (calling-context tree, call sites, timeline).  Markers
- * become capture notes, loss counts, thread names and instants.  Memory is
+ * frames go to every sink: always the function table (funcstats.h), plus
+ * what the outputs asked for (calling-context tree, call sites, timeline).
+ * Markers become capture notes, loss counts, thread names and instants.
  * The tracer's own time (TRACE_MARK_TRACER_TIME: a thread flushing its
  * buffer) is taken out of the frames open on that thread when it happened,
  * unless keep_tracer_time is set, and summed either way; the time spent
  * waiting for the ring under TRACE_SHM_WAIT_US (TRACE_MARK_TRACER_WAIT) is
- * summed too.  Memory is
- * bounded by threads x depth of the series being read, plus sources,
- * distinct threads and distinct functions, and what the sinks keep.
+ * summed too.  Memory is bounded by threads x depth of the series being
+ * read, plus sources, distinct threads and distinct functions, and what the
+ * sinks keep.
+ *
+ * Summary traces (TRACE_MODE=summary) have no frames: each whole snapshot
+ * of a thread, minus its previous one, goes into the function table and
+ * into the per-interval series (timeline.h); snapshots held are bounded by
+ * one budget (summary.h).
  *
  * Filters select which frames count (their tag.selected): threads by tid or
  * name, a time window measured from the trace's first event, and the
- * subtrees of some functions.  Matching always runs on everything, so the
+ * subtrees of some functions.  In summary traces the window selects the
+ * intervals that end inside it, measured from the traced program's start.  Matching always runs on everything, so the
  * header counts and notes describe all input whatever is selected.
  *
  * Order of use: analysis_init, analysis_set_filter and analysis_add_sink
  * (optional), analysis_prepare (cheap pre-passes: exit clock anchors from
- * the tails of the last segments, and the trace's start when a time window
- * needs it), analysis_run_series for each series; then the outputs read
+ * the tails of the last segments, and the trace's start from the first
+ * records of each series), analysis_run_series for each series; then the outputs read
  * the structure (notes.h formats the header and notes).
  */
 #ifndef CALLSIGHT_ANALYSIS_H
@@ -44,6 +49,8 @@
 #include "lib/u64map.h"
 #include "read/trace_files.h"
 #include "sink.h"
+#include "summary.h"
+#include "timeline.h"
 
 #define ANALYSIS_ANCHOR_TAIL (64u * 1024u) /* bytes of tail searched per series */
 #define ANALYSIS_MAX_SINKS 8
@@ -152,11 +159,16 @@ struct analysis {
     int64_t first_ns, last_ns;    /* over enter/exit records */
     uint64_t unmatched_exits, unclosed_enters;
     uint64_t calls, calls_selected; /* completed calls: all, and selected */
-    /* TRACE_MODE=summary: threads whose last whole snapshot was used, the
-     * snapshots read whole and damaged (torn, or not parseable), and what
-     * those snapshots say the device could not attribute */
+    /* TRACE_MODE=summary: threads with a snapshot used, the snapshots used
+     * and damaged (torn, not parseable, or not holding the one before),
+     * and what those snapshots say the device could not attribute */
     uint64_t summary_threads, summary_snapshots, summary_damaged;
     uint64_t summary_over, summary_deep, summary_unmatched, summary_tracer_ns;
+    uint64_t summary_outside;     /* whole snapshots not selected (thread, window) */
+    int64_t summary_first_ns, summary_last_ns; /* the intervals read: from, to */
+    struct summary_budget summary_budget;
+    struct timeline timeline;     /* per interval of interval_ns (default 1 s) */
+    uint64_t interval_ns;
     int keep_tracer_time;         /* count flushes in the frames they interrupted */
     size_t files_read, files_bad;
     struct analysis_filter filter;
@@ -180,10 +192,13 @@ void analysis_set_exes(struct analysis *a, const struct analysis_exe *exes, size
 int analysis_set_filter(struct analysis *a, const struct analysis_filter *f);
 /* Feed another sink.  0 ok, -1 when there are too many. */
 int analysis_add_sink(struct analysis *a, struct sink s);
-/* The pre-passes: exit clock anchors, and the start when a window needs it. */
+/* The pre-passes: exit clock anchors, and the trace's start (for a time
+ * window, and the intervals of summary traces: set interval_ns before). */
 void analysis_prepare(struct analysis *a, const struct trace_files *tf);
 /* Read one series from start to end. */
 void analysis_run_series(struct analysis *a, const struct trace_series *s);
+/* After the last series: what is kept in pieces is put in order. */
+void analysis_finish(struct analysis *a);
 /* Sum over sources of max(device-reported drops, threads' lost events)
  * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);
@@ -192,7 +207,9 @@ uint64_t analysis_source_dropped(const struct analysis_source *s);
 const char *analysis_source_word(const struct analysis_source *s);
 /* "thread 8" or "thread 8 (name)". */
 void analysis_thread_label(const struct analysis_thread *t, char *buf, size_t len);
-/* Span of the enter/exit records in ns (0 when fewer than two). */
+/* Span of the enter/exit records in ns (0 when fewer than two); of a
+ * summary trace, from the start of its first interval used to the end of
+ * its last. */
 uint64_t analysis_span(const struct analysis *a);
 
 #endif

@@ -58,6 +58,21 @@ static uint64_t midpoint(unsigned block, unsigned slot)
     return lo + ((uint64_t)1 << (shift - 1));
 }
 
+void hist_bucket_range(uint32_t index, uint64_t *lo, uint64_t *hi)
+{
+    if (index < EXACT) {
+        *lo = *hi = index;
+        return;
+    }
+    unsigned b = 1 + (index - EXACT) / SUB, s = (index - EXACT) % SUB;
+    if (b >= HIST_BLOCKS) {
+        *lo = *hi = UINT64_MAX;
+        return;
+    }
+    *lo = (uint64_t)(SUB + s) << b;
+    *hi = b == HIST_BLOCKS - 1 && s == SUB - 1 ? UINT64_MAX : *lo + ((uint64_t)1 << b) - 1;
+}
+
 void hist_init(struct hist *h)
 {
     memset(h, 0, sizeof *h);

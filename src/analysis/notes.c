@@ -141,12 +141,31 @@ static void tracer_notes(const struct emit *e)
 static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
     char buf[512];
-    if (!a->summary_threads && !a->summary_damaged)
+    if (!a->summary_threads && !a->summary_damaged && !a->summary_outside)
         return;
-    snprintf(buf, sizeof buf, "summary mode: %llu snapshots from %llu threads; calls, times, min and max are exact, "
-             "percentiles are estimates from the device's histograms (within 1.6%%)",
-             (unsigned long long)a->summary_snapshots, (unsigned long long)a->summary_threads);
+    if (a->filter.has_since || a->filter.has_until)
+        snprintf(buf, sizeof buf, "summary mode: %llu snapshots from %llu threads end inside the window (%llu "
+                 "more are not selected); calls and times are exact for those intervals, min and max within one histogram "
+                 "bucket (1/32), percentiles estimates (within 1.6%%)",
+                 (unsigned long long)a->summary_snapshots, (unsigned long long)a->summary_threads,
+                 (unsigned long long)a->summary_outside);
+    else
+        snprintf(buf, sizeof buf, "summary mode: %llu snapshots from %llu threads; calls, times, min and max are "
+                 "exact, percentiles are estimates from the device's histograms (within 1.6%%)",
+                 (unsigned long long)(a->summary_snapshots + a->summary_outside),
+                 (unsigned long long)a->threads_with_events);
     fn(ctx, buf);
+    if (a->summary_budget.refused) {
+        snprintf(buf, sizeof buf, "summary mode: %llu snapshots not read: the threads' snapshots held at once "
+                 "reached analyze's cap (%zu MiB)", (unsigned long long)a->summary_budget.refused,
+                 SUMMARY_MAX_HELD >> 20);
+        fn(ctx, buf);
+    }
+    if (a->timeline.dropped) {
+        snprintf(buf, sizeof buf, "summary mode: %llu entries of the interval series were dropped (more distinct "
+                 "functions than its room); the totals hold them", (unsigned long long)a->timeline.dropped);
+        fn(ctx, buf);
+    }
     if (a->summary_damaged) {
         snprintf(buf, sizeof buf, "summary mode: %llu snapshots were torn or damaged and not used (each later "
                  "whole snapshot still holds every count before it)", (unsigned long long)a->summary_damaged);

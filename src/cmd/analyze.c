@@ -56,6 +56,7 @@ struct options {
     size_t max_stacks;
     int force; /* --force: analyze even if --exe is not the traced binary */
     int keep_tracer_time; /* --keep-tracer-time */
+    int64_t interval_ns;  /* --interval (0: not given) */
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
     uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
@@ -66,8 +67,8 @@ static void usage(FILE *out)
     fprintf(out,
 "usage: callsight analyze [DIR|FILE ...] --exe BIN [--exe BIN2 ...] [--format F] [-o FILE]\n"
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
-"                         [--function NAME] [--max-stacks N] [--addr2line TOOL]\n"
-"                         [--force] [--keep-tracer-time]\n"
+"                         [--function NAME] [--max-stacks N] [--interval T]\n"
+"                         [--addr2line TOOL] [--force] [--keep-tracer-time]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -106,11 +107,17 @@ static void usage(FILE *out)
 "  --since T, --until T\n"
 "                     only calls that start inside this window; T is a time\n"
 "                     from the trace's first event: a number with a unit,\n"
-"                     s (the default), ms, us or ns, e.g. 1.5, 250ms, 40us\n"
+"                     s (the default), ms, us or ns, e.g. 1.5, 250ms, 40us.\n"
+"                     Summary traces: the intervals between snapshots that\n"
+"                     end inside the window, T from the program's start\n"
 "  --function NAME    only NAME's calls and everything they call (its subtree);\n"
 "                     NAME as in the table, or a link-time address 0x...\n"
 "  --max-stacks N     folded and svg: distinct stacks kept (default %u); calls\n"
 "                     on further stacks are counted under [other stacks]\n"
+"  --interval T       summary traces, json: the width of each interval of the\n"
+"                     series (default 1s, at least 1ms; set it no finer than\n"
+"                     the run's TRACE_SUMMARY_MS); a long run's intervals are\n"
+"                     widened as needed to keep the series bounded\n"
 "  --addr2line TOOL   addr2line to run (default: addr2line); for a binary\n"
 "                     built for another architecture, its toolchain's own,\n"
 "                     e.g. aarch64-linux-gnu-addr2line (--function uses the\n"
@@ -154,6 +161,12 @@ static void usage(FILE *out)
 "  p50/p99/max_us   inclusive time per call (percentiles within 2%%)\n"
 "The header and notes always describe all input; filters choose the calls\n"
 "that go into the table and every other output.\n"
+"\n"
+"Summary traces (TRACE_MODE=summary) give the same report from the device's\n"
+"aggregates: calls, incl, self, min and max exact, percentiles from its\n"
+"histograms; json adds \"intervals\", each function's calls and time per\n"
+"interval.  span runs from the start of the first interval to the end of\n"
+"the last; folded, svg, perfetto, callers and --function need events.\n"
 "\n"
 "Functions that cannot be named are shown by address in hex.\n"
 "Exit status: 0 success (notes included), 1 error, 2 usage error.\n");
@@ -259,6 +272,8 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--format needs one of text, json, folded, svg, perfetto, callers";
     else if (!strcmp(name, "--max-stacks") && (parse_count(v, &o->max_stacks) < 0 || o->max_stacks < 2))
         bad = "--max-stacks needs a count of at least 2";
+    else if (!strcmp(name, "--interval") && (parse_time(v, &o->interval_ns) < 0 || o->interval_ns < 1000000))
+        bad = "--interval needs a time of at least 1ms, such as 1, 500ms";
     else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
              !strcmp(name, "--since") || !strcmp(name, "--until"))
         bad = take_filter(&o->filter, name, v);
@@ -271,7 +286,7 @@ static int take_value(struct options *o, const char *name, const char *v)
 
 static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--format",
                                              "--output", "-o", "--thread", "--since", "--until",
-                                             "--function", "--max-stacks"};
+                                             "--function", "--max-stacks", "--interval"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -482,6 +497,8 @@ static int setup(struct run *r)
     char dir[4096];
     int bad = analysis_set_filter(&r->a, &o->filter) < 0;
     r->a.keep_tracer_time = o->keep_tracer_time;
+    if (o->interval_ns)
+        r->a.interval_ns = (uint64_t)o->interval_ns;
     if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
         bad |= cctree_init(&r->tree, o->max_stacks) < 0;
         r->have_tree = 1;
@@ -616,6 +633,7 @@ static int run_pass(struct run *r, struct trace_files *tf)
     analysis_prepare(a, tf);
     for (size_t i = 0; i < tf->nseries; i++)
         analysis_run_series(a, &tf->series[i]);
+    analysis_finish(a);
     if (a->oom || a->funcs.oom || (r->have_tree && r->tree.oom) || (r->have_sites && r->sites.oom)) {
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
@@ -710,21 +728,23 @@ static void run_free(struct run *r)
     analysis_free(&r->a);
 }
 
-/* Summary traces (TRACE_MODE=summary) hold totals per thread and function:
- * never mixed with events, and no call paths or time windows.  0 or 1 (said). */
+/* Summary traces (TRACE_MODE=summary) hold totals per thread and function,
+ * interval by interval: never mixed with events, and no call paths.  0 or 1
+ * (said). */
 static int check_summary(const struct run *r)
 {
     const struct options *o = r->o;
     const struct analysis *a = &r->a;
     const char *why = NULL;
-    if (!a->summary_threads && !a->summary_damaged)
-        return 0;
-    if (a->events)
+    if (!a->summary_threads && !a->summary_damaged && !a->summary_outside)
+        why = o->interval_ns && a->events ? "--interval is for summary traces (TRACE_MODE=summary); these hold events"
+                                          : NULL;
+    else if (a->events)
         why = "the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own";
     else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CALLERS)
         why = "summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)";
-    else if (o->filter.has_since || o->filter.has_until || o->filter.nfuncs)
-        why = "--since, --until and --function need event traces; summary traces hold each thread's totals";
+    else if (o->filter.nfuncs)
+        why = "--function needs event traces: summary traces hold each function's totals, not its callees";
     if (!why)
         return 0;
     fprintf(stderr, PROG ": %s\n", why);

@@ -177,9 +177,40 @@ static int write_functions(FILE *out, const struct out_view *v)
         fputs(n++ ? ",\n" : "\n", out);
         write_row(out, v, order[i]);
     }
-    fputs(n ? "\n  ]\n" : "]\n", out);
+    fputs(n ? "\n  ],\n" : "],\n", out);
     free(order);
     return 0;
+}
+
+/* Summary traces: each interval's functions, in the order of the table's
+ * ids (stable for one input); null for event traces. */
+static void write_intervals(FILE *out, const struct out_view *v)
+{
+    const struct analysis *a = v->a;
+    const struct timeline *tl = &a->timeline;
+    fputs("  \"intervals\": ", out);
+    if (!a->summary_threads && !a->summary_outside) {
+        fputs("null\n", out);
+        return;
+    }
+    fprintf(out, "{\"width_ns\": %llu, \"dropped\": %llu, \"series\": [", (unsigned long long)tl->width_ns,
+            (unsigned long long)tl->dropped);
+    for (size_t i = 0; i < tl->n; i++) {
+        const struct timeline_entry *e = &tl->e[i];
+        const struct symbol *sym = v->funcs ? &v->funcs[e->id] : NULL;
+        if (!i || e->interval != tl->e[i - 1].interval)
+            fprintf(out, "%s\n    {\"from_ns\": %llu, \"functions\": [", i ? "]}," : "",
+                    (unsigned long long)(e->interval * tl->width_ns));
+        else
+            fputs(", ", out);
+        fputs("{\"name\": ", out);
+        json_str(out, sym ? sym->name : NULL);
+        fprintf(out, ", \"addr\": \"0x%llx\", ", (unsigned long long)a->funcs.v[e->id].addr);
+        json_u64(out, "calls", e->calls, ", ");
+        json_u64(out, "incl_ns", e->incl_ns, ", ");
+        json_u64(out, "self_ns", e->self_ns, "}");
+    }
+    fputs(tl->n ? "]}\n  ]}\n" : "]}\n", out);
 }
 
 int out_json_write(FILE *out, const struct out_view *v)
@@ -198,6 +229,7 @@ int out_json_write(FILE *out, const struct out_view *v)
     write_sources(out, a);
     write_threads(out, a);
     int rc = write_functions(out, v);
+    write_intervals(out, v);
     fputs("}\n", out);
     return rc;
 }

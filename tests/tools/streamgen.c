@@ -4,8 +4,9 @@
  *   streamgen [options] HOST PORT
  *
  * Sends a handshake and `--events N` known events in chunks of `--chunk K`,
- * optionally a drop notice, optionally in big-endian order, or breaks the
- * protocol in one chosen way (--bad MODE) so the tests can check that serve
+ * optionally a drop notice, optionally in big-endian order, optionally
+ * the records of a file as one more chunk (`--records FILE`: 32-byte
+ * records in host order, sent as they are), or breaks the protocol in one chosen way (--bad MODE) so the tests can check that serve
  * closes exactly that connection with a clear message.  Event i carries
  *
  *   ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40, call_site = 0x500000 + i,
@@ -38,7 +39,7 @@
 #include "trace_shm.h"
 
 struct opts {
-    const char *host, *port, *bad, *resume_file, *paused_file;
+    const char *host, *port, *bad, *resume_file, *paused_file, *records;
     long events, chunk, pause_after, notice, unknown_after;
     int big;
 };
@@ -188,6 +189,26 @@ static int send_events(long first, long n, const char *bad)
     return rc;
 }
 
+/* The records of a file, as one chunk. */
+static int send_records(const char *path)
+{
+    static unsigned char raw[TRACE_STREAM_MAX_RAW];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die(path);
+    size_t n = fread(raw, 1, sizeof raw, f);
+    fclose(f);
+    n -= n % TRACE_EVENT_SIZE;
+    size_t cap = ZSTD_compressBound(n ? n : 1);
+    unsigned char *z = malloc(cap);
+    if (!z)
+        die("malloc");
+    size_t zl = compress(z, cap, raw, n, 1);
+    int rc = send_chunk_raw(0, (uint32_t)n, (uint32_t)zl, z, zl);
+    free(z);
+    return rc;
+}
+
 static int send_notice(uint64_t count)
 {
     unsigned char payload[8], z[64];
@@ -250,6 +271,8 @@ static int run(const struct opts *o)
         if (chunks == o->unknown_after && send_unknown())
             return 1;
     }
+    if (o->records && send_records(o->records))
+        return 1;
     if (o->notice >= 0 && send_notice((uint64_t)o->notice))
         return 1;
     if (bad)
@@ -275,6 +298,7 @@ static void parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--paused-file")) o->paused_file = v;
         else if (!strcmp(a, "--resume-file")) o->resume_file = v;
         else if (!strcmp(a, "--unknown-after")) o->unknown_after = atol(v);
+        else if (!strcmp(a, "--records")) o->records = v;
         else {
             fprintf(stderr, "streamgen: unknown option %s\n", a);
             exit(2);
@@ -284,7 +308,7 @@ static void parse(int argc, char **argv, struct opts *o)
     if (argc - i != 2 || o->chunk < 1 || o->chunk * TRACE_EVENT_SIZE > TRACE_STREAM_MAX_RAW) {
         fprintf(stderr, "usage: streamgen [--events N] [--chunk K] [--bad MODE] [--notice D] "
                         "[--big-endian] [--pause-after C --paused-file F --resume-file F] "
-                        "[--unknown-after C] HOST PORT\n");
+                        "[--unknown-after C] [--records FILE] HOST PORT\n");
         exit(2);
     }
     o->host = argv[i];
