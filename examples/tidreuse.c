@@ -10,9 +10,11 @@
  * generations reused the previous thread's tid.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GENERATIONS 6
@@ -34,6 +36,19 @@ static __attribute__((noinline)) void *thread_main(void *arg)
     return NULL;
 }
 
+/* pthread_join returns once the thread has cleared its tid word, which is
+ * before the kernel has released the tid; until it has, the next thread
+ * cannot get it (a busy machine showed it).  Wait for that, up to a second.
+ * Not instrumented, so the expected counts stay as above. */
+static __attribute__((no_instrument_function)) void wait_tid_released(long tid)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (syscall(SYS_tgkill, (long)getpid(), tid, 0) != 0 && errno == ESRCH)
+            return;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
 /* Ask the kernel to hand out `tid` next; fails harmlessly when not allowed. */
 static void want_next_tid(long tid)
 {
@@ -53,6 +68,7 @@ static __attribute__((noinline)) long run_generation(long want)
     if (pthread_create(&t, NULL, thread_main, &tid) != 0)
         return -1;
     pthread_join(t, NULL);
+    wait_tid_released(tid);
     return tid;
 }
 
