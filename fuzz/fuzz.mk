@@ -19,7 +19,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 20
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -38,6 +38,8 @@ FUZZ_DEPS_trace_config := src/select/config.c
 FUZZ_LIBS_trace_config :=
 FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
+FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
+FUZZ_LIBS_stream_sums :=
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
@@ -72,7 +74,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary stream_sums,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

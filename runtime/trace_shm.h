@@ -163,6 +163,7 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_CODEC_STACK_SHUFFLE 0x1u /* codecs bit: TRACE_CHUNK_EVENTS_CODED as below */
 
 #define TRACE_ACK_SUMMARIES 0x1u /* features bit: the server writes summary records */
+#define TRACE_ACK_SUMMARY_INCREMENTS 0x2u /* features bit: ... and takes TRACE_CHUNK_SUMMARY_INCREMENTS */
 
 typedef struct trace_stream_ack {
     char magic[8];     /* "TKACK\0\0\0" */
@@ -201,8 +202,40 @@ enum trace_chunk_type {
      * zstd) is still 32 bytes per record, a multiple of 32.  Sent only after
      * the server's ack; a server that did not ack treats it as malformed.
      */
-    TRACE_CHUNK_EVENTS_CODED = 4
+    TRACE_CHUNK_EVENTS_CODED = 4,
+    /*
+     * Summary snapshots as increments (below): raw_len (after zstd) is 32
+     * bytes per record, a multiple of 32.  Sent only after an ack whose
+     * features has TRACE_ACK_SUMMARY_INCREMENTS; a server that did not say
+     * so treats it as malformed.
+     */
+    TRACE_CHUNK_SUMMARY_INCREMENTS = 5
 };
+
+/*
+ * TRACE_CHUNK_SUMMARY_INCREMENTS.  A cumulative snapshot (trace.h) resends
+ * every count each time; on the wire, where one connection delivers in
+ * order or not at all, a snapshot can instead say what changed since the
+ * same tid's previous snapshot on this connection.  The server keeps each
+ * tid's totals and writes every snapshot whole, as trace.h defines it, so
+ * files and readers see ordinary snapshots.  The payload, once its bytes
+ * are put back from planes (byte k of record i was sent at offset
+ * k * n + i, as step 2 of the codec below), is n little-endian records of
+ * kind TRACE_KIND_SUMMARY, with trace.h's parts, except that:
+ *
+ *   BEGIN    call_site = the functions listed in this increment
+ *   FUNC     a function that changed: ts = inclusive ns gained, call_site
+ *            = calls gained (func: its address, as always); one not
+ *            listed is unchanged; a new one is added after the others
+ *   TIMES    ts = self ns gained; func, call_site = min and max (whole)
+ *   BUCKETS  counts gained, for the buckets that gained (indices rising)
+ *   META, END  as in trace.h (whole values)
+ *
+ * State starts empty with each connection (a client starts its increments
+ * from zero on every new connection), and a snapshot may span chunks.  A
+ * server bounds what it keeps per connection and closes one whose
+ * increments are malformed or exceed that.
+ */
 
 /*
  * TRACE_CHUNK_EVENTS_CODED: a reversible per-chunk coding of n records that

@@ -79,6 +79,7 @@
 #include "stream_file.h"
 #include "stream_proto.h"
 #include "stream_registry.h"
+#include "stream_sums.h"
 #include "trace.h"
 
 #define MB (1024.0 * 1024.0)
@@ -106,12 +107,15 @@ struct conn {
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
     int sum_offered;      /* the client may send summary snapshots: the ack says they are welcome */
+    struct stream_sums *sums; /* their totals, once increments were acked (the writer's) */
+    char writer_end[STREAM_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
     uint64_t chunks;      /* chunks read whole */
+    uint64_t chunks_written; /* chunks the writer took (the writer's) */
     uint64_t received;    /* bytes read from the socket */
     struct chunkq *q;     /* decompressed chunks, reader to writer */
     pthread_t writer;
     int writer_running;   /* writer was started: join it */
-    int writer_rc;        /* 2: the writer could open no file (said) */
+    int writer_rc;        /* 2: the writer could open no file (said); 3: a malformed chunk (writer_end) */
     uint64_t raw_in, zstd_in; /* event payload bytes before/after compression, for the ratio */
     uint64_t dropped;     /* the device's last reported cumulative count */
     uint64_t unknown;     /* chunks of unknown type skipped */
@@ -242,6 +246,8 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
 static void answer_offer(struct conn *c)
 {
     uint32_t codecs = 0, features = c->sum_offered ? TRACE_ACK_SUMMARIES : 0;
+    if (c->sum_offered && (c->sums = stream_sums_new()) != NULL)
+        features |= TRACE_ACK_SUMMARY_INCREMENTS; /* no memory: whole snapshots only */
     if (c->offered && !c->hello.swapped) {
         c->codec = stream_codec_new();
         c->decoded = malloc(STREAM_RAW_CAP);
@@ -343,6 +349,29 @@ static void on_events(struct conn *c, const struct stream_chunk *h, unsigned cha
     count_waits(c, raw, h->raw_len / TRACE_EVENT_SIZE);
     check_space(c);
     report_news(c, stream_file_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
+}
+
+static int put_whole(void *ctx, const unsigned char *records, size_t n)
+{
+    struct conn *c = ctx;
+    check_space(c);
+    report_news(c, stream_file_append(&c->file, records, n));
+    return 0;
+}
+
+/* Summary increments: counted as received as they came, written whole.
+ * 0, or 3 when malformed (writer_end says why). */
+static int on_summary_increments(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
+{
+    char why[STREAM_WHY_MAX];
+    size_t n = h->raw_len / TRACE_EVENT_SIZE;
+    c->raw_in += h->raw_len;
+    c->zstd_in += h->zstd_len;
+    c->stream_received += n;
+    if (stream_sums_take(c->sums, raw, n, put_whole, c, why, sizeof why) == 0)
+        return 0;
+    snprintf(c->writer_end, sizeof c->writer_end, "error: chunk %" PRIu64 ": %s", c->chunks_written, why);
+    return 3;
 }
 
 static void on_tracer_lost(struct conn *c, const unsigned char *raw)
@@ -483,6 +512,11 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
+    if (h->type == TRACE_CHUNK_SUMMARY_INCREMENTS && !c->sums) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": summary increments, but this server did "
+                 "not say it takes them (%s)", n, c->sum_offered ? "no memory" : "never offered");
+        return -1;
+    }
     if (h->type == TRACE_CHUNK_EVENTS_CODED && !c->acked) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": coded events, but this server did not "
                  "ack the codec (%s)", n, c->offered ? "not for this stream" : "never offered");
@@ -533,6 +567,7 @@ static int read_chunk(struct conn *c)
 /* Writer: act on one chunk, in the order they came.  0 go on, 2 no file could be opened (said). */
 static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
 {
+    c->chunks_written++;
     /* Only a resume notice as the first chunk decides where the files go. */
     if (!c->opened && h->type == TRACE_CHUNK_RESUME)
         return on_resume(c, raw) ? 2 : 0;
@@ -542,6 +577,8 @@ static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned ch
         on_unknown(c, h);
         return 0;
     }
+    if (h->type == TRACE_CHUNK_SUMMARY_INCREMENTS)
+        return on_summary_increments(c, h, raw);
     if (h->type == TRACE_CHUNK_EVENTS_CODED) {
         /* Decoded here, not by the reader: measured as fast as the other split,
          * and the records are still in this core's cache for the write's copy. */
@@ -636,6 +673,8 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
         pthread_join(c.writer, NULL);
         if (c.writer_rc)
             rc = c.writer_rc;
+        if (c.writer_rc == 3)
+            snprintf(c.end, sizeof c.end, "%s", c.writer_end); /* not the reader's cut that followed */
     }
     if (rc != 2)
         finish(&c);
@@ -646,4 +685,5 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     free(c.frame);
     free(c.decoded);
     stream_codec_free(c.codec);
+    stream_sums_free(c.sums);
 }

@@ -91,7 +91,7 @@ void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE]
 int stream_chunk_known(uint32_t type)
 {
     return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
-           type == TRACE_CHUNK_TRACER_LOST;
+           type == TRACE_CHUNK_TRACER_LOST || type == TRACE_CHUNK_SUMMARY_INCREMENTS;
 }
 
 int stream_chunk_has_events(uint32_t type)
@@ -124,13 +124,14 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
                  TRACE_STREAM_MAX_RAW);
         return -1;
     }
-    if (stream_chunk_has_events(c->type) && c->raw_len % TRACE_EVENT_SIZE) {
+    int records = stream_chunk_has_events(c->type) || c->type == TRACE_CHUNK_SUMMARY_INCREMENTS;
+    if (records && c->raw_len % TRACE_EVENT_SIZE) {
         snprintf(why, why_len, "events length %u is not a multiple of %u", (unsigned)c->raw_len,
                  TRACE_EVENT_SIZE);
         return -1;
     }
     uint32_t fixed = c->type == TRACE_CHUNK_RESUME ? TRACE_STREAM_RESUME_SIZE : 8u;
-    if (!stream_chunk_has_events(c->type) && c->raw_len != fixed) {
+    if (!records && c->raw_len != fixed) {
         snprintf(why, why_len, "%s raw_len %u (expected %u)", c->type == TRACE_CHUNK_NOTICE ? "notice"
                  : c->type == TRACE_CHUNK_RESUME ? "resume notice" : "tracer-lost notice",
                  (unsigned)c->raw_len, (unsigned)fixed);

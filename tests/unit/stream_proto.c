@@ -175,8 +175,8 @@ static void test_fault_chunks(void)
     char why[STREAM_WHY_MAX];
     struct stream_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
     ok(stream_chunk_known(TRACE_CHUNK_RESUME) && stream_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
-           !stream_chunk_known(5),
-       "resume and tracer-lost chunks are known, type 5 is not");
+           stream_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && !stream_chunk_known(6),
+       "resume, tracer-lost and summary-increment chunks are known, type 6 is not");
     ok(stream_chunk_check(&c, why, sizeof why) == 0, "a 40-byte resume notice passes");
     c.raw_len = 48;
     ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 40"), "any other size is refused");
