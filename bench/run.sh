@@ -367,6 +367,7 @@ row S3 "forwarded rate, $MT unpaced producer threads (all cores busy)" "$(fmt %.
 
 stream_run $RING "$T/demo-stream" "$WL" $DEMO_ITERS 25 12 64 8
 DEMO_WIRE=$(calc "$ST_WIRE / $ST_FWD")
+DEMO_RATE=$(calc "$ST_WIRE / ($ST_WALL_NS / 1e9)") # bytes/s on the wire, event mode
 DEMO_CPU=$(calc "$ST_CPU_US / 1000 / ($ST_FWD / 1e6)")
 DEMO_NOTE="$ST_FWD events, mean chunk $(fmt %.0f "$(calc "$ST_FWD * 32 / $ST_CHUNKS / 1024")") KiB, dropped $ST_DROP"
 TS_ARGS="--codec none" stream_run $RING - "$WL" $DEMO_ITERS 25 12 64 8
@@ -376,6 +377,18 @@ row S4 "wire bytes per event, demo workload (examples/workload, make demo)" "$(f
     "target <= 1.5; raw 32; trace_stream's default (coded chunks, serve acked the codec); $DEMO_NOTE"
 row S4p "the same with trace_stream --codec none (plain zstd chunks)" "$(fmt %.2f "$PLAIN_WIRE")" "bytes/event" \
     "$(fmt %.1f "$(calc "$PLAIN_WIRE / $DEMO_WIRE")")x S4; $ST_FWD events, dropped $ST_DROP"
+# Summary mode on the wire: the demo workload made long enough to stream for
+# 30 s (QUICK: 3 s), each process's threads merged by trace_stream and sent
+# as increments, one snapshot a second (the defaults).
+SUM_ITERS=$([ $QUICK = 1 ] && echo 200 || echo 2000)
+export TRACE_MODE=summary
+stream_run $RING - "$WL" $SUM_ITERS 25 12 64 8
+unset TRACE_MODE
+SUM_RATE=$(calc "$ST_WIRE / ($ST_WALL_NS / 1e9)")
+SUM_SECS=$(calc "$ST_WALL_NS / 1e9")
+row S10 "wire rate, summary mode (TRACE_MODE=summary), demo workload streaming for $(fmt %.0f "$SUM_SECS") s" \
+    "$(fmt %.2f "$(calc "$SUM_RATE / 1024")")" "KB/s" \
+    "target <= 4; $ST_WIRE bytes in all, dropped $ST_DROP; event mode (S4's run): $(fmt %.2f "$(calc "$DEMO_RATE / 1048576")") MB/s"
 row S5 "wire bytes per event, hookbench producer at S1's rate" "$(fmt %.2f "$WIRE1")" "bytes/event" \
     "one function called in a loop: far more regular than real code"
 row S6 "trace_stream CPU (user+sys) per million events, demo workload" \
@@ -518,6 +531,8 @@ row Td "capacity: forward >= 10M events/s with all cores busy" "$(verdict "$SAT 
     "S3 $(fmt %.1f "$(calc "$SAT / 1e6")") M events/s"
 row Te "wire: <= 1.5 bytes/event on the demo workload" "$(verdict "$DEMO_WIRE <= 1.5")" "" \
     "S4 $(fmt %.2f "$DEMO_WIRE") (coded chunks; plain S4p $(fmt %.2f "$PLAIN_WIRE")); best offline transform W: $BEST_WC"
+row Ti "wire: summary mode <= 4 KB/s on the demo workload streaming for 30 s" "$(verdict "$SUM_RATE <= 4096")" "" \
+    "S10 $(fmt %.2f "$(calc "$SUM_RATE / 1024")") KB/s over $(fmt %.0f "$SUM_SECS") s$([ $QUICK = 1 ] && echo ' (QUICK: 3 s)'); event mode $(fmt %.2f "$(calc "$DEMO_RATE / 1048576")") MB/s"
 row Tf "analyzer: >= 50M events/s on one core" "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
     "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s"
 row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \

@@ -244,6 +244,11 @@ enum trace_summary_part {
 #define TRACE_SUMMARY_SUB 32u     /* sub-buckets per power of two above */
 #define TRACE_SUMMARY_NBUCKETS 1408u /* 64 + 32 * 42: up to 2^48 ns (78 hours) */
 #define TRACE_SUMMARY_NO_BUCKET 0xffffffffu
+/* The tid of a process's threads merged into one series of snapshots by
+ * trace_stream (its pid in the low bits; real tids stay below 2^22): an
+ * ordinary thread to a reader, named "N threads" by a THREAD_NAME marker
+ * and bound to its process by a PROCESS marker before each snapshot. */
+#define TRACE_SUMMARY_MERGED_TID 0x80000000u
 
 _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * 42u, "42 powers of two");
 

@@ -6,9 +6,11 @@
 # call is in exactly one interval, the phases show in order, and a window
 # on either side of the change holds exactly what the series says; in file
 # and in stream mode.  Hostile summary records sent through serve are
-# counted as damaged and not used, in their own connection only.
+# counted as damaged and not used, in their own connection only; summary
+# increments (TRACE_CHUNK_SUMMARY_INCREMENTS) are written whole, and
+# malformed ones close their connection with one line.
 source "$(dirname "$0")/lib.sh"
-plan 20
+plan 23
 
 cat > "$T/phases.c" << 'EOF2'
 #include <stdio.h>
@@ -164,3 +166,17 @@ is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/h.txt") $(grep -c '^note
     "40 1" "hostile snapshots: 4 damaged and not used, the last whole one counted"
 perl "$TESTS/tools/tracecheck.pl" "$(ls "$T"/h/trace.stream.*.bin | sed -n 2p)" > "$T/h2.check"
 is "$(sed -n 2p "$T/h2.check")" "events=3000 mismatched=0 markers= tail=0" "the next connection's 3000 events are intact"
+
+# --- summary increments: written whole; malformed ones end their connection ---
+start_serve "$T/inc"
+timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/two-snapshots" 127.0.0.1 "$SERVE_PORT" &&
+    timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/bucket-out-of-order" 127.0.0.1 "$SERVE_PORT" &&
+    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT"
+ok $? "good increments, bad increments, then events: three connections"
+stop_serve
+"$CS" analyze "$T/inc/trace.stream.1.0.bin" --exe "$P" --top 0 > "$T/inc1.txt" 2>&1
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \
+    "increments written as whole snapshots: 0x1000 10+2 calls, 0x2000 3"
+grep -q "^callsight serve: conn 2 closed .*; error: chunk 1: summary increments, thread 2147483649: bucket 40 out of place$" "$SERVE_LOG" &&
+    grep -q "^callsight serve: conn 3 closed .*: 3000 events, .*dropped 0$" "$SERVE_LOG"
+ok $? "a bucket out of place: that connection closes with one line; the next is whole"

@@ -12,6 +12,9 @@ programs cannot play.
       The same, but it sends the codec ack right after the handshake
       whatever the handshake offered, as no correct server would: a client
       that did not offer the codec must still never code.
+  codecpeer.py sumserver PORTFILE
+      The same, its ack saying it takes summary snapshots but not their
+      increments (features 1: serve before TRACE_CHUNK_SUMMARY_INCREMENTS).
   codecpeer.py client PORT offer|plain [coded]
       A client: handshake (with or without the codec offer), optionally one
       coded events chunk, then it shuts its side and reads until the server
@@ -50,7 +53,7 @@ def read_exact(conn, n):
     return buf
 
 
-def oldserver(portfile, ack=False):
+def oldserver(portfile, ack=False, features=0):
     lst = socket.socket()
     lst.bind(("127.0.0.1", 0))
     lst.listen(1)
@@ -63,7 +66,7 @@ def oldserver(portfile, ack=False):
     hs = read_exact(conn, HANDSHAKE.size)
     flags = HANDSHAKE.unpack(hs)[3]
     if ack:
-        conn.sendall(struct.pack("<8sII", b"TKACK", 1, 0))
+        conn.sendall(struct.pack("<8sII", b"TKACK", 1, features))
     types, records = {}, 0
     while True:
         head = read_exact(conn, CHUNK.size)
@@ -168,6 +171,8 @@ if __name__ == "__main__":
         oldserver(sys.argv[2])
     elif cmd == "ackserver":
         oldserver(sys.argv[2], ack=True)
+    elif cmd == "sumserver":  # takes summaries, not their increments (chunk type 5)
+        oldserver(sys.argv[2], ack=True, features=1)
     elif cmd == "client":
         client(sys.argv[2], sys.argv[3], len(sys.argv) > 4)
     elif cmd == "ringfill":

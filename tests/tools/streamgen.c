@@ -6,7 +6,10 @@
  * Sends a handshake and `--events N` known events in chunks of `--chunk K`,
  * optionally a drop notice, optionally in big-endian order, optionally
  * the records of a file as one more chunk (`--records FILE`: 32-byte
- * records in host order, sent as they are), or breaks the protocol in one chosen way (--bad MODE) so the tests can check that serve
+ * records in host order, sent as they are), optionally a file's bytes as a
+ * TRACE_CHUNK_SUMMARY_INCREMENTS chunk (`--increments FILE`: the handshake
+ * then offers summaries and the ack is awaited first), or breaks the
+ * protocol in one chosen way (--bad MODE) so the tests can check that serve
  * closes exactly that connection with a clear message.  Event i carries
  *
  *   ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40, call_site = 0x500000 + i,
@@ -39,13 +42,14 @@
 #include "trace_shm.h"
 
 struct opts {
-    const char *host, *port, *bad, *resume_file, *paused_file, *records;
+    const char *host, *port, *bad, *resume_file, *paused_file, *records, *increments;
     long events, chunk, pause_after, notice, unknown_after;
     int big;
 };
 
 static int sock = -1;
 static int big; /* byte order of everything sent */
+static int offer_summaries; /* --increments: the handshake offers summaries */
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -112,7 +116,8 @@ static void send_handshake(const char *bad)
     put32(h + offsetof(trace_stream_handshake_t, version), bad && !strcmp(bad, "version") ? 3 : 2);
     put32(h + offsetof(trace_stream_handshake_t, event_size),
           bad && !strcmp(bad, "event-size") ? 24 : TRACE_EVENT_SIZE);
-    put32(h + offsetof(trace_stream_handshake_t, flags), TRACE_FLAG_TICKS);
+    put32(h + offsetof(trace_stream_handshake_t, flags),
+          TRACE_FLAG_TICKS | (offer_summaries ? TRACE_STREAM_FLAG_SUMMARY_OFFER : 0));
     put64(h + offsetof(trace_stream_handshake_t, load_bias), 0x1000);
     put64(h + offsetof(trace_stream_handshake_t, tick_hz), 3000000000u);
     put64(h + offsetof(trace_stream_handshake_t, t0_ticks), 111);
@@ -189,8 +194,8 @@ static int send_events(long first, long n, const char *bad)
     return rc;
 }
 
-/* The records of a file, as one chunk. */
-static int send_records(const char *path)
+/* The records of a file, as one chunk of this type. */
+static int send_records(const char *path, uint32_t type)
 {
     static unsigned char raw[TRACE_STREAM_MAX_RAW];
     FILE *f = fopen(path, "rb");
@@ -204,9 +209,25 @@ static int send_records(const char *path)
     if (!z)
         die("malloc");
     size_t zl = compress(z, cap, raw, n, 1);
-    int rc = send_chunk_raw(0, (uint32_t)n, (uint32_t)zl, z, zl);
+    int rc = send_chunk_raw(type, (uint32_t)n, (uint32_t)zl, z, zl);
     free(z);
     return rc;
+}
+
+/* The server's 16-byte ack, waited for (bounded: 10 s). */
+static void read_ack(void)
+{
+    unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    size_t got = 0;
+    struct pollfd p = {sock, POLLIN, 0};
+    while (got < sizeof ack && poll(&p, 1, 10000) > 0) {
+        ssize_t n = recv(sock, ack + got, sizeof ack - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < sizeof ack)
+        die("no ack from the server");
 }
 
 static int send_notice(uint64_t count)
@@ -271,8 +292,14 @@ static int run(const struct opts *o)
         if (chunks == o->unknown_after && send_unknown())
             return 1;
     }
-    if (o->records && send_records(o->records))
+    if (o->records && send_records(o->records, TRACE_CHUNK_EVENTS))
         return 1;
+    if (o->increments) {
+        read_ack();
+        if (send_records(o->increments, TRACE_CHUNK_SUMMARY_INCREMENTS))
+            return 1;
+        wait_close();
+    }
     if (o->notice >= 0 && send_notice((uint64_t)o->notice))
         return 1;
     if (bad)
@@ -299,6 +326,7 @@ static void parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--resume-file")) o->resume_file = v;
         else if (!strcmp(a, "--unknown-after")) o->unknown_after = atol(v);
         else if (!strcmp(a, "--records")) o->records = v;
+        else if (!strcmp(a, "--increments")) o->increments = v;
         else {
             fprintf(stderr, "streamgen: unknown option %s\n", a);
             exit(2);
@@ -308,7 +336,7 @@ static void parse(int argc, char **argv, struct opts *o)
     if (argc - i != 2 || o->chunk < 1 || o->chunk * TRACE_EVENT_SIZE > TRACE_STREAM_MAX_RAW) {
         fprintf(stderr, "usage: streamgen [--events N] [--chunk K] [--bad MODE] [--notice D] "
                         "[--big-endian] [--pause-after C --paused-file F --resume-file F] "
-                        "[--unknown-after C] [--records FILE] HOST PORT\n");
+                        "[--unknown-after C] [--records FILE] [--increments FILE] HOST PORT\n");
         exit(2);
     }
     o->host = argv[i];
@@ -320,6 +348,7 @@ int main(int argc, char **argv)
     struct opts o;
     parse(argc, argv, &o);
     big = o.big;
+    offer_summaries = o.increments != NULL;
     connect_to(o.host, o.port);
     int rc = run(&o);
     if (o.bad)
