@@ -20,11 +20,6 @@ SHM=/cs-test-client-$$
 track_shm $SHM
 P=127.0.0.1:[0-9]+
 
-wait_in() { # wait_in FILE REGEX: wait (bounded) for a line
-    for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-    diag "no line matching /$2/ in $1:"; sed 's/^/#   /' "$1" 2>/dev/null
-    return 1
-}
 shm_gone() { [ ! -e "/dev/shm${1:-$SHM}" ]; }
 
 # start_client LOG [ENV...]: trace_stream on $SHM in the background -> CLIENT

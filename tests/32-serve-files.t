@@ -13,11 +13,6 @@ GEN=$T/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 P=127.0.0.1:[0-9]+
 
-wait_in() { # wait_in FILE REGEX: wait (bounded) for a line
-    for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-    diag "no line matching /$2/ in $1:"; sed 's/^/#   /' "$1" 2>/dev/null
-    return 1
-}
 gen() { timeout 60 "$GEN" "$@" 127.0.0.1 "$SERVE_PORT"; }
 stop() { # stop SIGNAL: stop serve, return its exit status
     kill "-$1" "$SERVE_PID"

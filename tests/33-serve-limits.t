@@ -14,8 +14,6 @@ ok $? "build the stream generator"
 GEN=$T/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 P=127.0.0.1:[0-9]+
-wait_in() { for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done; return 1; }
-
 # --- --max-conns 1 ---
 start_serve "$T/m" --max-conns 1 --quiet
 timeout 60 "$GEN" --events 4000 --chunk 1000 --pause-after 2 --paused-file "$T/paused" \

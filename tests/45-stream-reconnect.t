@@ -17,8 +17,6 @@ RW=$T/ringwriter
 CHECK="perl $TESTS/tools/tracecheck.pl"
 SHM=/cs-test-reconnect-$$
 track_shm $SHM
-wait_in() { for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done; return 1; }
-
 start_serve "$T/out" --idle-timeout 3 --quiet
 ok $? "serve listens with --idle-timeout 3"
 TRACE_SHM_SIZE=$((1048576 + 96)) "$B/trace_stream" --retry 20 --heartbeat 1 "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/c.err" &

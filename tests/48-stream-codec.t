@@ -19,11 +19,6 @@ RW=$T/ringwriter
 SHM=/cs-test-codec-$$
 track_shm $SHM
 
-wait_in() { # wait_in FILE REGEX: wait (bounded) for a line
-    for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-    diag "no line matching /$2/ in $1:"; sed 's/^/#   /' "$1" 2>/dev/null
-    return 1
-}
 # run_ring OUTLOG PORT N [trace_stream options]: trace_stream + ringwriter --wait
 # through a 1 MiB ring; trace_stream's exit status.
 run_ring() {

@@ -131,6 +131,14 @@ wait_serve_closed() {
     return 1
 }
 
+# wait_in FILE REGEX: wait (bounded: 10 s) for a line matching REGEX in
+# FILE; when none comes, say so and show the file.
+wait_in() {
+    for _ in $(seq 500); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
+    diag "no line matching /$2/ in $1:"; sed 's/^/#   /' "$1" 2>/dev/null
+    return 1
+}
+
 # stop_serve: SIGINT, then wait (bounded) for it to exit.
 stop_serve() {
     kill -INT "$SERVE_PID" 2>/dev/null
