@@ -1507,6 +1507,8 @@ static inline int sum_exit(tl_state_t *t, uintptr_t func)
  * snapshot, cumulative, loses nothing. */
 static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
 {
+    uint8_t end = (uint8_t)(part == TRACE_SUMMARY_END ? TRACE_SUMMARY_ENDS | (unsigned)final : 0);
+    final = final != 0;
     if (t->n + TL_NOTE_SLOTS >= g_batch) {
         tl_flush(t, final);
         if (t->n + TL_NOTE_SLOTS >= g_batch)
@@ -1520,6 +1522,7 @@ static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t
     e->tid = t->tid;
     e->kind = TRACE_KIND_SUMMARY;
     e->pad[0] = part;
+    e->pad[1] = end;
     return 0;
 }
 
@@ -1574,8 +1577,9 @@ static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint64_t start,
 }
 
 /* The thread's totals so far, as one snapshot (trace.h).  Its time is the
- * tracer's: added to s->tracer, so open frames do not count it.  At the
- * thread's (or process's) end the caller's last flush sends it. */
+ * tracer's: added to s->tracer, so open frames do not count it.  final: a
+ * trace_summary_end; at the thread's (or process's) end the caller's last
+ * flush sends it. */
 static TR_COLD void sum_snapshot(tl_state_t *t, int final)
 {
     sum_table_t *s = t->sum;
@@ -1882,7 +1886,7 @@ static void tl_thread_exit(void *arg)
     atomic_store_explicit(&t->gate, TL_BUSY, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (!stopped()) {
-        sum_snapshot(t, 1); /* summary mode: the thread's totals, before its exit marker */
+        sum_snapshot(t, TRACE_SUMMARY_THREAD_EXIT); /* summary mode: its totals, before its exit marker */
         tl_push_mark(t, clock_now(), TRACE_MARK_THREAD_EXIT, 0);
         tl_flush(t, 1);
     }
@@ -1947,7 +1951,7 @@ static void trace_exit(void)
         atomic_signal_fence(memory_order_seq_cst);
         if (gate == TL_NEW)
             tl_start(t);
-        sum_snapshot(t, 1);
+        sum_snapshot(t, TRACE_SUMMARY_PROCESS_EXIT);
         if (!stopped() && g_ticks) {
             uint64_t ticks, ns;
             clock_pair(&ticks, &ns);

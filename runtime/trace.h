@@ -222,7 +222,12 @@ enum trace_mark {
  *            matched no open call
  *   END      ts = when, func = the snapshot's number again (a snapshot
  *            without its END is torn and ignored), call_site = ns the
- *            tracer took from the thread (snapshots), already excluded
+ *            tracer took from the thread (snapshots), already excluded;
+ *            pad[1] = TRACE_SUMMARY_ENDS | which end (enum
+ *            trace_summary_end): a reader that finds no PROCESS_EXIT
+ *            snapshot of a process, and threads whose last one is
+ *            PERIODIC, knows the program ended without exiting (killed);
+ *            pad[1] = 0 (runtimes before it) says nothing
  *
  * Times are inclusive of callees and exclude the tracer's own time.  The
  * histogram is of each call's inclusive ns, log-linear: buckets 0..63 count
@@ -239,6 +244,13 @@ enum trace_summary_part {
     TRACE_SUMMARY_META = 5,
     TRACE_SUMMARY_END = 6
 };
+
+enum trace_summary_end {
+    TRACE_SUMMARY_PERIODIC = 0,     /* every TRACE_SUMMARY_MS */
+    TRACE_SUMMARY_THREAD_EXIT = 1,  /* the thread's last, at its exit */
+    TRACE_SUMMARY_PROCESS_EXIT = 2  /* the exiting thread's last, at process exit */
+};
+#define TRACE_SUMMARY_ENDS 0x80u /* END's pad[1] carries a trace_summary_end */
 
 #define TRACE_SUMMARY_EXACT 64u   /* buckets counted one value each */
 #define TRACE_SUMMARY_SUB 32u     /* sub-buckets per power of two above */

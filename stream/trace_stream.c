@@ -1320,6 +1320,7 @@ struct mproc {
     uint32_t nfn, capfn;
     uint64_t over, deep, unmatched, tracer, end_ts, seq;
     int dirty;         /* gained since its last merged snapshot went */
+    int exited;        /* a thread's snapshot came from the process's exit (trace.h) */
 };
 
 struct merger {
@@ -1567,7 +1568,8 @@ static void merge_add_fn(struct merger *m, struct mproc *p, const struct msnap *
 }
 
 /* END of a thread's snapshot: what it gained goes into its process's table. */
-static int merge_finish(struct merger *m, struct mthread *t, uint64_t ts, uint64_t seq, uint64_t tracer)
+static int merge_finish(struct merger *m, struct mthread *t, uint64_t ts, uint64_t seq, uint64_t tracer,
+                        unsigned ends)
 {
     struct msnap *s = &t->pend, *e = &t->last;
     struct mproc *p = &m->p[t->proc];
@@ -1595,6 +1597,7 @@ static int merge_finish(struct merger *m, struct mthread *t, uint64_t ts, uint64
     p->tracer += tracer - (have ? e->tracer : 0);
     p->end_ts = ts > p->end_ts ? ts : p->end_ts;
     p->dirty = 1;
+    p->exited |= ends == (TRACE_SUMMARY_ENDS | TRACE_SUMMARY_PROCESS_EXIT);
     s->tracer = tracer;
     s->end_ts = ts;
     struct msnap x = *e;
@@ -1621,7 +1624,9 @@ static void merge_record(struct merger *m, struct mthread *t, const unsigned cha
     }
     if (!t->reading)
         return;
-    int bad = part == TRACE_SUMMARY_END ? merge_finish(m, t, ts, func, site) : merge_part(m, t, part, ts, func, site);
+    unsigned ends = r[offsetof(trace_event_t, pad) + 1];
+    int bad = part == TRACE_SUMMARY_END ? merge_finish(m, t, ts, func, site, ends)
+                                        : merge_part(m, t, part, ts, func, site);
     if (bad || part == TRACE_SUMMARY_END) {
         m->damaged += (uint64_t)bad;
         t->reading = 0;
@@ -1660,6 +1665,13 @@ static long merge_take(struct merger *m, unsigned char *raw, long n)
         w += TRACE_EVENT_SIZE;
     }
     return w;
+}
+
+/* Which end the merged snapshot is (END's pad[1], trace.h): the process's
+ * exit once a thread's snapshot from it came, else periodic. */
+static unsigned char merge_end_flag(const struct mproc *p)
+{
+    return (unsigned char)(TRACE_SUMMARY_ENDS | (p->exited ? TRACE_SUMMARY_PROCESS_EXIT : TRACE_SUMMARY_PERIODIC));
 }
 
 /* A merged record into buf at *len (little-endian, as the wire). */
@@ -1794,6 +1806,7 @@ static int merge_emit_inc(struct sender *s, struct merger *m, struct mproc *p, u
     if (merge_inc(s, m, tid, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched) ||
         merge_inc(s, m, tid, TRACE_SUMMARY_END, p->end_ts, seq, p->tracer))
         return -1;
+    m->inc[m->inc_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = merge_end_flag(p);
     return 0;
 }
 
@@ -1870,6 +1883,7 @@ static int merge_emit_proc(struct sender *s, struct merger *m, struct mproc *p)
         return -1;
     merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched);
     merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_END, ts, seq, p->tracer);
+    m->out[m->out_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = merge_end_flag(p);
     p->dirty = 0;
     m->sent++;
     return 0;
@@ -1910,6 +1924,15 @@ static int merge_hold(struct sender *s, struct merger *m, const unsigned char *r
     memcpy(m->out + m->out_len, raw, (size_t)n);
     m->out_len += (size_t)n;
     return 0;
+}
+
+/* Something is still to be sent: a process that gained, or held records. */
+static int merge_due(const struct merger *m)
+{
+    for (uint32_t i = 0; i < m->np; i++)
+        if (m->p[i].dirty)
+            return 1;
+    return m->out_len > 0;
 }
 
 static void merge_free(struct merger *m)
@@ -2194,8 +2217,14 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
         fprintf(stderr, "trace_stream: tracer attached; streaming to %s:%s\n", o->host, o->port);
     if (drain(r, s) || reach_server_at_end(s, r->hdr))
         return 1;
-    if (s->merge && (merge_emit(s, s->merge, 1) || reach_server_at_end(s, r->hdr)))
-        return 1;
+    /* The last merged snapshots, on a connection that is up (a cut on the
+     * way marks them due again, and the next connection gets them whole). */
+    for (int tries = 0; s->merge && tries < 3; tries++) {
+        if (merge_emit(s, s->merge, 1) || reach_server_at_end(s, r->hdr))
+            return 1;
+        if (!merge_due(s->merge))
+            break;
+    }
     /* A final look, so a drop counted after the last chunk is still reported. */
     if (send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
         return 1;

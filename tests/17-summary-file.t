@@ -10,7 +10,7 @@
 # and the series: test 19).
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 21
+plan 22
 
 W=$B/examples/workload
 rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
@@ -96,6 +96,8 @@ is "$(calls_of work "$T/k.txt")" "10000" "SIGKILL: every call up to the last sna
 n=$(grep -o '^note: summary mode: [0-9]* snapshots' "$T/k.txt" | grep -o '[0-9]*')
 [ "${n:-0}" -ge 3 ]
 ok $? "SIGKILL: the run was covered by $n snapshots, every TRACE_SUMMARY_MS"
+is "$(grep -c "^note: summary mode: pid $pid ended without an exit (killed?)" "$T/k.txt") $(grep -c 'ended without an exit' "$T/s.txt")" \
+    "1 0" "SIGKILL: the report says the run ended without an exit; a normal run's does not"
 f=$(ls "$T/k"/*.bin)
 size=$(stat -c %s "$f")
 truncate -s $((size - 64)) "$f" # the last snapshot loses its END

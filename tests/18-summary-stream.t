@@ -13,9 +13,12 @@
 # increments gets whole merged snapshots.  Through a 256 KB/s link
 # (tests/tools/rateproxy.c) every summary arrives with nothing dropped,
 # where event mode drops events (counted; most of them, on this machine).
+# serve killed and restarted in the middle of a run: the merged snapshots
+# after the reconnection start their increments afresh, and every call is
+# still counted exactly.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 18
+plan 22
 
 W=$B/examples/workload
 PEER="python3 $TESTS/tools/codecpeer.py"
@@ -76,6 +79,8 @@ is "$?" "3" "SIGKILL of the tracer: trace_stream drains what it left and exits 3
 stop_serve
 "$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/k.txt" 2>&1
 is "$(calls_of work "$T/k.txt")" "10000" "every call up to its last snapshot arrived (work 10000)"
+is "$(grep -c '^note: summary mode: pid [0-9]* ended without an exit (killed?)' "$T/k.txt") $(grep -c 'ended without an exit' "$T/s.out")" \
+    "1 0" "the report says the run ended without an exit; a normal run's does not"
 
 # peer_run MODE NAME: trace_stream and a small workload against a
 # tests/tools/codecpeer.py server of that MODE; the peer's line in NAME.out,
@@ -146,4 +151,48 @@ stop_serve
 is "$sum_drop" "0" "summaries at 256 KB/s: none dropped ($sum_fwd records, $(cat "$T/slowsum.proxy"))"
 "$CS" analyze "$T/slow/trace.stream.2.0.bin" --exe "$W" --top 0 > "$T/slowsum.txt" 2>&1
 is "$(rows "$T/slowsum.txt")" "$(expect_counts 256 25 12 64 8 | sort)" "every function's exact count arrived over the slow link"
+# --- serve killed and restarted mid-run: cumulative snapshots lose no count ---
+cat > "$T/steady.c" << 'EOF2'
+#include <time.h>
+static volatile unsigned sink;
+static __attribute__((noinline)) void step(unsigned i) { sink += i; }
+int main(void)
+{
+    for (int round = 0; round < 40; round++) {
+        for (unsigned i = 0; i < 1000; i++)
+            step(i);
+        nanosleep(&(struct timespec){0, 50000000}, 0);
+    }
+    return 0;
+}
+EOF2
+build_traced "$T/steady" "$T/steady.c"
+RSHM=/callsight-t18r-$$
+track_shm "$RSHM"
+start_serve "$T/rc" --quiet
+RPORT=$SERVE_PORT
+"$B/trace_stream" --retry 20 "$RSHM" 127.0.0.1 "$RPORT" 2> "$T/rc.err" &
+rclient=$!
+track_pid $rclient
+wait_file "/dev/shm$RSHM"
+TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$RSHM timeout 60 "$T/steady" &
+rprog=$!
+track_pid $rprog
+wait_in "$T/rc.err" "merged|tracer attached" > /dev/null
+sleep 0.5
+kill -KILL $SERVE_PID
+wait $SERVE_PID 2> /dev/null
+wait_in "$T/rc.err" "reconnecting for up to 20 s" > /dev/null
+"$CS" serve --host 127.0.0.1 --port "$RPORT" --out "$T/rc" --quiet > "$T/rc2.log" 2>&1 &
+SERVE_PID=$!
+SERVE_LOG=$T/rc2.log
+track_pid $SERVE_PID
+wait $rprog && wait $rclient
+ok $? "the program and trace_stream end well across serve's restart"
+grep -q "reconnected to 127.0.0.1:$RPORT (connection 2)" "$T/rc.err"
+ok $? "trace_stream reconnected to the restarted serve"
+stop_serve
+"$CS" analyze "$T/rc" --exe "$T/steady" --top 0 > "$T/rc.txt" 2>&1
+is "$(calls_of step "$T/rc.txt") $(calls_of main "$T/rc.txt")" "40000 1" \
+    "every call counted exactly across the cut (the increments started afresh on the new connection)"
 exit $_failed

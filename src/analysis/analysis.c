@@ -698,6 +698,14 @@ static void summary_end(struct series_run *run, struct thread *t)
     if (!st)
         return;
     run->a->summary_damaged += st->damaged + (uint64_t)st->reading;
+    if (st->have_done) { /* how the thread ended, as its last snapshot says */
+        struct analysis_process *p = &run->a->procs[t->proc];
+        unsigned ends = st->done.ends, end = ends & ~TRACE_SUMMARY_ENDS;
+        p->sum_threads++;
+        p->sum_marked += (ends & TRACE_SUMMARY_ENDS) != 0;
+        p->sum_final += (ends & TRACE_SUMMARY_ENDS) && end != TRACE_SUMMARY_PERIODIC;
+        p->sum_exited |= (ends & TRACE_SUMMARY_ENDS) && end == TRACE_SUMMARY_PROCESS_EXIT;
+    }
     summary_free(st);
     t->sum_used = 0;
 }

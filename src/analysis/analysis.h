@@ -116,6 +116,11 @@ struct analysis_process {
     uint32_t bin;       /* position in analysis.bins (0: no build-id) */
     int build_id_mixed; /* it recorded two different build-ids */
     uint64_t events;    /* its enter/exit records */
+    /* summary traces: its threads with snapshots, those whose last one says
+     * which end it was, those that ended with an exit, and whether the
+     * process's own exit wrote one (none: it ended without exiting) */
+    uint32_t sum_threads, sum_marked, sum_final;
+    int sum_exited;
 };
 
 struct analysis_thread {

@@ -155,6 +155,15 @@ static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const 
                  (unsigned long long)(a->summary_snapshots + a->summary_outside),
                  (unsigned long long)a->threads_with_events);
     fn(ctx, buf);
+    for (size_t i = 0; i < a->nprocs; i++) {
+        const struct analysis_process *p = &a->procs[i];
+        if (!p->sum_threads || p->sum_marked < p->sum_threads || p->sum_exited || p->sum_final == p->sum_threads)
+            continue;
+        snprintf(buf, sizeof buf, "summary mode: %s %u ended without an exit (killed?): the counts are those of "
+                 "each thread's last snapshot, taken every TRACE_SUMMARY_MS", p->announced ? "pid" :
+                 analysis_source_word(&a->src[p->src]), p->announced ? p->pid : a->src[p->src].id);
+        fn(ctx, buf);
+    }
     if (a->summary_budget.refused) {
         snprintf(buf, sizeof buf, "summary mode: %llu snapshots not read: the threads' snapshots held at once "
                  "reached analyze's cap (%zu MiB)", (unsigned long long)a->summary_budget.refused,

@@ -11,6 +11,7 @@ static void snap_clear(struct summary_snap *s)
     s->seq = s->nfn_said = 0;
     s->nfn = s->nb = 0;
     s->over_calls = s->deep_calls = s->unmatched = s->tracer_ns = 0;
+    s->ends = 0;
     s->have_times = 0;
 }
 
@@ -162,6 +163,7 @@ static int finish(struct summary_thread *st, const trace_event_t *ev)
     if (ev->func != s->seq || s->nfn != s->nfn_said || (s->nfn && !s->have_times))
         return 1;
     s->tracer_ns = ev->call_site;
+    s->ends = ev->pad[1];
     if (st->have_done && s->seq == 1) /* a new table under the same tid (exec): start again */
         st->have_done = 0;
     if (st->have_done && (s->seq <= st->done.seq || !snap_holds(s, &st->done)))

@@ -49,6 +49,7 @@ struct summary_snap {
     struct summary_bucket *b;
     size_t nb, capb;
     uint64_t over_calls, deep_calls, unmatched, tracer_ns;
+    unsigned ends;          /* END's pad[1]: TRACE_SUMMARY_ENDS | which end, or 0 */
     int have_times;         /* the last FUNC has its TIMES */
 };
 

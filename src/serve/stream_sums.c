@@ -127,8 +127,9 @@ static int add(uint64_t *to, uint64_t v)
     return 0;
 }
 
-/* One whole record out (trace.h's layout). */
-static void out(struct stream_sums *s, uint32_t tid, unsigned part, uint64_t ts, uint64_t func, uint64_t site)
+/* One whole record out (trace.h's layout); pad1: END's pad[1]. */
+static void out(struct stream_sums *s, uint32_t tid, unsigned part, uint64_t ts, uint64_t func, uint64_t site,
+                unsigned pad1)
 {
     if (s->nout == OUT_RECORDS) {
         s->put_failed |= s->put(s->ctx, s->out, s->nout) < 0;
@@ -143,21 +144,23 @@ static void out(struct stream_sums *s, uint32_t tid, unsigned part, uint64_t ts,
         r[offsetof(trace_event_t, tid) + i] = (unsigned char)(tid >> (8 * i));
     r[offsetof(trace_event_t, kind)] = TRACE_KIND_SUMMARY;
     r[offsetof(trace_event_t, pad)] = (unsigned char)part;
+    r[offsetof(trace_event_t, pad) + 1] = (unsigned char)pad1;
 }
 
 /* The tid's totals as one whole snapshot. */
-static void write_whole(struct stream_sums *s, const struct sums_tid *t, uint64_t end_ts, uint64_t tracer)
+static void write_whole(struct stream_sums *s, const struct sums_tid *t, uint64_t end_ts, uint64_t tracer,
+                        unsigned ends)
 {
     uint64_t nfn = 0;
     for (uint32_t i = 0; i < t->nfn; i++)
         nfn += t->fn[i].calls > 0;
-    out(s, t->tid, TRACE_SUMMARY_BEGIN, t->begin_ts, t->seq, nfn);
+    out(s, t->tid, TRACE_SUMMARY_BEGIN, t->begin_ts, t->seq, nfn, 0);
     for (uint32_t i = 0; i < t->nfn; i++) {
         const struct sums_fn *f = &t->fn[i];
         if (!f->calls)
             continue;
-        out(s, t->tid, TRACE_SUMMARY_FUNC, f->incl, f->addr, f->calls);
-        out(s, t->tid, TRACE_SUMMARY_TIMES, f->self, f->min, f->max);
+        out(s, t->tid, TRACE_SUMMARY_FUNC, f->incl, f->addr, f->calls, 0);
+        out(s, t->tid, TRACE_SUMMARY_TIMES, f->self, f->min, f->max, 0);
         uint32_t held = TRACE_SUMMARY_NO_BUCKET;
         for (uint32_t k = 0; k < TRACE_SUMMARY_NBUCKETS; k++) {
             if (!f->hist[k])
@@ -166,14 +169,14 @@ static void write_whole(struct stream_sums *s, const struct sums_tid *t, uint64_
                 held = k;
                 continue;
             }
-            out(s, t->tid, TRACE_SUMMARY_BUCKETS, f->hist[held], f->hist[k], (uint64_t)held << 32 | k);
+            out(s, t->tid, TRACE_SUMMARY_BUCKETS, f->hist[held], f->hist[k], (uint64_t)held << 32 | k, 0);
             held = TRACE_SUMMARY_NO_BUCKET;
         }
         if (held != TRACE_SUMMARY_NO_BUCKET)
-            out(s, t->tid, TRACE_SUMMARY_BUCKETS, f->hist[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
+            out(s, t->tid, TRACE_SUMMARY_BUCKETS, f->hist[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET, 0);
     }
-    out(s, t->tid, TRACE_SUMMARY_META, t->over, t->deep, t->unmatched);
-    out(s, t->tid, TRACE_SUMMARY_END, end_ts, t->seq, tracer);
+    out(s, t->tid, TRACE_SUMMARY_META, t->over, t->deep, t->unmatched, 0);
+    out(s, t->tid, TRACE_SUMMARY_END, end_ts, t->seq, tracer, ends);
 }
 
 static int take_bucket(struct sums_tid *t, uint64_t index, uint64_t count, char *why, size_t len)
@@ -253,7 +256,7 @@ static int take_record(struct stream_sums *s, const unsigned char *r, char *why,
     if (func != t->seq || t->listed != t->said || (t->listed && !t->have_times))
         return bad(why, len, "snapshot %" PRIu64 " ends short or out of order", tid, t->seq);
     t->reading = 0;
-    write_whole(s, t, ts, site);
+    write_whole(s, t, ts, site, r[offsetof(trace_event_t, pad) + 1]);
     return 0;
 }
 
