@@ -232,7 +232,10 @@ enum trace_chunk_type {
  *   META, END  as in trace.h (whole values)
  *
  * State starts empty with each connection (a client starts its increments
- * from zero on every new connection), and a snapshot may span chunks.  A
+ * from zero on every new connection), and a snapshot may span chunks.
+ * These records are not among the stream's that a resume counts (sent,
+ * discarded, received): one lost in a cut is superseded by the next
+ * connection's first snapshot, which holds everything.  A
  * server bounds what it keeps per connection and closes one whose
  * increments are malformed or exceed that.
  */

@@ -1321,6 +1321,7 @@ struct mproc {
     uint64_t over, deep, unmatched, tracer, end_ts, seq;
     int dirty;         /* gained since its last merged snapshot went */
     int exited;        /* a thread's snapshot came from the process's exit (trace.h) */
+    int used;          /* the slot holds a process (a free one is reused) */
 };
 
 struct merger {
@@ -1332,6 +1333,7 @@ struct merger {
     uint64_t next_ms;  /* when merged snapshots go next */
     uint64_t merged, damaged, sent; /* thread snapshots merged, skipped; merged ones sent */
     int seen;          /* summary records came: this is a summary stream */
+    uint64_t inc_sent; /* increment records sent (not among the stream's records) */
     unsigned char *out; /* CHUNK_RAW bytes of merged records being built */
     size_t out_len;
     unsigned char *inc; /* CHUNK_RAW bytes of increments being built (NULL until needed) */
@@ -1346,6 +1348,18 @@ static uint64_t get_le64(const unsigned char *p)
     return v;
 }
 
+/* Untrusted counts from the ring: saturate, so that totals only grow. */
+static uint64_t merge_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Does the budget have room for `more` bytes? */
+static int merge_budget(const struct merger *m, size_t more)
+{
+    return m->held <= MERGE_MAX_HELD && more <= MERGE_MAX_HELD - m->held;
+}
+
 /* Room for one more of n items of `size` in *v, on the budget: 0 or -1. */
 static int merge_room(struct merger *m, void **v, uint32_t *cap, uint32_t n, size_t size)
 {
@@ -1353,7 +1367,7 @@ static int merge_room(struct merger *m, void **v, uint32_t *cap, uint32_t n, siz
         return 0;
     uint32_t c = *cap ? *cap * 2 : 32;
     size_t more = (size_t)(c - *cap) * size;
-    if (more > MERGE_MAX_HELD - m->held)
+    if (!merge_budget(m, more))
         return -1;
     void *p = realloc(*v, (size_t)c * size);
     if (!p)
@@ -1380,17 +1394,54 @@ static void msnap_clear(struct msnap *s)
     s->have_times = 0;
 }
 
-/* The process of pid, added on first sight; MERGE_MAX_PROCS when full. */
+static void merge_forget(struct merger *m, uint32_t tid);
+
+/* Free the processes that exited and whose last merged snapshot went, and
+ * their threads (those killed at the exit never said so): done only when
+ * a table is full, since a process's other threads may still write a
+ * snapshot while its exit handlers run. */
+static void merge_reclaim(struct merger *m)
+{
+    for (uint32_t i = 0; i < m->np; i++) {
+        struct mproc *p = &m->p[i];
+        if (!p->used || !p->exited || p->dirty)
+            continue;
+        for (uint32_t k = 0; k < m->nt;)
+            if (m->t[k].proc == i)
+                merge_forget(m, m->t[k].tid); /* moves the last thread into k */
+            else
+                k++;
+        for (uint32_t k = 0; k < p->nfn; k++) {
+            m->held -= TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) * (p->fn[k].sent ? 2 : 1);
+            free(p->fn[k].hist);
+            free(p->fn[k].sent);
+        }
+        m->held -= (size_t)p->capfn * sizeof *p->fn;
+        free(p->fn);
+        memset(p, 0, sizeof *p);
+    }
+}
+
+/* The live process of pid, added on first sight (a pid whose process
+ * exited is a new one); MERGE_MAX_PROCS when there is no slot. */
 static uint32_t merge_proc(struct merger *m, uint32_t pid)
 {
     for (uint32_t i = 0; i < m->np; i++)
-        if (m->p[i].pid == pid)
+        if (m->p[i].used && m->p[i].pid == pid && !m->p[i].exited)
             return i;
-    if (m->np == MERGE_MAX_PROCS)
-        return MERGE_MAX_PROCS;
-    memset(&m->p[m->np], 0, sizeof m->p[m->np]);
-    m->p[m->np].pid = pid;
-    return m->np++;
+    for (int round = 0; round < 2; round++) {
+        for (uint32_t i = 0; i < MERGE_MAX_PROCS; i++) {
+            if (i < m->np && m->p[i].used)
+                continue;
+            memset(&m->p[i], 0, sizeof m->p[i]);
+            m->p[i].pid = pid;
+            m->p[i].used = 1;
+            m->np = i >= m->np ? i + 1 : m->np;
+            return i;
+        }
+        merge_reclaim(m);
+    }
+    return MERGE_MAX_PROCS;
 }
 
 /* The thread of tid; with add, added (in process pid) if there is room. */
@@ -1401,9 +1452,11 @@ static struct mthread *merge_thread(struct merger *m, uint32_t tid, int add, uin
     for (uint32_t i = 0; i < m->nt; i++)
         if (m->t[i].tid == tid)
             return &m->t[m->last_hit = i];
-    if (!add || m->nt == MERGE_MAX_THREADS || (tid & TRACE_SUMMARY_MERGED_TID))
+    if (!add || (tid & TRACE_SUMMARY_MERGED_TID))
         return NULL;
-    uint32_t proc = merge_proc(m, pid);
+    if (m->nt == MERGE_MAX_THREADS)
+        merge_reclaim(m);
+    uint32_t proc = m->nt < MERGE_MAX_THREADS ? merge_proc(m, pid) : MERGE_MAX_PROCS;
     if (proc == MERGE_MAX_PROCS || merge_room(m, (void **)&m->t, &m->capt, m->nt, sizeof *m->t) < 0)
         return NULL;
     struct mthread *t = &m->t[m->nt];
@@ -1450,7 +1503,9 @@ static uint32_t merge_slot(struct merger *m, struct mproc *p, uint64_t addr)
             return i;
     uint64_t *hist = NULL;
     size_t hist_bytes = TRACE_SUMMARY_NBUCKETS * sizeof *hist;
-    if (hist_bytes > MERGE_MAX_HELD - m->held || !(hist = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *hist)))
+    size_t grow = p->nfn < p->capfn ? 0 : (size_t)(p->capfn ? p->capfn : 32) * sizeof *p->fn;
+    if (grow > MERGE_MAX_HELD || !merge_budget(m, hist_bytes + grow) ||
+        !(hist = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *hist)))
         return MERGE_NO_SLOT;
     if (merge_room(m, (void **)&p->fn, &p->capfn, p->nfn, sizeof *p->fn) < 0) {
         free(hist);
@@ -1469,7 +1524,7 @@ static int merge_part(struct merger *m, struct mthread *t, unsigned part, uint64
     if (part == TRACE_SUMMARY_FUNC) {
         if (s->nfn >= s->said || s->nfn >= MERGE_SNAP_FUNCS || (s->nfn && !s->have_times))
             return 1;
-        s->calls += site;
+        s->calls = merge_sat(s->calls, site);
         s->have_times = 0;
         if (t->spilled || merge_room(m, (void **)&s->fn, &s->capfn, s->nfn, sizeof *s->fn) < 0) {
             if (!t->spilled)
@@ -1547,13 +1602,13 @@ static void merge_add_fn(struct merger *m, struct mproc *p, const struct msnap *
     f->slot = was ? was->slot : merge_slot(m, p, f->addr);
     uint64_t calls = f->calls - (was ? was->calls : 0);
     if (f->slot == MERGE_NO_SLOT) {
-        p->over += calls;
+        p->over = merge_sat(p->over, calls);
         return;
     }
     struct mtotal *d = &p->fn[f->slot];
-    d->calls += calls;
-    d->incl += f->incl - (was ? was->incl : 0);
-    d->self += f->self - (was ? was->self : 0);
+    d->calls = merge_sat(d->calls, calls);
+    d->incl = merge_sat(d->incl, f->incl - (was ? was->incl : 0));
+    d->self = merge_sat(d->self, f->self - (was ? was->self : 0));
     d->min = f->min < d->min ? f->min : d->min;
     d->max = f->max > d->max ? f->max : d->max;
     for (uint32_t k = 0, y = 0; k < f->nb; k++) {
@@ -1563,7 +1618,7 @@ static void merge_add_fn(struct merger *m, struct mproc *p, const struct msnap *
             y++;
         if (was && y < was->nb && e->b[was->b0 + y].index == b->index)
             before = e->b[was->b0 + y].count;
-        d->hist[b->index] += b->count - before;
+        d->hist[b->index] = merge_sat(d->hist[b->index], b->count - before);
     }
 }
 
@@ -1584,17 +1639,17 @@ static int merge_finish(struct merger *m, struct mthread *t, uint64_t ts, uint64
     if (!have && !t->spilled)
         p->threads++;
     if (t->spilled) {
-        p->over += s->calls - (have ? e->calls : 0);
+        p->over = merge_sat(p->over, s->calls - (have ? e->calls : 0));
     } else {
         for (uint32_t i = 0, j = 0; i < s->nfn; i++) {
             const struct mfn *was = have && j < e->nfn && e->fn[j].addr == s->fn[i].addr ? &e->fn[j++] : NULL;
             merge_add_fn(m, p, s, &s->fn[i], e, was);
         }
     }
-    p->over += s->over - (have ? e->over : 0);
-    p->deep += s->deep - (have ? e->deep : 0);
-    p->unmatched += s->unmatched - (have ? e->unmatched : 0);
-    p->tracer += tracer - (have ? e->tracer : 0);
+    p->over = merge_sat(p->over, s->over - (have ? e->over : 0));
+    p->deep = merge_sat(p->deep, s->deep - (have ? e->deep : 0));
+    p->unmatched = merge_sat(p->unmatched, s->unmatched - (have ? e->unmatched : 0));
+    p->tracer = merge_sat(p->tracer, tracer - (have ? e->tracer : 0));
     p->end_ts = ts > p->end_ts ? ts : p->end_ts;
     p->dirty = 1;
     p->exited |= ends == (TRACE_SUMMARY_ENDS | TRACE_SUMMARY_PROCESS_EXIT);
@@ -1645,19 +1700,21 @@ static long merge_take(struct merger *m, unsigned char *raw, long n)
     for (long off = 0; off < n; off += TRACE_EVENT_SIZE) {
         const unsigned char *r = raw + off;
         unsigned kind = r[offsetof(trace_event_t, kind)];
-        uint32_t tid = get_le32(r + offsetof(trace_event_t, tid));
-        uint64_t code = get_le64(r + 8), payload = get_le64(r + 16);
-        if (kind == TRACE_KIND_MARKER && code == TRACE_MARK_PROCESS && payload <= UINT32_MAX) {
-            merge_forget(m, tid); /* a new thread, or one forked: it starts again */
-            merge_thread(m, tid, 1, (uint32_t)payload);
-        } else if (kind == TRACE_KIND_MARKER && code == TRACE_MARK_THREAD_EXIT) {
-            merge_forget(m, tid);
-        } else if (kind == TRACE_KIND_SUMMARY) {
-            struct mthread *t = merge_thread(m, tid, 1, 0);
-            m->seen = 1;
-            if (t) {
-                merge_record(m, t, r);
-                continue;
+        if (kind == TRACE_KIND_MARKER || kind == TRACE_KIND_SUMMARY) { /* enter and exit pass untouched */
+            uint32_t tid = get_le32(r + offsetof(trace_event_t, tid));
+            uint64_t code = get_le64(r + 8), payload = get_le64(r + 16);
+            if (kind == TRACE_KIND_MARKER && code == TRACE_MARK_PROCESS && payload <= UINT32_MAX) {
+                merge_forget(m, tid); /* a new thread, or one forked: it starts again */
+                merge_thread(m, tid, 1, (uint32_t)payload);
+            } else if (kind == TRACE_KIND_MARKER && code == TRACE_MARK_THREAD_EXIT) {
+                merge_forget(m, tid);
+            } else if (kind == TRACE_KIND_SUMMARY) {
+                struct mthread *t = merge_thread(m, tid, 0, 0); /* merged from its start, or never */
+                if (t) {
+                    m->seen = 1;
+                    merge_record(m, t, r);
+                    continue;
+                }
             }
         }
         if (w != off)
@@ -1695,40 +1752,43 @@ static void merge_put(struct merger *m, uint32_t tid, unsigned kind, unsigned pa
     merge_put_at(m->out, &m->out_len, tid, kind, part, ts, func, site);
 }
 
+static int send_records(struct sender *s, unsigned char *raw, long n);
+
 /* A new connection: increments start again from zero (trace_shm.h). */
 static void merge_new_connection(struct merger *m)
 {
-    for (uint32_t i = 0; i < m->np; i++)
+    for (uint32_t i = 0; i < m->np; i++) {
+        m->p[i].dirty |= m->p[i].seq > 0; /* what the last connection got may not have arrived */
         for (uint32_t k = 0; k < m->p[i].nfn; k++) {
             struct mtotal *d = &m->p[i].fn[k];
             d->sent_calls = d->sent_incl = d->sent_self = 0;
             if (d->sent)
                 memset(d->sent, 0, TRACE_SUMMARY_NBUCKETS * sizeof *d->sent);
         }
+    }
 }
 
 /* The increments built so far as one chunk, in planes. */
 static int merge_inc_flush(struct sender *s, struct merger *m)
 {
     size_t n = m->inc_len / TRACE_EVENT_SIZE;
-    m->inc_len = 0;
-    if (!n)
-        return 0;
-    if (s->sock < 0) {
-        s->discarded += n;
-        return 0;
-    }
+    long held = (long)m->out_len; /* the markers first: they bind the merged tid to its process */
+    m->inc_len = m->out_len = 0;
+    if (held && send_records(s, m->out, held))
+        return -1;
+    if (!n || s->sock < 0)
+        return 0; /* a cut: the processes are due again, whole, on the next connection */
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < TRACE_EVENT_SIZE; k++)
             s->raw[k * n + i] = m->inc[i * TRACE_EVENT_SIZE + k];
+    /* Not counted among the stream's records (sent, discarded, resume): a
+     * lost increment is superseded, not lost; serve does not count them either. */
     int rc = send_chunk(s, TRACE_CHUNK_SUMMARY_INCREMENTS, s->raw, n * TRACE_EVENT_SIZE);
     if (rc < 0)
         return -1;
-    if (rc == 1) {
-        s->discarded += n;
+    if (rc == 1)
         return sender_lost(s);
-    }
-    s->events += n;
+    m->inc_sent += n;
     s->chunks++;
     return 0;
 }
@@ -1777,7 +1837,7 @@ static int merge_inc_room(struct merger *m, struct mproc *p)
         struct mtotal *d = &p->fn[i];
         if (d->sent)
             continue;
-        if (bytes > MERGE_MAX_HELD - m->held || !(d->sent = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *d->sent)))
+        if (!merge_budget(m, bytes) || !(d->sent = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *d->sent)))
             return -1;
         m->held += bytes;
     }
@@ -1822,7 +1882,6 @@ static void merge_name(uint32_t threads, uint64_t *lo, uint64_t *hi)
     }
 }
 
-static int send_records(struct sender *s, unsigned char *raw, long n);
 
 /* Room for k more records in m->out, sending what it holds if need be. */
 static int merge_out_room(struct sender *s, struct merger *m, size_t k)
@@ -1898,8 +1957,8 @@ static int merge_emit(struct sender *s, struct merger *m, int force)
     if (s->sock < 0 || (!force && now < m->next_ms && m->out_len < CHUNK_RAW / 2))
         return 0;
     m->next_ms = now + (uint64_t)s->o->summary_ms;
-    for (uint32_t i = 0; i < m->np; i++)
-        if (m->p[i].dirty && merge_emit_proc(s, m, &m->p[i]) < 0)
+    for (uint32_t i = 0; i < m->np && s->sum_ok; i++)
+        if (m->p[i].used && m->p[i].dirty && merge_emit_proc(s, m, &m->p[i]) < 0)
             return -1;
     long n = (long)m->out_len;
     m->out_len = 0;
@@ -1915,22 +1974,29 @@ static int merge_emit(struct sender *s, struct merger *m, int force)
  * flush says how long it took), in batches of a record or two: sent one
  * chunk each, their headers and frames would cost more than the merged
  * snapshots.  They wait in m->out for the next merged snapshot instead
- * (order per thread kept), at most --summary-ms.  0 held, 1 no room. */
-static int merge_hold(struct sender *s, struct merger *m, const unsigned char *raw, long n)
+ * (order per thread kept), at most --summary-ms.  0, or -1 fatal. */
+static int merge_hold(struct sender *s, struct merger *m, unsigned char *raw, long n)
 {
-    (void)s;
-    if (m->out_len + (size_t)n > CHUNK_RAW / 2)
-        return 1;
+    if (m->out_len + (size_t)n > CHUNK_RAW / 2) { /* full: what waits goes first, in order */
+        long held = (long)m->out_len;
+        m->out_len = 0;
+        if (send_records(s, m->out, held))
+            return -1;
+        if ((size_t)n > CHUNK_RAW / 2)
+            return send_records(s, raw, n);
+    }
     memcpy(m->out + m->out_len, raw, (size_t)n);
     m->out_len += (size_t)n;
     return 0;
 }
 
-/* Something is still to be sent: a process that gained, or held records. */
-static int merge_due(const struct merger *m)
+/* Something is still to be sent: a process that gained (to a server
+ * that takes them), or held records. */
+static int merge_due(const struct sender *s)
 {
-    for (uint32_t i = 0; i < m->np; i++)
-        if (m->p[i].dirty)
+    const struct merger *m = s->merge;
+    for (uint32_t i = 0; i < m->np && s->sum_ok; i++)
+        if (m->p[i].used && m->p[i].dirty)
             return 1;
     return m->out_len > 0;
 }
@@ -1986,6 +2052,14 @@ static int send_records(struct sender *s, unsigned char *raw, long n)
     return 0;
 }
 
+/* The server surely does not take summaries: it said so, or did not
+ * answer in time. */
+static int sum_refused(const struct sender *s)
+{
+    return s->sock >= 0 && !s->sum_ok &&
+           (s->ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->hello_ms >= TRACE_ACK_WAIT_MS);
+}
+
 static int forward_chunk(struct ring *r, struct sender *s)
 {
     long n = ring_take(r, s->raw, CHUNK_RAW);
@@ -1993,25 +2067,29 @@ static int forward_chunk(struct ring *r, struct sender *s)
         return -1;
     if (n == 0)
         return 1;
+    if (!host_is_little_endian())
+        for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
+            event_to_le(s->raw + off);
+    if (s->merge) { /* even while disconnected: the merged tables outlive a cut */
+        long before = n;
+        n = merge_take(s->merge, s->raw, n);
+        if (sum_refused(s))
+            s->sum_dropped += (uint64_t)(before - n) / TRACE_EVENT_SIZE;
+    }
     if (s->sock < 0) {
         s->discarded += (uint64_t)n / TRACE_EVENT_SIZE;
         return 0;
     }
-    if (!host_is_little_endian())
-        for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
-            event_to_le(s->raw + off);
     if (s->ack_got < TRACE_STREAM_ACK_SIZE && read_server(s)) {
         s->discarded += (uint64_t)n / TRACE_EVENT_SIZE;
         return sender_lost(s);
     }
     if (!s->sum_ok)
         n = drop_summaries(s, s->raw, n);
-    else if (s->merge)
-        n = merge_take(s->merge, s->raw, n);
     if (n == 0)
         return 0; /* only summary records: none taken by this server, or all merged */
-    if (s->merge && s->merge->seen && merge_hold(s, s->merge, s->raw, n) == 0)
-        return 0; /* a summary stream's markers ride with the next merged snapshot */
+    if (s->merge && s->merge->seen && s->sum_ok)
+        return merge_hold(s, s->merge, s->raw, n); /* a summary stream's markers ride with the next snapshot */
     return send_records(s, s->raw, n);
 }
 
@@ -2220,9 +2298,12 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
     /* The last merged snapshots, on a connection that is up (a cut on the
      * way marks them due again, and the next connection gets them whole). */
     for (int tries = 0; s->merge && tries < 3; tries++) {
+        while (ack_pending(s, r)) /* a new connection: whether it takes them */
+            if (idle_wait(s, 5))
+                return 1;
         if (merge_emit(s, s->merge, 1) || reach_server_at_end(s, r->hdr))
             return 1;
-        if (!merge_due(s->merge))
+        if (!merge_due(s) )
             break;
     }
     /* A final look, so a drop counted after the last chunk is still reported. */
@@ -2238,8 +2319,9 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
         snprintf(extra, sizeof extra, ", discarded %" PRIu64 " while disconnected, %" PRIu32 " connections",
                  s->discarded, s->conn_seq);
     if (s->merge && s->merge->merged && !o->quiet)
-        fprintf(stderr, "trace_stream: merged %" PRIu64 " thread snapshots into %" PRIu64 " per-process ones\n",
-                s->merge->merged, s->merge->sent);
+        fprintf(stderr, "trace_stream: merged %" PRIu64 " thread snapshots into %" PRIu64
+                        " per-process ones (%" PRIu64 " increment records)\n",
+                s->merge->merged, s->merge->sent, s->merge->inc_sent);
     if (s->merge && s->merge->damaged)
         fprintf(stderr, "trace_stream: %" PRIu64 " thread snapshots were torn or damaged and not merged (each "
                         "later whole one still holds every count before it)\n", s->merge->damaged);

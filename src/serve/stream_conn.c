@@ -359,7 +359,8 @@ static int put_whole(void *ctx, const unsigned char *records, size_t n)
     return 0;
 }
 
-/* Summary increments: counted as received as they came, written whole.
+/* Summary increments, written whole.  Not among the stream's records that
+ * a resume counts (trace_shm.h): a lost one is superseded, not lost.
  * 0, or 3 when malformed (writer_end says why). */
 static int on_summary_increments(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
 {
@@ -367,7 +368,6 @@ static int on_summary_increments(struct conn *c, const struct stream_chunk *h, c
     size_t n = h->raw_len / TRACE_EVENT_SIZE;
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
-    c->stream_received += n;
     if (stream_sums_take(c->sums, raw, n, put_whole, c, why, sizeof why) == 0)
         return 0;
     snprintf(c->writer_end, sizeof c->writer_end, "error: chunk %" PRIu64 ": %s", c->chunks_written, why);

@@ -101,20 +101,22 @@ static struct sums_fn *fn_of(struct stream_sums *s, struct sums_tid *t, uint64_t
     for (uint32_t i = 0; i < t->nfn; i++)
         if (t->fn[i].addr == addr)
             return &t->fn[t->cur = i];
-    size_t more = TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) + (t->nfn == t->capfn ? (t->capfn + 16u) * sizeof *t->fn : 0);
-    if (more > STREAM_SUMS_MAX_BYTES - s->held)
+    size_t grow = t->nfn == t->capfn ? 16u * sizeof *t->fn : 0;
+    size_t more = TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) + grow;
+    if (s->held > STREAM_SUMS_MAX_BYTES || more > STREAM_SUMS_MAX_BYTES - s->held)
         return NULL;
-    if (t->nfn == t->capfn) {
+    if (grow) {
         void *p = realloc(t->fn, (t->capfn + 16u) * sizeof *t->fn);
         if (!p)
             return NULL;
         t->fn = p;
         t->capfn += 16u;
+        s->held += grow;
     }
     uint64_t *hist = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *hist);
     if (!hist)
         return NULL;
-    s->held += more;
+    s->held += more - grow;
     t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, hist};
     return &t->fn[t->cur = t->nfn++];
 }
