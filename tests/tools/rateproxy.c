@@ -9,7 +9,8 @@
  * Listens on a free port (written to PORTFILE once listening), accepts one
  * connection, connects it to 127.0.0.1:TARGET_PORT and copies both ways:
  * client to server at most BYTES_PER_SECOND (a token bucket of a tenth of a
- * second; its receive buffer is kept small, so the client feels the pace),
+ * second; its receive buffer and window are kept small, so the client
+ * feels the pace),
  * server to client as it comes.  Ends when both sides have closed, or after
  * 300 s.  Prints "rateproxy: N bytes in T s" at the end.
  *
@@ -19,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,9 +85,12 @@ int main(int argc, char **argv)
     struct pollfd lp = {lfd, POLLIN, 0};
     if (poll(&lp, 1, 60000) <= 0)
         die("no connection within 60 s");
-    int c = accept(lfd, NULL, NULL), s = connect_to(atoi(argv[2]));
+    int c = accept(lfd, NULL, NULL), s = connect_to(atoi(argv[2])), clamp = 16384;
     if (c < 0)
         die("accept");
+    /* A small window, so the client's socket buffer stays small too and the
+     * link, not the kernel's buffering, sets its pace. */
+    setsockopt(c, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof clamp);
     int c_open = 1, s_open = 1;
     uint64_t carried = 0;
     double start = now_s(), last = start;
