@@ -136,7 +136,7 @@ static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
 static uint32_t g_pid;
 
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
-static int g_summary;         /* TRACE_MODE=summary: aggregates, not events */
+static int g_summary;         /* TRACE_MODE=summary: aggregates, not events (2: both, to compare) */
 static uint32_t g_sum_funcs = 256u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
 static uint64_t g_sum_every;  /* TRACE_SUMMARY_MS in clock units; 0: at exits only */
 static unsigned g_ns_shift;   /* ticks -> ns: (d >> shift) * mult + ((d & mask) * mult >> shift) */
@@ -1605,7 +1605,8 @@ static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_
             return;
         if (kind == TRACE_KIND_ENTER ? sum_enter(t, func) : sum_exit(t, func))
             sum_snapshot(t, 0);
-        return;
+        if (g_summary == 1)
+            return;
     }
     if (tl_record(t, func, site, kind))
         tl_flush(t, 0);
@@ -1758,8 +1759,10 @@ static uint64_t cfg_mode(void)
     const char *m = getenv("TRACE_MODE");
     if (m && !strcmp(m, "summary"))
         g_summary = 1;
+    else if (m && !strcmp(m, "both")) /* events and summaries, to check one against the other */
+        g_summary = 2;
     else if (m && *m && strcmp(m, "events"))
-        say("TRACE_MODE=", m, ": expected events or summary; events", (char *)0);
+        say("TRACE_MODE=", m, ": expected events, summary or both; events", (char *)0);
     g_sum_funcs = (uint32_t)cfg_u64("TRACE_SUMMARY_FUNCS", 16, 65536, 256);
     g_sum_depth = (uint32_t)cfg_u64("TRACE_SUMMARY_DEPTH", 16, 65536, 256);
     return cfg_u64("TRACE_SUMMARY_MS", 0, 3600000u, 1000u);

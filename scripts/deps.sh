@@ -26,7 +26,7 @@ need() { missing="$missing $1"; }
 
 have_header() {
     printf '#include <%s>\nint main(void){return 0;}\n' "$1" |
-        cc -x c - -o /dev/null "$2" >/dev/null 2>&1
+        cc -x c - -o /dev/null ${2:+"$2"} >/dev/null 2>&1
 }
 
 # cmake, cross-aarch64, cross-armhf, cross-s390x, cross (all three): what the
@@ -56,6 +56,9 @@ check_cross() {
 check() {
     missing=""
     command -v cc >/dev/null 2>&1 || need gcc
+    # gcc only recommends the C library's headers and start files: a
+    # machine without recommends (debootstrap --include=gcc) cannot link
+    have_header stdio.h || need libc6-dev
     have_header zstd.h -lzstd || need libzstd-dev
     have_header jansson.h -ljansson || need libjansson-dev # diff reads reports with it
     command -v addr2line >/dev/null 2>&1 || need binutils

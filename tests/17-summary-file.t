@@ -10,7 +10,7 @@
 # and the series: test 19).
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 22
+plan 26
 
 W=$B/examples/workload
 rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
@@ -149,4 +149,48 @@ mkdir -p "$T/mix" && cp "$T/s"/*.bin "$T/e"/*.bin "$T/mix/" 2>/dev/null
 "$CS" analyze "$T/mix" --exe "$W" > /dev/null 2> "$T/mix.err"
 is "$? $(cat "$T/mix.err")" "1 callsight analyze: the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own" \
     "a directory of events and summaries: never silently mixed"
+# --- percentiles end to end: the same calls as events and as summaries ---
+# TRACE_MODE=both records each call both ways; the exact order statistics
+# come from the events (tests/tools/sumcheck.py), the estimates from the
+# summaries alone, which analyze reads once the kinds are split.
+cat > "$T/spread.c" << 'EOF2'
+#include <stdint.h>
+#include <time.h>
+static __attribute__((no_instrument_function)) uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static __attribute__((no_instrument_function)) void spin(uint64_t ns)
+{
+    uint64_t end = now_ns() + ns;
+    while (now_ns() < end)
+        ;
+}
+static __attribute__((noinline)) void uniform(uint64_t ns) { spin(ns); }
+static __attribute__((noinline)) void bimodal(uint64_t ns) { spin(ns); }
+static __attribute__((noinline)) void heavy(uint64_t ns) { spin(ns); }
+int main(void)
+{
+    uint32_t x = 12345;
+    for (int i = 0; i < 300; i++) {
+        x = x * 1103515245u + 12345u;
+        uniform(10000 + (x >> 8) % 50000);                  /* 10..60 us */
+        bimodal(i % 5 ? 15000 : 120000);                    /* 80% at 15 us, 20% at 120 us */
+        heavy(5000 + (uint64_t)5000 * ((x >> 4) % 64 == 0 ? 40 : (x >> 12) % 4)); /* a long tail */
+    }
+    return 0;
+}
+EOF2
+build_traced "$T/spread" "$T/spread.c"
+TRACE_MODE=both TRACE_SUMMARY_MS=0 TRACE_ENABLE=1 TRACE_DIR="$T/both" "$T/spread"
+ok $? "TRACE_MODE=both: one run, each call as an event and in the summary"
+python3 "$TESTS/tools/sumcheck.py" split "$T/both" "$T/both-sum" > "$T/exact.txt"
+ok $? "the events' exact order statistics, and the summaries alone in a directory of their own"
+"$CS" analyze "$T/both-sum" --exe "$T/spread" --format json -o "$T/both.json"
+python3 "$TESTS/tools/sumcheck.py" compare "$T/exact.txt" "$T/both.json" > "$T/cmp.txt"
+ok $? "every p50, p90 and p99 within 2% of the exact order statistic: $(tr '\n' ' ' < "$T/cmp.txt")"
+is "$(grep -c . "$T/exact.txt")" "4" "four functions compared (main, uniform, bimodal, heavy)"
+
 exit $_failed
