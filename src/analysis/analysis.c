@@ -639,6 +639,7 @@ static void summary_thread_seen(struct analysis *a, struct thread *t, int used)
     if (!at->has_events) {
         at->has_events = 1;
         a->threads_with_events++;
+        a->summary_merged += (t->tid & TRACE_SUMMARY_MERGED_TID) != 0;
         if (!p->events++)
             a->src[p->src].procs_with_events++;
     }

@@ -170,6 +170,7 @@ struct analysis {
     uint64_t summary_threads, summary_snapshots, summary_damaged;
     uint64_t summary_over, summary_deep, summary_unmatched, summary_tracer_ns;
     uint64_t summary_outside;     /* whole snapshots not selected (thread, window) */
+    uint64_t summary_merged;      /* of the threads, series trace_stream merged (TRACE_SUMMARY_MERGED_TID) */
     int64_t summary_first_ns, summary_last_ns; /* the intervals read: from, to */
     struct summary_budget summary_budget;
     struct timeline timeline;     /* per interval of interval_ns (default 1 s) */

@@ -155,6 +155,12 @@ static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const 
                  (unsigned long long)(a->summary_snapshots + a->summary_outside),
                  (unsigned long long)a->threads_with_events);
     fn(ctx, buf);
+    if (a->summary_merged) {
+        snprintf(buf, sizeof buf, "summary mode: %llu of those are a process's threads merged on the device by "
+                 "trace_stream (named \"N threads\"; trace_stream --summary-threads keeps them apart)",
+                 (unsigned long long)a->summary_merged);
+        fn(ctx, buf);
+    }
     for (size_t i = 0; i < a->nprocs; i++) {
         const struct analysis_process *p = &a->procs[i];
         if (!p->sum_threads || p->sum_marked < p->sum_threads || p->sum_exited || p->sum_final == p->sum_threads)
