@@ -1419,10 +1419,9 @@ static inline uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
     return s->nfn - 1;
 }
 
-static inline int sum_enter(tl_state_t *t, uintptr_t func)
+static inline int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
-    uint64_t now = clock_now();
     if (TR_UNLIKELY(s->sp >= g_sum_depth || s->deep)) {
         s->deep++;
         return 0;
@@ -1485,10 +1484,9 @@ static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
     return sum_close(s, &s->frames[k - 1], now);
 }
 
-static inline int sum_exit(tl_state_t *t, uintptr_t func)
+static inline int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
-    uint64_t now = clock_now();
     if (TR_UNLIKELY(s->deep)) {
         s->deep--;
         s->deep_calls++;
@@ -1603,10 +1601,18 @@ static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_
     if (g_summary) {
         if (TR_UNLIKELY(!t->sum))
             return;
-        if (kind == TRACE_KIND_ENTER ? sum_enter(t, func) : sum_exit(t, func))
+        uint64_t now = clock_now();
+        if (kind == TRACE_KIND_ENTER ? sum_enter(t, func, now) : sum_exit(t, func, now))
             sum_snapshot(t, 0);
         if (g_summary == 1)
             return;
+        uint32_t n = t->n; /* TRACE_MODE=both: the event gets the summary's clock reading */
+        int full = tl_record(t, func, site, kind);
+        if (t->n != n)
+            t->buf[TL_HEAD + t->n - 1].ts = now;
+        if (full)
+            tl_flush(t, 0);
+        return;
     }
     if (tl_record(t, func, site, kind))
         tl_flush(t, 0);
