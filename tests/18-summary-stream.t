@@ -160,15 +160,15 @@ RSHM=/callsight-t18r-$$
 track_shm "$RSHM"
 start_serve "$T/rc" --quiet
 RPORT=$SERVE_PORT
-"$B/trace_stream" --retry 20 "$RSHM" 127.0.0.1 "$RPORT" 2> "$T/rc.err" &
+"$B/trace_stream" --retry 20 --summary-ms 100 "$RSHM" 127.0.0.1 "$RPORT" 2> "$T/rc.err" &
 rclient=$!
 track_pid $rclient
 wait_file "/dev/shm$RSHM"
 TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$RSHM timeout 60 "$T/steady" &
 rprog=$!
 track_pid $rprog
-wait_in "$T/rc.err" "merged|tracer attached" > /dev/null
-sleep 0.5
+# until serve has written merged snapshots (increments) of this connection
+for _ in $(seq 250); do [ "$(stat -c %s "$T/rc/trace.stream.1.0.bin" 2>/dev/null || echo 0)" -gt 4096 ] && break; sleep 0.02; done
 kill -KILL $SERVE_PID
 wait $SERVE_PID 2> /dev/null
 wait_in "$T/rc.err" "reconnecting for up to 20 s" > /dev/null

@@ -10,7 +10,7 @@
 # increments (TRACE_CHUNK_SUMMARY_INCREMENTS) are written whole, and
 # malformed ones close their connection with one line.
 source "$(dirname "$0")/lib.sh"
-plan 23
+plan 24
 
 cat > "$T/phases.c" << 'EOF2'
 #include <stdio.h>
@@ -177,6 +177,10 @@ stop_serve
 "$CS" analyze "$T/inc/trace.stream.1.0.bin" --exe "$P" --top 0 > "$T/inc1.txt" 2>&1
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \
     "increments written as whole snapshots: 0x1000 10+2 calls, 0x2000 3"
+is "$(python3 -c 'import struct, sys
+d = open(sys.argv[1], "rb").read()[80:]
+print([struct.unpack_from("<Q", d, i + 16)[0] for i in range(0, len(d), 32) if d[i + 28] == 4 and d[i + 29] == 1])' \
+    "$T/inc/trace.stream.1.0.bin")" "[1, 2]" "each whole snapshot lists every function once (1, then 2)"
 grep -q "^callsight serve: conn 2 closed .*; error: chunk 1: summary increments, thread 2147483649: bucket 40 out of place$" "$SERVE_LOG" &&
     grep -q "^callsight serve: conn 3 closed .*: 3000 events, .*dropped 0$" "$SERVE_LOG"
 ok $? "a bucket out of place: that connection closes with one line; the next is whole"
