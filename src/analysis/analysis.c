@@ -613,6 +613,8 @@ static void summary_hist(struct analysis *a, uint32_t id, const struct summary_t
         if (!n)
             continue;
         hist_bucket_range(b->index, &lo, &hi);
+        if (b->index == TRACE_SUMMARY_NBUCKETS - 1)
+            hi = UINT64_MAX; /* the device's last bucket takes every larger value */
         lo = lo > d->fn->min_ns ? lo : d->fn->min_ns;
         hi = hi < d->fn->max_ns ? hi : d->fn->max_ns;
         if (hist_add_bucket(&a->funcs.v[id].lat, b->index, n, lo < hi ? lo : hi, hi) < 0)
@@ -792,8 +794,14 @@ static void on_tracer_marker(struct series_run *run, const trace_event_t *ev, in
 static void stream_hole(struct series_run *run)
 {
     run->holed = 1;
-    for (size_t i = 0; i < run->nthreads; i++)
+    for (size_t i = 0; i < run->nthreads; i++) {
+        struct summary_thread *st = run->threads[i]->sum;
         callstack_hole(&run->threads[i]->cs);
+        if (st && st->reading) { /* a part of it may be in the hole: not used */
+            st->damaged++;
+            st->reading = 0;
+        }
+    }
 }
 
 /* A cut that no resume closed right after it: a gap of unknown size. */

@@ -52,12 +52,18 @@ void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uin
         fs->oom = 1;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Totals from a device's snapshots, untrusted: they saturate. */
 void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns)
 {
     struct funcstats_entry *e = &fs->v[id];
-    e->calls += calls;
-    e->incl_ns += incl_ns;
-    e->self_ns += self_ns;
+    e->calls = sat_add(e->calls, calls);
+    e->incl_ns = sat_add(e->incl_ns, incl_ns);
+    e->self_ns = sat_add(e->self_ns, self_ns);
 }
 
 static int cmp_self(const void *pa, const void *pb, void *ctx)

@@ -164,7 +164,12 @@ static int finish(struct summary_thread *st, const trace_event_t *ev)
         return 1;
     s->tracer_ns = ev->call_site;
     s->ends = ev->pad[1];
-    if (st->have_done && s->seq == 1) /* a new table under the same tid (exec): start again */
+    s->end_ts = ev->ts;
+    /* A new table under the same tid (exec, a tid reused without its exit
+     * marker, a pid reused in a merged series): numbered 1 again, or, when
+     * that one was lost, numbered lower than the last and begun after it
+     * ended.  A higher number that does not hold the last is damage. */
+    if (st->have_done && (s->seq == 1 || (s->seq < st->done.seq && s->begin_ts > st->done.end_ts)))
         st->have_done = 0;
     if (st->have_done && (s->seq <= st->done.seq || !snap_holds(s, &st->done)))
         return 1;
@@ -188,6 +193,7 @@ int summary_record(struct summary_thread *st, const trace_event_t *ev)
         snap_clear(&st->pend);
         st->pend.seq = ev->func;
         st->pend.nfn_said = ev->call_site;
+        st->pend.begin_ts = ev->ts;
         st->reading = 1;
         return 0;
     }

@@ -69,6 +69,8 @@ static int make_room(struct timeline *tl)
         tl->width_ns *= 2;
         merge(tl);
     }
+    if (tl->n > TIMELINE_MAX_ENTRIES / 2)
+        tl->full = 1; /* merging freed too little: more sorting would be in vain */
     return tl->n < TIMELINE_MAX_ENTRIES ? 0 : -1;
 }
 
@@ -76,10 +78,12 @@ void timeline_add(struct timeline *tl, int64_t end_ns, uint32_t id, uint64_t cal
                   uint64_t self_ns)
 {
     if (tl->n == tl->cap) {
-        if (tl->full || (tl->cap == TIMELINE_MAX_ENTRIES && make_room(tl) < 0)) {
-            tl->full = 1; /* no more sorting in vain: the rest is dropped */
-            tl->dropped++;
-            return;
+        if (tl->full || (tl->cap == TIMELINE_MAX_ENTRIES && (make_room(tl) < 0 || tl->full))) {
+            if (tl->n == tl->cap) { /* no room: dropped, counted */
+                tl->full = 1;
+                tl->dropped++;
+                return;
+            }
         }
         if (tl->n == tl->cap) {
             size_t c = tl->cap ? tl->cap * 2 : 256;

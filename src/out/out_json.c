@@ -189,7 +189,7 @@ static void write_intervals(FILE *out, const struct out_view *v)
     const struct analysis *a = v->a;
     const struct timeline *tl = &a->timeline;
     fputs("  \"intervals\": ", out);
-    if (!a->summary_threads && !a->summary_outside) {
+    if (!a->summary_threads && !a->summary_outside && !a->summary_damaged) {
         fputs("null\n", out);
         return;
     }

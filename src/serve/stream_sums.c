@@ -121,6 +121,16 @@ static struct sums_fn *fn_of(struct stream_sums *s, struct sums_tid *t, uint64_t
     return &t->fn[t->cur = t->nfn++];
 }
 
+static void forget_totals(struct stream_sums *s, struct sums_tid *t)
+{
+    for (uint32_t i = 0; i < t->nfn; i++)
+        free(t->fn[i].hist);
+    s->held -= (size_t)t->nfn * TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) + (size_t)t->capfn * sizeof *t->fn;
+    free(t->fn);
+    t->fn = NULL;
+    t->nfn = t->capfn = 0;
+}
+
 static int add(uint64_t *to, uint64_t v)
 {
     if (*to > UINT64_MAX - v)
@@ -246,6 +256,8 @@ static int take_record(struct stream_sums *s, const unsigned char *r, char *why,
     if (part == TRACE_SUMMARY_BEGIN) {
         if (t->reading)
             return bad(why, len, "snapshot %" PRIu64 " never ended", tid, t->seq);
+        if (t->nfn && (func == 1 || func <= t->seq))
+            forget_totals(s, t); /* a new series under the tid (a pid reused): from zero */
         t->reading = 1;
         t->seq = func, t->said = site, t->listed = 0, t->begin_ts = ts;
         t->have_times = 0;

@@ -19,6 +19,7 @@ static int ok(int cond, const char *what)
 }
 
 static struct summary_thread st;
+static uint64_t now; /* BEGIN's and END's ts */
 
 static int put(uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
 {
@@ -42,14 +43,14 @@ struct fn {
 /* A whole snapshot; the value summary_record gave for its END. */
 static int snapshot(uint64_t seq, const struct fn *f, size_t nf, int torn)
 {
-    put(TRACE_SUMMARY_BEGIN, 0, seq, nf);
+    put(TRACE_SUMMARY_BEGIN, now, seq, nf);
     for (size_t i = 0; i < nf; i++) {
         put(TRACE_SUMMARY_FUNC, f[i].incl, f[i].addr, f[i].calls);
         put(TRACE_SUMMARY_TIMES, f[i].self, f[i].min, f[i].max);
         put(TRACE_SUMMARY_BUCKETS, f[i].n, 0, (uint64_t)f[i].b << 32 | TRACE_SUMMARY_NO_BUCKET);
     }
     put(TRACE_SUMMARY_META, 0, 0, 0);
-    return torn ? 0 : put(TRACE_SUMMARY_END, 0, seq, 0);
+    return torn ? 0 : put(TRACE_SUMMARY_END, now, seq, 0);
 }
 
 /* The differences of the last whole snapshot, as "addr:calls/incl/self/bucket " ... */
@@ -73,7 +74,7 @@ static const char *deltas(void)
 int main(void)
 {
     struct summary_budget budget = {0, 0};
-    printf("1..10\n");
+    printf("1..12\n");
     summary_init(&st, &budget);
     struct fn a = {0xa0, 10, 1000, 600, 50, 200, 70, 10}, b = {0xb0, 1, 7, 7, 7, 7, 7, 1};
     struct fn s1[] = {a};
@@ -102,6 +103,15 @@ int main(void)
        "a torn one is damaged; the next whole one covers it");
     ok(snapshot(1, s1, 1, 0) == 1 && !strcmp(deltas(), "a0:10/1000/600/10 "),
        "seq 1 again: a new table under the tid (exec) starts over");
+    struct fn a7 = a, s7[1];
+    a7.calls = 11, a7.n = 11;
+    s7[0] = a7;
+    now = 50;
+    ok(snapshot(5, s7, 1, 0) == 1, "the new table goes on (5)");
+    now = 100; /* a new life whose snapshot 1 was lost: numbered lower, begun after the last ended */
+    struct fn c = {0xc0, 4, 40, 40, 10, 10, 10, 4}, s6[1] = {c};
+    ok(snapshot(2, s6, 1, 0) == 1 && !strcmp(deltas(), "c0:4/40/40/4 ") && st.damaged == 5,
+       "a lower number begun after the last one ended: a new table, not damage");
     size_t held = budget.held;
     summary_free(&st);
     ok(held > 0 && st.whole == 0 && budget.held == 0, "snapshots held are on the budget, and given back");
