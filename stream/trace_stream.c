@@ -1262,7 +1262,13 @@ static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h)
  * analyze need nothing new, a lost one still costs resolution only, and the
  * merged table only grows, as a reader checks.  A thread's snapshot that
  * does not hold its last one (a count went down) is damaged and skipped,
- * as the analyzer would skip it.
+ * as the analyzer would skip it.  Only threads announced by a PROCESS
+ * marker (each thread's first flush) are merged, from their start, so no
+ * thread is ever half merged and half sent as it is; the merge runs on
+ * every take, connected or not, so a cut loses events but no merged count.
+ * To a server that acks TRACE_ACK_SUMMARY_INCREMENTS the merged snapshot
+ * goes as increments (trace_shm.h), only what changed since it was last
+ * sent on this connection.
  *
  * Bounded: at most MERGE_MAX_THREADS live threads and MERGE_MAX_PROCS
  * processes are merged (the snapshots of any more go out as they are, and
@@ -1270,7 +1276,9 @@ static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h)
  * MERGE_MAX_HELD: the calls of a function that finds no room, or of a
  * thread whose snapshot no longer fits, are counted in the merged
  * snapshot's "beyond the table" count, so they are reported, never lost
- * in silence.  Nothing read from the ring is trusted.
+ * in silence.  A process that exited is reclaimed once its last merged
+ * snapshot went and a table is full.  Nothing read from the ring is
+ * trusted: counts saturate.
  */
 #define MERGE_MAX_THREADS 4096u
 #define MERGE_MAX_PROCS 64u
