@@ -44,6 +44,13 @@
  * runs much faster on the coded records.  An older server never acks, and
  * the stream stays plain.  --codec none turns the offer off.
  *
+ * Summaries.  With TRACE_MODE=summary the tracer writes per-thread
+ * snapshots of per-function totals into the ring; unless --summary-threads,
+ * this client merges each process's threads into one snapshot every
+ * --summary-ms, sent as increments to a server that takes them, so a busy
+ * program costs a few KB/s on the link (see "summaries, merged per
+ * process" below).
+ *
  * The wire is little-endian; the ring is in the device's own byte order, so
  * a big-endian device converts every record before sending (and before
  * coding).  On a 32-bit target the 64-bit atomics of the ring header must
