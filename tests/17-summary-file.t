@@ -10,7 +10,7 @@
 # and the series: test 19).
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 26
+plan 29
 
 W=$B/examples/workload
 rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
@@ -139,9 +139,16 @@ awk -v w="$wall" -v t="$tracer" -v i="$incl" 'BEGIN { exit !(t >= 100 && i * 100
 ok $? "snapshots taken inside outer() (>= 2 slow writes) are the tracer's time, not outer's"
 
 # --- refusals ---
+echo "an older report" > "$T/x.folded"
 "$CS" analyze "$T/s" --exe "$W" --format folded -o "$T/x.folded" 2> "$T/folded.err"
 is "$? $(cat "$T/folded.err")" "1 callsight analyze: summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)" \
     "--format folded on summaries: refused with one line"
+is "$(cat "$T/x.folded") $(ls "$T" | grep -c 'x.folded.')" "an older report 0" "the refusal leaves an existing -o file as it was, and no temporary one"
+"$CS" analyze "$T/s" --exe "$W" -o /dev/null && [ -c /dev/null ] && ! ls /dev | grep -q '^null\.'
+ok $? "-o /dev/null is written to, never renamed over"
+"$CS" analyze "$T/s" --exe "$W" --keep-tracer-time > /dev/null 2> "$T/keep.err"
+is "$? $(cat "$T/keep.err")" "1 callsight analyze: --keep-tracer-time needs event traces: in summary traces the device took the tracer's time out" \
+    "--keep-tracer-time on summaries: refused with one line"
 "$CS" analyze "$T/s" --exe "$W" --function fib > /dev/null 2> "$T/func.err"
 is "$? $(cat "$T/func.err")" "1 callsight analyze: --function needs event traces: summary traces hold each function's totals, not its callees" \
     "--function on summaries: refused with one line"

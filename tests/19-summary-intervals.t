@@ -10,7 +10,7 @@
 # increments (TRACE_CHUNK_SUMMARY_INCREMENTS) are written whole, and
 # malformed ones close their connection with one line.
 source "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 
 cat > "$T/phases.c" << 'EOF2'
 #include <stdio.h>
@@ -110,6 +110,8 @@ is "$(series "$T/since.json" | sed -n 2p)" "consistent" "the window's series hol
 "$CS" analyze "$T/f" --exe "$P" --since "${cut_ms}ms" > "$T/since.txt"
 grep -q "^note: summary mode: [0-9]* snapshots from 1 threads end inside the window ([1-9][0-9]* more are not selected)" "$T/since.txt"
 ok $? "the report says which snapshots the window chose"
+is "$(field functions "$(head -n 1 "$T/since.txt")")" "$(field functions "$("$CS" analyze "$T/f" --exe "$P" | head -n 1)")" \
+    "the header describes all input whatever the window (functions)"
 nb=$(sed -n 's/.*b=//p' "$T/f.out") na=$(sed -n 's/a=\([0-9]*\).*/\1/p' "$T/f.out")
 is "$(sed -n 's/^filter: since=[0-9.]*s: //p' "$T/since.txt")" "$(($(sum_a after) + nb + 1)) of $((na + nb + 1)) calls selected" \
     "the filter line counts the window's calls (main's one ends in it) of all the calls"

@@ -669,12 +669,14 @@ static void summary_take(struct series_run *run, struct thread *t, int64_t end_n
         struct summary_delta d;
         summary_delta(st, i, &j, &d);
         a->calls = sat_add(a->calls, d.calls);
-        if (!d.calls || !used)
+        if (!d.calls)
             continue;
-        if (func_id(run, bin, d.fn->addr - t->sum_bias, &id) < 0) {
+        if (func_id(run, bin, d.fn->addr - t->sum_bias, &id) < 0) { /* all input: the header counts it */
             a->oom = 1;
             break;
         }
+        if (!used)
+            continue;
         funcstats_add_summary(&a->funcs, id, d.calls, d.incl_ns, d.self_ns);
         summary_hist(a, id, st, &d);
         timeline_add(&a->timeline, end_ns, id, d.calls, d.incl_ns, d.self_ns);
@@ -685,11 +687,11 @@ static void summary_take(struct series_run *run, struct thread *t, int64_t end_n
         a->summary_first_ns = a->summary_last_ns = begin;
     a->summary_first_ns = begin < a->summary_first_ns ? begin : a->summary_first_ns;
     a->summary_last_ns = end_ns > a->summary_last_ns ? end_ns : a->summary_last_ns;
+    summary_meta(a, st); /* the notes describe all input, as for events */
     if (!used) {
         a->summary_outside++;
         return;
     }
-    summary_meta(a, st);
     a->summary_snapshots++;
 }
 

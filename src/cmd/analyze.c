@@ -116,8 +116,9 @@ static void usage(FILE *out)
 "                     on further stacks are counted under [other stacks]\n"
 "  --interval T       summary traces, json: the width of each interval of the\n"
 "                     series (default 1s, at least 1ms; set it no finer than\n"
-"                     the run's TRACE_SUMMARY_MS); a long run's intervals are\n"
-"                     widened as needed to keep the series bounded\n"
+"                     the run's TRACE_SUMMARY_MS, or in stream mode than\n"
+"                     trace_stream's --summary-ms); a long run's intervals\n"
+"                     are widened as needed to keep the series bounded\n"
 "  --addr2line TOOL   addr2line to run (default: addr2line); for a binary\n"
 "                     built for another architecture, its toolchain's own,\n"
 "                     e.g. aarch64-linux-gnu-addr2line (--function uses the\n"
@@ -745,6 +746,8 @@ static int check_summary(const struct run *r)
         why = "summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)";
     else if (o->filter.nfuncs)
         why = "--function needs event traces: summary traces hold each function's totals, not its callees";
+    else if (o->keep_tracer_time)
+        why = "--keep-tracer-time needs event traces: in summary traces the device took the tracer's time out";
     if (!why)
         return 0;
     fprintf(stderr, PROG ": %s\n", why);
@@ -775,6 +778,20 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
 }
 
 /* Open the output; NULL when reported (rc set). */
+static mode_t current_umask(void)
+{
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
+
+/* -o FILE, when FILE is a regular file or does not exist yet, is written as
+ * FILE.XXXXXX beside it and renamed over it only when the report is whole:
+ * an error or a refusal leaves FILE as it was.  Anything else (/dev/null, a
+ * FIFO, a terminal) is written directly and never renamed over or removed. */
+static char out_tmp[4096];
+static int out_direct;
+
 static FILE *open_output(const struct options *o, int *rc)
 {
     if (!o->out_path) {
@@ -785,7 +802,18 @@ static FILE *open_output(const struct options *o, int *rc)
         }
         return stdout;
     }
-    FILE *f = fopen(o->out_path, "wb");
+    FILE *f = NULL;
+    int fd = -1;
+    struct stat st;
+    out_direct = stat(o->out_path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (out_direct)
+        f = fopen(o->out_path, "wb");
+    else if (snprintf(out_tmp, sizeof out_tmp, "%s.XXXXXX", o->out_path) >= (int)sizeof out_tmp)
+        errno = ENAMETOOLONG;
+    else if ((fd = mkstemp(out_tmp)) >= 0 && (fchmod(fd, 0666 & ~current_umask()) != 0 || !(f = fdopen(fd, "wb")))) {
+        close(fd);
+        unlink(out_tmp);
+    }
     if (!f) {
         fprintf(stderr, PROG ": -o %s: %s\n", o->out_path, strerror(errno));
         *rc = 1;
@@ -804,8 +832,12 @@ static int close_output(const struct options *o, FILE *out, int rc)
         fprintf(stderr, PROG ": writing %s: %s\n", what, strerror(errno));
         rc = 1;
     }
-    if (rc && o->out_path)
-        unlink(o->out_path); /* no half-written file left to mislead */
+    if (o->out_path && !out_direct && !rc && rename(out_tmp, o->out_path) != 0) {
+        fprintf(stderr, PROG ": -o %s: %s\n", o->out_path, strerror(errno));
+        rc = 1;
+    }
+    if (rc && o->out_path && !out_direct)
+        unlink(out_tmp); /* no half-written file left to mislead; FILE stays as it was */
     return rc;
 }
 
