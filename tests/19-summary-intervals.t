@@ -162,6 +162,7 @@ start_serve "$T/h"
 timeout 30 "$T/streamgen" --events 0 --records "$T/bad.rec" 127.0.0.1 "$SERVE_PORT" &&
     timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT"
 ok $? "a connection with hostile summary records, then one with events"
+wait_serve_closed 2
 stop_serve
 "$CS" analyze "$(ls "$T"/h/trace.stream.*.bin | head -n 1)" --exe "$P" --top 0 > "$T/h.txt" 2> "$T/h.err"
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/h.txt") $(grep -c '^note: summary mode: 4 snapshots were torn or damaged' "$T/h.txt")" \
@@ -175,6 +176,7 @@ timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/two-sn
     timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/bucket-out-of-order" 127.0.0.1 "$SERVE_PORT" &&
     timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT"
 ok $? "good increments, bad increments, then events: three connections"
+wait_serve_closed 3
 stop_serve
 "$CS" analyze "$T/inc/trace.stream.1.0.bin" --exe "$P" --top 0 > "$T/inc1.txt" 2>&1
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \

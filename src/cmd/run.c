@@ -19,6 +19,7 @@
  * then SIGKILL RUN_KILL_AFTER_S later.  Every process, the shm segment and
  * nothing else is left: run makes no temporary files.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -254,6 +255,43 @@ static pid_t spawn(char *const *argv, char *const *env_add, int own_group, int o
     return pid;
 }
 
+/* The connections serve has said it opened and closed, counted from the
+ * lines passed on, so that it is stopped only once each closed by itself:
+ * a stop before that would mark a whole stream "(server stopping)". */
+static struct {
+    char line[64]; /* the start of the line being read: enough to tell */
+    size_t len;
+    unsigned opened, closed;
+} serve_said;
+
+static void count_serve_line(void)
+{
+    static const char conn[] = "callsight serve: conn ";
+    const char *s = serve_said.line;
+    if (strncmp(s, conn, sizeof conn - 1) != 0 || !isdigit((unsigned char)s[sizeof conn - 1]))
+        return;
+    s += sizeof conn - 1;
+    while (isdigit((unsigned char)*s))
+        s++;
+    if (strncmp(s, " from ", 6) == 0)
+        serve_said.opened++;
+    else if (strncmp(s, " closed ", 8) == 0)
+        serve_said.closed++;
+}
+
+static void scan_serve_output(const char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '\n') {
+            serve_said.line[serve_said.len] = '\0';
+            count_serve_line();
+            serve_said.len = 0;
+        } else if (serve_said.len < sizeof serve_said.line - 1) {
+            serve_said.line[serve_said.len++] = buf[i];
+        }
+    }
+}
+
 /* serve's lines, as they come, on our stderr.  serve_fd < 0: none. */
 static void pass_serve_lines(int serve_fd, int wait_ms)
 {
@@ -266,7 +304,10 @@ static void pass_serve_lines(int serve_fd, int wait_ms)
     if (poll(&pf, 1, wait_ms) > 0) {
         char buf[4096];
         ssize_t n = read(serve_fd, buf, sizeof buf);
-        if (n > 0 && write(2, buf, (size_t)n) < 0)
+        if (n <= 0)
+            return;
+        scan_serve_output(buf, (size_t)n);
+        if (write(2, buf, (size_t)n) < 0)
             return;
     }
 }
@@ -451,7 +492,9 @@ static void stop_pipeline(struct pipeline *p)
         stop(p->client, SIGINT, RUN_STOP_S, p->serve_fd);
     }
     if (p->serve > 0) {
-        pass_serve_lines(p->serve_fd, 200); /* the closed connection's line */
+        /* trace_stream has gone: its connection's line is due (bounded) */
+        for (double end = now_s() + RUN_STOP_S; serve_said.closed < serve_said.opened && now_s() < end;)
+            pass_serve_lines(p->serve_fd, 50);
         stop(p->serve, SIGINT, RUN_STOP_S, p->serve_fd);
         while (p->serve_fd >= 0) { /* what serve said last */
             char buf[4096];

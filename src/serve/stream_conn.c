@@ -127,6 +127,7 @@ struct conn {
     int slot;             /* stream registry slot, -1 for a stream without identity */
     uint64_t stream_received; /* records received on the stream, all its connections */
     double space_at;      /* when free space on the out filesystem is next checked */
+    int stopped;          /* serve was stopping when reading ended: the stop cut it */
 };
 
 static void say(const char *fmt, ...)
@@ -647,7 +648,7 @@ static void finish(struct conn *c)
         " bytes received, dropped %" PRIu64 "%s%s%s%s",
         (unsigned)f->id, c->peer, f->events, (unsigned)stream_file_segments(f),
         stream_file_segments(f) == 1 ? "" : "s", f->total_bytes, c->received, c->dropped, extra,
-        c->end[0] ? "; " : "", c->end, atomic_load(c->o->stopping) ? " (server stopping)" : "");
+        c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
 }
 
 void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o)
@@ -667,6 +668,9 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
         return;
     while (rc == 0)
         rc = read_chunk(&c);
+    /* Sampled here, not at the closing line: a peer that had ended before
+     * the stop was not cut by it, however long the writer takes after. */
+    c.stopped = atomic_load(o->stopping);
     /* The writer gets everything read so far; finish waits for it. */
     if (c.writer_running) {
         chunkq_close(c.q);
