@@ -342,6 +342,7 @@ typedef struct tl_state {
     int carries_pid;             /* the flush under way carries PROCESS ... */
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
+    uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -1237,19 +1238,37 @@ static int ring_attach(const char *name, uint64_t size)
  * batch.  Cold; keeps errno for the program.  After a stop, discards.
  * Unless it is the thread's last, the flush notes its own time in the
  * records that follow (tl_note_tracer), deferred or not. */
+/* Where a thread's module list goes (loaded modules, below): its file or
+ * the ring, ahead of the batch.  0 ok. */
+typedef int (*mod_sink_t)(tl_state_t *t, trace_event_t *ev, uint32_t count);
+static int mod_flush(tl_state_t *t, mod_sink_t sink);
+
+static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
+{
+    return file_append(t, ev, count, g_budget_soft) == 0 ? 0 : -1;
+}
+
+static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
+{
+    return ring_put(ev, count, t->tid) ? 0 : -1;
+}
+
 static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
     uint64_t start = clock_now(), waited = 0;
     if (!stopped()) {
         if (g_ring) {
+            (void)mod_flush(t, mod_to_ring); /* failed: due again next time */
             if (!ring_flush(t, final, &waited)) {
                 tl_note_tracer(t, start, waited); /* deferred: the batch stays */
                 errno = saved;
                 return;
             }
-        } else
+        } else {
+            (void)mod_flush(t, mod_to_file); /* failed: the batch's own write says why */
             file_flush(t);
+        }
     }
     t->flush_at = g_batch;
     t->n = t->nmarks = 0;
@@ -1806,33 +1825,6 @@ static int cfg_clock(void)
 #define NT_GNU_BUILD_ID 3
 #endif
 
-/* The GNU build-id among the notes at p (size bytes, in memory, so in our
- * own byte order): its first 16 bytes into g_build_id.  Nonzero if found.
- * Names and descriptors are padded to 4 bytes, or to 8 in a segment
- * aligned to 8. */
-static int build_id_in_notes(const unsigned char *p, uint64_t size, uint64_t align)
-{
-    uint64_t pad = align == 8 ? 7u : 3u, off = 0;
-    while (size - off >= 12u) {
-        uint32_t nh[3]; /* namesz, descsz, type */
-        memcpy(nh, p + off, sizeof nh);
-        uint64_t name = off + 12u, desc = name + (((uint64_t)nh[0] + pad) & ~pad);
-        if (desc > size || nh[1] > size - desc)
-            return 0;
-        if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4u && memcmp(p + name, "GNU", 4) == 0 && nh[1] > 0) {
-            unsigned char id[16] = {0};
-            memcpy(id, p + desc, nh[1] < sizeof id ? nh[1] : sizeof id);
-            g_build_id[0] = name_bytes((const char *)id);
-            g_build_id[1] = name_bytes((const char *)id + 8);
-            return 1;
-        }
-        off = desc + (((uint64_t)nh[1] + pad) & ~pad);
-        if (off > size)
-            return 0;
-    }
-    return 0;
-}
-
 /* Nonzero when [vaddr, vaddr + len) lies in a loaded segment: only then is
  * a note readable in memory. */
 static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len)
@@ -1846,20 +1838,271 @@ static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint
     return 0;
 }
 
+/* ---- loaded modules ---------------------------------------------------------
+ * The list of loaded objects that each thread writes into its own records
+ * (trace.h, "loaded modules").  dl_iterate_phdr's add and remove counters
+ * say cheaply, at every flush, whether the set changed; only then is it
+ * read again, by one thread at a time.  A flush that finds another thread
+ * at the table waits for it, briefly (MOD_WAIT_NS, in the flush's tracer
+ * time), so that a thread's first list comes before its first events
+ * however threads start; past that it goes on without, and writes the
+ * list at a later flush.  The table is fixed (no malloc); a path longer
+ * than MOD_PATH_MAX - 1 is cut, and the analyzer then finds no file by it.
+ * Each thread writes the list at its first flush and again whenever the
+ * table's number moved past the one it last wrote. */
+
+#define MOD_MAX 128u        /* modules tracked at once; more are counted, not listed */
+#define MOD_PATH_MAX 256u   /* bytes of a path kept, NUL included */
+#define MOD_CHUNK 32u       /* records written at a time from the stack */
+#define MOD_WAIT_NS 2000000u /* a flush waits this long at most for another's list */
+
+typedef struct mod_info {
+    uint64_t id, bias, lo, hi; /* number, load bias, executable extent [lo, hi) */
+    unsigned char build_id[TRACE_MODULE_BYTES];
+    uint8_t build_id_len;
+    uint8_t main;              /* the program itself */
+    uint16_t path_len;
+    char path[MOD_PATH_MAX];
+} mod_info_t;
+
+static mod_info_t g_mods[MOD_MAX], g_mods_scan[MOD_MAX];
+static uint32_t g_nmods, g_nmods_scan;
+static uint64_t g_mods_left_out;             /* objects beyond MOD_MAX at the last reading */
+static uint64_t g_mod_next_id = 1;
+static _Atomic uint64_t g_mod_list;          /* the table's number: 0 until first read */
+static _Atomic unsigned long long g_mod_adds, g_mod_subs; /* the loader's counters it was read at */
+static atomic_flag g_mod_busy = ATOMIC_FLAG_INIT; /* one thread reads or copies the table at a time */
+
+/* The GNU build-id among the notes at p (size bytes, in memory, so in our
+ * own byte order): up to `cap` bytes into out; its full length, 0 if none.
+ * Names and descriptors are padded to 4 bytes, or to 8 in a segment
+ * aligned to 8. */
+static uint32_t build_id_in_notes(const unsigned char *p, uint64_t size, uint64_t align, unsigned char *out,
+                                  uint32_t cap)
+{
+    uint64_t pad = align == 8 ? 7u : 3u, off = 0;
+    while (size - off >= 12u) {
+        uint32_t nh[3]; /* namesz, descsz, type */
+        memcpy(nh, p + off, sizeof nh);
+        uint64_t name = off + 12u, desc = name + (((uint64_t)nh[0] + pad) & ~pad);
+        if (desc > size || nh[1] > size - desc)
+            return 0;
+        if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4u && memcmp(p + name, "GNU", 4) == 0 && nh[1] > 0) {
+            memcpy(out, p + desc, nh[1] < cap ? nh[1] : cap);
+            return nh[1];
+        }
+        off = desc + (((uint64_t)nh[1] + pad) & ~pad);
+        if (off > size)
+            return 0;
+    }
+    return 0;
+}
+
+/* The object's build-id from its PT_NOTE segments: its length, 0 if none. */
+static uint32_t build_id_of(const struct dl_phdr_info *info, unsigned char *out, uint32_t cap)
+{
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint32_t len;
+        if (ph->p_type == PT_NOTE && build_id_mapped(info, ph->p_vaddr, ph->p_filesz) &&
+            (len = build_id_in_notes((const unsigned char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr),
+                                     ph->p_filesz, ph->p_align, out, cap)) > 0)
+            return len;
+    }
+    return 0;
+}
+
+/* One object into g_mods_scan: its extent, build-id and path. */
+static int mod_scan_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    mod_info_t m;
+    memset(&m, 0, sizeof m);
+    m.bias = (uint64_t)info->dlpi_addr;
+    m.lo = UINT64_MAX;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t lo = m.bias + ph->p_vaddr, hi = lo + ph->p_memsz;
+        m.lo = lo < m.lo ? lo : m.lo;
+        m.hi = hi > m.hi ? hi : m.hi;
+    }
+    if (m.lo >= m.hi)
+        return 0; /* no code: nothing of it can be named */
+    uint32_t len = build_id_of(info, m.build_id, sizeof m.build_id);
+    m.build_id_len = (uint8_t)(len < TRACE_MODULE_BYTES ? len : TRACE_MODULE_BYTES);
+    m.main = g_nmods_scan == 0 && g_mods_left_out == 0; /* the first is the program */
+    const char *name = info->dlpi_name;
+    ssize_t n = 0;
+    if (m.main && (!name || !*name)) {
+        n = readlink("/proc/self/exe", m.path, sizeof m.path - 1); /* cold: after a change only */
+        n = n > 0 ? n : 0;
+    } else if (name) {
+        size_t l = strlen(name);
+        n = (ssize_t)(l < sizeof m.path - 1 ? l : sizeof m.path - 1);
+        memcpy(m.path, name, (size_t)n);
+    }
+    m.path_len = (uint16_t)n;
+    if (g_nmods_scan >= MOD_MAX) {
+        g_mods_left_out++;
+        return 0;
+    }
+    g_mods_scan[g_nmods_scan++] = m;
+    return 0;
+}
+
+/* The loader's add and remove counters, from its first object. */
+static int mod_counters(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *c = data;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return 1; /* a loader without them: the set is read once, at start */
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
+    return 1;
+}
+
+/* A module read again keeps its number when it is the same mapping. */
+static uint64_t mod_id_of(const mod_info_t *m)
+{
+    for (uint32_t i = 0; i < g_nmods; i++) {
+        const mod_info_t *o = &g_mods[i];
+        if (o->bias == m->bias && o->lo == m->lo && o->hi == m->hi && o->path_len == m->path_len &&
+            memcmp(o->path, m->path, m->path_len) == 0 && o->build_id_len == m->build_id_len &&
+            memcmp(o->build_id, m->build_id, m->build_id_len) == 0)
+            return o->id;
+    }
+    return g_mod_next_id++;
+}
+
+/* Reads the set of loaded objects again if the loader's counters moved
+ * since the last reading (or there was none).  Called with g_mod_busy. */
+static void mod_refresh(void)
+{
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(mod_counters, c);
+    uint64_t list = atomic_load_explicit(&g_mod_list, memory_order_relaxed);
+    if (list && c[0] == atomic_load_explicit(&g_mod_adds, memory_order_relaxed) &&
+        c[1] == atomic_load_explicit(&g_mod_subs, memory_order_relaxed))
+        return;
+    g_nmods_scan = 0;
+    g_mods_left_out = 0;
+    dl_iterate_phdr(mod_scan_one, NULL);
+    for (uint32_t i = 0; i < g_nmods_scan; i++)
+        g_mods_scan[i].id = mod_id_of(&g_mods_scan[i]);
+    memcpy(g_mods, g_mods_scan, g_nmods_scan * sizeof *g_mods);
+    g_nmods = g_nmods_scan;
+    atomic_store_explicit(&g_mod_adds, c[0], memory_order_relaxed);
+    atomic_store_explicit(&g_mod_subs, c[1], memory_order_relaxed);
+    atomic_store_explicit(&g_mod_list, list + 1, memory_order_relaxed);
+}
+
+static void mod_fill(trace_event_t *e, uint32_t tid, uint8_t part, uint8_t count, uint64_t ts, uint64_t func,
+                     uint64_t site)
+{
+    memset(e, 0, sizeof *e);
+    e->ts = ts;
+    e->func = func;
+    e->call_site = site;
+    e->tid = tid;
+    e->kind = TRACE_KIND_MODULE;
+    e->pad[0] = part;
+    e->pad[1] = count;
+}
+
+/* Up to 24 bytes as three words, byte i at bits 8i (trace.h). */
+static void mod_words(const unsigned char *b, uint32_t n, uint64_t w[3])
+{
+    unsigned char tmp[TRACE_MODULE_BYTES] = {0};
+    memcpy(tmp, b, n);
+    for (int k = 0; k < 3; k++)
+        w[k] = name_bytes((const char *)tmp + 8 * k);
+}
+
+/* The table as records, MOD_CHUNK at a time into sink.  0: all went. */
+static int mod_write(tl_state_t *t, mod_sink_t sink, uint64_t list)
+{
+    trace_event_t rec[MOD_CHUNK + 8];
+    uint32_t n = 0;
+    uint64_t now = clock_now(), w[3];
+    mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST, 0, now, list, g_nmods);
+    for (uint32_t i = 0; i < g_nmods; i++) {
+        const mod_info_t *m = &g_mods[i];
+        mod_fill(&rec[n++], t->tid, TRACE_MODULE_BEGIN, 0, m->id, m->bias, m->main ? TRACE_MODULE_MAIN : 0);
+        mod_fill(&rec[n++], t->tid, TRACE_MODULE_TEXT, 0, m->id, m->lo, m->hi);
+        if (m->build_id_len) {
+            mod_words(m->build_id, m->build_id_len, w);
+            mod_fill(&rec[n++], t->tid, TRACE_MODULE_BUILD_ID, m->build_id_len, w[0], w[1], w[2]);
+        }
+        for (uint32_t at = 0; at < m->path_len; at += TRACE_MODULE_BYTES) {
+            uint32_t k = m->path_len - at < TRACE_MODULE_BYTES ? m->path_len - at : TRACE_MODULE_BYTES;
+            mod_words((const unsigned char *)m->path + at, k, w);
+            mod_fill(&rec[n++], t->tid, TRACE_MODULE_PATH, (uint8_t)k, w[0], w[1], w[2]);
+            if (n >= MOD_CHUNK) {
+                if (sink(t, rec, n))
+                    return -1;
+                n = 0;
+            }
+        }
+        mod_fill(&rec[n++], t->tid, TRACE_MODULE_END, 0, m->id, m->path_len, 0);
+        if (n >= MOD_CHUNK) {
+            if (sink(t, rec, n))
+                return -1;
+            n = 0;
+        }
+    }
+    mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST_END, 0, now, list, g_mods_left_out);
+    return sink(t, rec, n);
+}
+
+/* g_mod_busy, waiting for it (yielding) for at most MOD_WAIT_NS: its
+ * holder reads the loader's list or writes a few KB.  0 if not had. */
+static int mod_take(void)
+{
+    uint64_t begin = 0;
+    while (atomic_flag_test_and_set_explicit(&g_mod_busy, memory_order_acquire)) {
+        uint64_t now = clock_mono_ns();
+        if (!begin)
+            begin = now;
+        else if (now - begin > MOD_WAIT_NS)
+            return 0;
+        sched_yield();
+    }
+    return 1;
+}
+
+/* At a flush, before its batch: the thread's list when the set changed
+ * since it last wrote one.  0 when none was due or it went; nonzero when
+ * the sink failed (it is due again at the next flush). */
+static int mod_flush(tl_state_t *t, mod_sink_t sink)
+{
+    if (!mod_take())
+        return 0; /* another thread has had the table too long: this one looks next time */
+    mod_refresh();
+    uint64_t list = atomic_load_explicit(&g_mod_list, memory_order_relaxed);
+    int rc = 0;
+    if (list != t->mod_list) {
+        rc = mod_write(t, sink, list);
+        if (rc == 0)
+            t->mod_list = list;
+    }
+    atomic_flag_clear_explicit(&g_mod_busy, memory_order_release);
+    return rc;
+}
+
 /* The first entry is the program itself: its load bias, and its build-id
  * from a PT_NOTE segment (cold: once, at start). */
 static int main_program(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
+    unsigned char id[16] = {0};
     g_load_bias = (uint64_t)info->dlpi_addr;
-    for (size_t i = 0; i < info->dlpi_phnum && !g_have_build_id; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_NOTE && build_id_mapped(info, ph->p_vaddr, ph->p_filesz))
-            g_have_build_id = build_id_in_notes(
-                (const unsigned char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr), ph->p_filesz,
-                ph->p_align);
-    }
+    g_have_build_id = build_id_of(info, id, sizeof id) > 0;
+    g_build_id[0] = name_bytes((const char *)id);
+    g_build_id[1] = name_bytes((const char *)id + 8);
     return 1;
 }
 
@@ -1927,6 +2170,8 @@ static void trace_fork_child(void)
     t->flush_at = g_batch;
     t->lost = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
+    t->mod_list = 0;                     /* and its module list */
+    atomic_flag_clear(&g_mod_busy);      /* another thread of the parent may have had it */
     atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
     t->inherited += t->depth > 0 ? (uint32_t)t->depth : 0;
     t->depth = t->batch_depth = 0;

@@ -35,7 +35,8 @@ enum trace_kind {
     TRACE_KIND_EXIT = 1,   /* function returned */
     TRACE_KIND_MARKER = 2, /* in-band note; func holds a trace_mark code */
     TRACE_KIND_HWC = 3,    /* reserved: hardware counters */
-    TRACE_KIND_SUMMARY = 4 /* TRACE_MODE=summary: part of a snapshot (below) */
+    TRACE_KIND_SUMMARY = 4, /* TRACE_MODE=summary: part of a snapshot (below) */
+    TRACE_KIND_MODULE = 5   /* part of a list of the loaded modules (below) */
 };
 
 typedef struct trace_event {
@@ -263,6 +264,61 @@ enum trace_summary_end {
 #define TRACE_SUMMARY_MERGED_TID 0x80000000u
 
 _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * 42u, "42 powers of two");
+
+/* ---- loaded modules ----------------------------------------------------
+ *
+ * The program and the shared objects loaded into it (libraries linked at
+ * build time, plugins opened with dlopen), so that an address is named by
+ * the module mapped there when its event happened.  Each thread writes the
+ * whole list into its own records before the first batch of a flush that
+ * follows a change in the set of loaded objects (the runtime looks at every
+ * flush, never in a hook): at its first flush, after a dlopen or dlclose,
+ * in a forked child.  A list describes the thread's later records until the
+ * thread's next list.  A change is seen at a flush, so an address that one
+ * module left and another took between two flushes of a thread that ran
+ * code in both counts to the later one.
+ *
+ * Every record is an ordinary 32-byte record with kind TRACE_KIND_MODULE,
+ * the thread's tid, and its part in pad[0] (enum trace_module_part):
+ *
+ *   LIST      ts = when, func = the process's list number (it grows with
+ *             each change), call_site = modules that follow
+ *   BEGIN     ts = the module's number (1, 2, ... per process, kept while it
+ *             stays loaded), func = its load bias (added to its link-time
+ *             addresses), call_site = TRACE_MODULE_MAIN for the program
+ *             itself, else 0
+ *   TEXT      ts = the module's number, func = the lowest runtime address of
+ *             its executable segments, call_site = the end of the highest
+ *             (exclusive)
+ *   BUILD_ID  its GNU build-id's first 24 bytes: bytes 0-7 in ts, 8-15 in
+ *             func, 16-23 in call_site, byte i at bits 8i (as THREAD_NAME);
+ *             pad[1] = the id's length in bytes (1-24 kept; longer ids are
+ *             cut to 24 and say 24); absent when the module has none
+ *   PATH      the next 1-24 bytes of its path as the loader opened it
+ *             (packed as BUILD_ID; pad[1] = how many); absent when it has
+ *             none (the vDSO, an unnamed program)
+ *   END       ts = the module's number, func = the path's length in bytes
+ *             (the PATH records' sum: a reader checks it), call_site = 0
+ *   LIST_END  ts = when, func = the list's number again, call_site =
+ *             modules left out because the runtime's table was full
+ *
+ * A list whose records are not all there, in this order, is damaged and
+ * must be ignored (the thread's earlier list stays in force).  Readers
+ * that do not know the kind skip it.
+ */
+enum trace_module_part {
+    TRACE_MODULE_LIST = 1,
+    TRACE_MODULE_BEGIN = 2,
+    TRACE_MODULE_TEXT = 3,
+    TRACE_MODULE_BUILD_ID = 4,
+    TRACE_MODULE_PATH = 5,
+    TRACE_MODULE_END = 6,
+    TRACE_MODULE_LIST_END = 7
+};
+
+#define TRACE_MODULE_MAIN 1u          /* BEGIN's call_site: the program itself */
+#define TRACE_MODULE_BYTES 24u        /* bytes a BUILD_ID or PATH record carries */
+#define TRACE_MODULE_PATH_MAX 4096u   /* a longer path is a damaged list */
 
 /* ---- trace file -------------------------------------------------------- */
 
