@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "callstack.h"
+#include "read/modlist.h"
 #include "read/trace_reader.h"
 #include "summary.h"
 #include "trace.h"
@@ -23,6 +24,17 @@
 /* A thread of the series being read: its stack, and its place in the
  * analysis' thread table.  Allocated one by one: the stack's hooks keep a
  * pointer to it. */
+/* A thread_mod's bin for the program itself: its addresses are the
+ * process's, named as without lists (its BUILD_ID marker may come after
+ * the list, and frames opened before the list close after it). */
+#define BIN_PROGRAM UINT32_MAX
+
+/* A module of a thread's list: where its code is, and its binary. */
+struct thread_mod {
+    uint64_t lo, hi, bias;
+    uint32_t bin;
+};
+
 struct thread {
     struct series_run *run;
     uint32_t tid;
@@ -35,6 +47,10 @@ struct thread {
     int64_t sum_t0;             /* its program's start: where its first interval begins */
     int64_t sum_end;            /* where its last snapshot ended */
     int sum_used;               /* a snapshot of it was counted */
+    struct modlist *mlist;      /* its module list being read, once one began */
+    struct thread_mod *mods;    /* its last whole list, by lo; none: the program's bias */
+    size_t nmods, mod_last;     /* ... and the one an address was last found in */
+    int mlist_counted;          /* counted in the series' mlists_open */
     struct callstack cs;
 };
 
@@ -48,7 +64,10 @@ struct series_run {
     size_t nthreads, capthreads;
     struct u64map tids;      /* tid -> position in threads */
     struct thread *by_tid[256]; /* cache: the last thread seen of each tid % 256 */
-    uint64_t site;           /* link-time call site of the enter being pushed */
+    uint64_t site;           /* link-time call site of the enter being pushed ... */
+    uint32_t site_bin;       /* ... in this binary */
+    const char *path;        /* the segment being read, for messages */
+    size_t mlists_open;      /* threads in the middle of a module list */
     int wrapped;
     uint64_t segs_missing;
     int have_seq;
@@ -112,6 +131,8 @@ void analysis_free(struct analysis *a)
     free(a->src);
     free(a->threads);
     free(a->procs);
+    for (size_t i = 0; i < a->nbins; i++)
+        free(a->bins[i].path);
     free(a->bins);
     u64map_free(&a->proc_index);
     u64map_free(&a->src_index);
@@ -164,6 +185,8 @@ static void diag(struct analysis *a, const char *path, const char *fmt, ...)
 
 /* ---- sources and threads ------------------------------------------------ */
 
+static long bin_new(struct analysis *a, int have, const uint64_t id[2], uint32_t proc);
+
 /* The binary with this build-id (have == 0: binary 0), created on first
  * sight and matched to an --exe then: the one with the same build-id, else
  * the first (the check in analyze refuses that unless --force).  -1 oom. */
@@ -173,6 +196,12 @@ static long bin_of(struct analysis *a, int have, const uint64_t id[2], uint32_t 
     for (; i < a->nbins; i++)
         if (a->bins[i].build_id[0] == id[0] && a->bins[i].build_id[1] == id[1])
             return (long)i;
+    return bin_new(a, have, id, proc);
+}
+
+/* A new binary (see bin_of); 0 when there are too many already, -1 oom. */
+static long bin_new(struct analysis *a, int have, const uint64_t id[2], uint32_t proc)
+{
     if (a->nbins >= ANALYSIS_MAX_BINS) {
         a->bins_over = 1; /* no real trace has this many programs: the rest count as unknown */
         return 0;
@@ -322,7 +351,7 @@ static void set_thread_name(struct analysis *a, struct analysis_thread *t, const
     tell_thread(a, t);
 }
 
-static void add_note(struct analysis *a, size_t src, const char *fmt, ...)
+void analysis_note(struct analysis *a, size_t src, const char *fmt, ...)
 {
     struct analysis_source *s = &a->src[src];
     char buf[512];
@@ -484,6 +513,7 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     uint32_t v;
     if (!f->placeholder) {
         f->tag.site = t->run->site;
+        f->tag.site_bin = t->run->site_bin;
         const struct funcstats_entry *e = &a->funcs.v[f->func];
         f->tag.target = a->filter.nfuncs && u64map_get(&a->targets, e->addr, &v) &&
                         (v >> a->bins[e->bin].exe & 1u);
@@ -558,6 +588,10 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
     t->sum_bias = 0;
     t->sum_t0 = t->sum_end = 0;
     t->sum_used = 0;
+    t->mlist = NULL;
+    t->mods = NULL;
+    t->nmods = t->mod_last = 0;
+    t->mlist_counted = 0;
     callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
@@ -598,6 +632,7 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
 }
 
 static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
+static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off);
 
 /* A function's gained buckets into its histogram.  Each bucket's calls lie
  * in its range and, the snapshots being cumulative, within the min and max
@@ -664,6 +699,7 @@ static void summary_take(struct series_run *run, struct thread *t, int64_t end_n
     t->sum_end = end_ns;
     const struct summary_snap *s = &st->done;
     uint32_t bin = a->procs[t->proc].bin, id;
+    uint64_t off;
     size_t j = 0;
     for (size_t i = 0; i < s->nfn && !a->oom; i++) {
         struct summary_delta d;
@@ -671,7 +707,8 @@ static void summary_take(struct series_run *run, struct thread *t, int64_t end_n
         a->calls = sat_add(a->calls, d.calls);
         if (!d.calls)
             continue;
-        if (func_id(run, bin, d.fn->addr - t->sum_bias, &id) < 0) { /* all input: the header counts it */
+        uint32_t in = addr_in(t, bin, t->sum_bias, d.fn->addr, &off);
+        if (func_id(run, in, off, &id) < 0) { /* all input: the header counts it */
             a->oom = 1;
             break;
         }
@@ -887,6 +924,167 @@ static void on_process_marker(struct series_run *run, const trace_event_t *ev)
     p->bin = (uint32_t)bin;
 }
 
+/* ---- module lists ------------------------------------------------------- */
+
+/* The binary of a listed shared object: by its build-id, else by its
+ * path.  -1: neither (it cannot be named: its addresses stay the
+ * program's), -2 out of memory.  (The program's own entry is not looked
+ * up: its addresses are the process's, BIN_PROGRAM.) */
+static long bin_of_module(struct analysis *a, const struct modlist_entry *e, uint32_t proc)
+{
+    uint64_t id[2] = {0, 0};
+    long bin = -1;
+    for (unsigned i = 0; i < 16 && i < e->build_id_len; i++)
+        id[i / 8] |= (uint64_t)e->build_id[i] << (8 * (i % 8));
+    if (e->build_id_len)
+        bin = bin_of(a, 1, id, proc);
+    else if (e->path[0]) {
+        for (size_t i = 1; i < a->nbins && bin < 0; i++)
+            if (!a->bins[i].have_build_id && a->bins[i].path && !strcmp(a->bins[i].path, e->path))
+                bin = (long)i;
+        if (bin < 0)
+            bin = bin_new(a, 0, id, proc);
+    }
+    if (bin < 0)
+        return bin == -1 && (e->build_id_len || e->path[0]) ? -2 : -1;
+    struct analysis_bin *b = &a->bins[bin];
+    if (bin == 0)
+        return -1; /* too many binaries: the rest are not told apart */
+    b->module = 1;
+    if (!b->path && e->path[0] && !(b->path = strdup(e->path)))
+        return -2;
+    return bin;
+}
+
+static int mod_by_lo(const void *pa, const void *pb)
+{
+    const struct thread_mod *x = pa, *y = pb;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* A whole list becomes the thread's: its modules by address. */
+static void take_modlist(struct series_run *run, struct thread *t)
+{
+    struct analysis *a = run->a;
+    size_t n, k = 0;
+    struct modlist_entry *e = modlist_take(t->mlist, &n);
+    struct thread_mod *m = malloc((n ? n : 1) * sizeof *m);
+    for (size_t i = 0; m && i < n; i++) {
+        long bin = e[i].main ? 0 : bin_of_module(a, &e[i], t->proc);
+        if (bin == -2) {
+            free(m);
+            m = NULL;
+        } else if (bin >= 0)
+            m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin};
+    }
+    modlist_entries_free(e, n);
+    if (!m) {
+        a->oom = 1;
+        return;
+    }
+    qsort(m, k, sizeof *m, mod_by_lo);
+    free(t->mods);
+    t->mods = m;
+    t->nmods = k;
+    t->mod_last = 0;
+    a->modlists++;
+    if (t->mlist->left_out > a->modules_left_out)
+        a->modules_left_out = t->mlist->left_out;
+}
+
+static void modlist_step_done(struct series_run *run, struct thread *t, enum modlist_step st)
+{
+    struct analysis *a = run->a;
+    if (st == MODLIST_OOM)
+        a->oom = 1;
+    else if (st == MODLIST_DAMAGED) {
+        a->modlists_damaged++;
+        a->src[run->src].modlists_damaged++;
+        diag(a, run->path, "thread %u: %s; its earlier module list stays in force", t->tid, t->mlist->why);
+    } else if (st == MODLIST_DONE)
+        take_modlist(run, t);
+    int open = t->mlist->reading;
+    if (open != t->mlist_counted) {
+        run->mlists_open += open ? 1 : (size_t)-1;
+        t->mlist_counted = open;
+    }
+}
+
+static void on_module(struct series_run *run, const trace_event_t *ev)
+{
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t) {
+        run->a->oom = 1;
+        return;
+    }
+    if (!t->mlist) {
+        if (!(t->mlist = malloc(sizeof *t->mlist))) {
+            run->a->oom = 1;
+            return;
+        }
+        modlist_init(t->mlist);
+    }
+    modlist_step_done(run, t, modlist_feed(t->mlist, ev));
+}
+
+/* A record of another kind: a list that thread was in the middle of is torn. */
+static void module_interrupt(struct series_run *run, const trace_event_t *ev)
+{
+    struct thread *t = thread_of(run, ev->tid, 0);
+    if (t && t->mlist && t->mlist->reading)
+        modlist_step_done(run, t, modlist_interrupt(t->mlist));
+}
+
+/* The thread's listed module that holds addr: 1, its binary and the
+ * link-time address there; 0 when it has no list or none holds addr. */
+static int addr_listed(struct thread *t, uint64_t addr, uint32_t *bin, uint64_t *off)
+{
+    if (!t->nmods)
+        return 0;
+    const struct thread_mod *m = &t->mods[t->mod_last];
+    if (addr < m->lo || addr >= m->hi) {
+        size_t lo = 0, hi = t->nmods;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t->mods[mid].hi <= addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == t->nmods || addr < t->mods[lo].lo)
+            return 0;
+        t->mod_last = lo;
+        m = &t->mods[lo];
+    }
+    *bin = m->bin;
+    *off = addr - m->bias;
+    return 1;
+}
+
+/* Where a function's address is: in its listed module, else (no list, or
+ * in none of it: counted) the program's bin at addr - bias, as before
+ * module lists existed. */
+static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off)
+{
+    uint32_t b = 0;
+    if (addr_listed(t, addr, &b, off) && b != BIN_PROGRAM)
+        return b;
+    if (t->nmods && b != BIN_PROGRAM)
+        t->run->a->src[t->run->src].outside_modules++;
+    *off = addr - bias;
+    return bin;
+}
+
+/* A call site's: the same, uncounted (it may lie in code nobody listed). */
+static uint32_t site_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off)
+{
+    uint32_t b;
+    if (addr_listed(t, addr, &b, off) && b != BIN_PROGRAM)
+        return b;
+    *off = addr - bias;
+    return bin;
+}
+
 static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
@@ -963,8 +1161,9 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         return;
     }
     struct analysis_process *p = &a->procs[t->proc];
-    uint64_t bias = p->have_bias ? p->bias : r->hdr.load_bias;
-    if (func_id(run, p->bin, ev->func - bias, &id) < 0) {
+    uint64_t bias = p->have_bias ? p->bias : r->hdr.load_bias, off;
+    uint32_t bin = addr_in(t, p->bin, bias, ev->func, &off);
+    if (func_id(run, bin, off, &id) < 0) {
         a->oom = 1;
         return;
     }
@@ -977,7 +1176,7 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         at->has_events = 1;
     }
     if (ev->kind == TRACE_KIND_ENTER) {
-        run->site = ev->call_site - bias;
+        run->site_bin = site_in(t, p->bin, bias, ev->call_site, &run->site);
         callstack_enter(&t->cs, id, ns);
     } else {
         callstack_exit(&t->cs, id, ns);
@@ -992,6 +1191,12 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
     while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT)
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
+            if (ev->kind == TRACE_KIND_MODULE) {
+                on_module(run, ev);
+                continue;
+            }
+            if (run->mlists_open)
+                module_interrupt(run, ev);
             if (ev->kind == TRACE_KIND_ENTER || ev->kind == TRACE_KIND_EXIT)
                 on_call_event(run, r, ev, b.ns[i]);
             else if (ev->kind == TRACE_KIND_MARKER)
@@ -1034,6 +1239,7 @@ static void read_segment(struct series_run *run, const struct trace_segment *seg
     run->have_seq = 1;
     run->prev_seq = seg->seq;
     a->files_read++;
+    run->path = seg->path;
     read_events(run, seg, r);
     trace_reader_close(r);
 }
@@ -1053,16 +1259,21 @@ static void close_thread(struct series_run *run, struct thread *t)
     a->unclosed_enters += c->unclosed_enters;
     a->src[run->src].dead_frames += c->dead_frames;
     if (c->lost_events)
-        add_note(a, run->src,
+        analysis_note(a, run->src,
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
                  (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
     else if (c->lost_frames || c->orphan_exits)
-        add_note(a, run->src, "%s: at stream gaps %llu open frames cut short, %llu orphaned exits",
+        analysis_note(a, run->src, "%s: at stream gaps %llu open frames cut short, %llu orphaned exits",
                  label, (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);
     if (c->overflow_enters)
-        add_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
+        analysis_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
                  (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
+    if (t->mlist)
+        modlist_free(t->mlist);
+    run->mlists_open -= (size_t)t->mlist_counted;
+    free(t->mlist);
+    free(t->mods);
     callstack_free(&t->cs);
     free(t);
 }
@@ -1080,9 +1291,9 @@ static void series_notes(struct series_run *run)
     char label[32];
     series_label(run->s, label, sizeof label);
     if (run->wrapped)
-        add_note(run->a, run->src, "%sflight recorder discarded earlier trace segments", label);
+        analysis_note(run->a, run->src, "%sflight recorder discarded earlier trace segments", label);
     if (run->segs_missing)
-        add_note(run->a, run->src, "%s%llu trace segments missing", label,
+        analysis_note(run->a, run->src, "%s%llu trace segments missing", label,
                  (unsigned long long)run->segs_missing);
 }
 

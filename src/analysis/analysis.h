@@ -78,6 +78,8 @@ struct analysis_source {
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
+    uint64_t modlists_damaged; /* module lists not used: torn or malformed */
+    uint64_t outside_modules; /* addresses looked up in no module of their thread's list */
     uint64_t tracer_ns, tracer_flushes; /* TRACER_TIME: ns (saturating) and how many */
     uint64_t waited_ns, waits;          /* TRACER_WAIT: ns (saturating) and how many */
     uint32_t proc;            /* its default process (analysis.procs) */
@@ -102,6 +104,8 @@ struct analysis_bin {
     uint32_t exe;      /* the --exe it is named from (analysis.exes) */
     int exe_matches;   /* that --exe has this build-id */
     uint32_t proc;     /* the first process that ran it, for messages */
+    int module;        /* a shared object (named in a module list), not a program */
+    char *path;        /* the path a module list gave it first, NULL if none */
 };
 
 /* A traced process.  A source's default process stands for all of it when
@@ -159,6 +163,8 @@ struct analysis {
     const struct analysis_exe *exes;
     size_t nexes;
     int bins_over;                /* build-ids beyond ANALYSIS_MAX_BINS were taken as none */
+    uint64_t modlists, modlists_damaged; /* module lists read whole, and damaged */
+    uint64_t modules_left_out;    /* modules the runtime's table could not list (most in a list) */
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */
@@ -205,6 +211,10 @@ void analysis_prepare(struct analysis *a, const struct trace_files *tf);
 void analysis_run_series(struct analysis *a, const struct trace_series *s);
 /* After the last series: what is kept in pieces is put in order. */
 void analysis_finish(struct analysis *a);
+/* A note for source src ("pid 500: ..." comes first); after the pass too.
+ * Out of memory is remembered in a->oom. */
+void analysis_note(struct analysis *a, size_t src, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Sum over sources of max(device-reported drops, threads' lost events)
  * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);

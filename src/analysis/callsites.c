@@ -38,11 +38,11 @@ static int reserve(void *vp, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-static struct callsites_row *row_of(struct callsites *c, uint64_t site, uint32_t func)
+static struct callsites_row *row_of(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func)
 {
     uint32_t sid, r;
     int added;
-    if (addrindex_id(&c->sites, c->funcs->v[func].bin, site, &sid, &added) < 0)
+    if (addrindex_id(&c->sites, bin, site, &sid, &added) < 0)
         return NULL;
     uint64_t key = (uint64_t)sid << 32 | func;
     if (u64map_get(&c->row_index, key, &r))
@@ -62,7 +62,7 @@ static void sites_close(void *ctx, const struct analysis_thread *t, const struct
     (void)ts;
     if (how != CALLSTACK_RETURNED || !f->tag.selected)
         return;
-    struct callsites_row *row = row_of(c, f->tag.site, (uint32_t)f->func);
+    struct callsites_row *row = row_of(c, f->tag.site_bin, f->tag.site, (uint32_t)f->func);
     if (!row) {
         c->oom = 1;
         return;

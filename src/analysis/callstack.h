@@ -63,7 +63,8 @@
 
 /* Carried with a frame for its owner; set by the open hook, zero before. */
 struct callstack_tag {
-    uint64_t site;    /* link-time return address in the caller */
+    uint64_t site;    /* link-time return address in the caller ... */
+    uint32_t site_bin; /* ... of this binary (analysis.bins) */
     uint32_t node;    /* the owner's calling-context node */
     uint8_t target;   /* one of the owner's --function targets */
     uint8_t in_scope; /* inside the owner's thread and function filters */

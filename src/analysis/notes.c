@@ -136,6 +136,20 @@ static void tracer_notes(const struct emit *e)
              (double)s->waited_ns / 1e6, (unsigned long long)s->waits);
 }
 
+/* Module lists (trace.h, "loaded modules") that could not be used, and
+ * addresses none of them held: named as the program's, perhaps wrongly. */
+static void module_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    if (s->modlists_damaged)
+        emit(e, "%llu module list%s damaged and not used; each thread kept the list before",
+             (unsigned long long)s->modlists_damaged, s->modlists_damaged == 1 ? " was" : "s were");
+    if (s->outside_modules)
+        emit(e, "%llu function addresses were in no module of their thread's list (a module opened and "
+             "closed again between two flushes of the thread?): they are named as the program's",
+             (unsigned long long)s->outside_modules);
+}
+
 /* TRACE_MODE=summary: what the numbers are, and what the device could not
  * attribute. */
 static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
@@ -217,6 +231,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         capture_notes(&e);
         loss_notes(&e);
         tracer_notes(&e);
+        module_notes(&e);
     }
     summary_notes(a, fn, ctx);
 }

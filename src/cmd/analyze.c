@@ -90,7 +90,11 @@ static void usage(FILE *out)
 "                     build-id differs is refused (exit 1).  When several\n"
 "                     programs wrote one ring, give --exe once for each (up to\n"
 "                     %d): each process is named from the BIN with its\n"
-"                     build-id, and one that matches none is refused\n"
+"                     build-id, and one that matches none is refused.\n"
+"                     Shared objects (libraries, dlopen'ed plugins) are named\n"
+"                     from the BIN with their build-id, else from the path\n"
+"                     they were loaded from if the file there has it; else\n"
+"                     as libfoo.so+0x1234, with a note\n"
 "  --force            analyze anyway when a build-id matches no BIN: those\n"
 "                     functions are named from the first BIN (a warning is\n"
 "                     printed: names may be wrong)\n"
@@ -523,20 +527,44 @@ static int setup(struct run *r)
     return 0;
 }
 
-/* The --exe that names binary bin. */
-static uint32_t exe_of_bin(const struct analysis *a, uint32_t bin)
+/* Where binary bin's names come from: a program's from its --exe (the one
+ * with its build-id, else the first); a module's from the --exe with its
+ * build-id, else from the path its list gave, when that file is there
+ * and has the same build-id.  NULL when nothing names it: why says so. */
+static const char *bin_file(const struct run *r, uint32_t bin, char *why, size_t len)
 {
-    return bin < a->nbins ? a->bins[bin].exe : 0;
+    const struct analysis_bin *b = &r->a.bins[bin];
+    struct elf_buildid id;
+    uint64_t words[2];
+    char msg[512], mine[33], theirs[33];
+    if (!b->module || b->exe_matches)
+        return r->o->exes[b->exe < r->o->nexes ? b->exe : 0].path;
+    if (!b->path) {
+        snprintf(why, len, "no path was recorded, and no --exe has its build-id");
+        return NULL;
+    }
+    if (elf_buildid_read(b->path, &id, msg, sizeof msg) < 0) {
+        snprintf(why, len, "%s, and no --exe has its build-id", msg);
+        return NULL;
+    }
+    elf_buildid_words(&id, words);
+    if (b->have_build_id && (words[0] != b->build_id[0] || words[1] != b->build_id[1])) {
+        elf_buildid_hex(words, mine);
+        elf_buildid_hex(b->build_id, theirs);
+        snprintf(why, len, "%s here has build-id %.16s..., the one that ran %.16s...", b->path, mine, theirs);
+        return NULL;
+    }
+    return b->path;
 }
 
-/* Names for the functions and call sites of one --exe, from one addr2line
- * run: ids[] says which of r->syms they go to.  0 ok, -1 (msg set). */
-static int resolve_exe(struct run *r, uint32_t exe, const uint64_t *addrs, const size_t *ids,
-                       char *msg, size_t msglen)
+/* Names for the functions and call sites of one file, from one addr2line
+ * run: file_of[] says which of r->syms it names.  0 ok, -1 (msg set). */
+static int resolve_file(struct run *r, const char *file, const uint64_t *addrs, const char *const *file_of,
+                        char *msg, size_t msglen)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->nsyms; i++)
-        n += ids[i] == exe;
+        n += file_of[i] == file;
     if (!n)
         return 0;
     uint64_t *mine = malloc(n * sizeof *mine);
@@ -546,49 +574,114 @@ static int resolve_exe(struct run *r, uint32_t exe, const uint64_t *addrs, const
         snprintf(msg, msglen, "out of memory");
     else {
         for (size_t i = 0, k = 0; i < r->nsyms; i++)
-            if (ids[i] == exe)
+            if (file_of[i] == file)
                 mine[k++] = addrs[i];
-        rc = symbols_resolve(r->o->addr2line, r->o->exes[exe].path, mine, n, syms, msg, msglen);
+        rc = symbols_resolve(r->o->addr2line, file, mine, n, syms, msg, msglen);
     }
     for (size_t i = 0, k = 0; rc == 0 && i < r->nsyms; i++)
-        if (ids[i] == exe)
+        if (file_of[i] == file)
             r->syms[i] = syms[k++]; /* the strings move over */
     free(mine);
     free(syms);
     return rc;
 }
 
-/* Names for every function and call site: one addr2line run per --exe
- * that has any.  A call site is looked up one byte before its return
+/* A module nothing names: its functions are "libfoo.so+0x1234", and a
+ * note says why, once.  0 ok, -1 out of memory. */
+static int name_unnamed(struct run *r, uint32_t bin, const char *why, const uint64_t *addrs, const uint32_t *bin_of,
+                        size_t nfuncs)
+{
+    const struct analysis_bin *b = &r->a.bins[bin];
+    const char *path = b->path ? b->path : "?", *base = strrchr(path, '/');
+    char hex[33];
+    size_t n = 0;
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < r->nsyms; i++) {
+        if (bin_of[i] != bin)
+            continue;
+        char name[320];
+        snprintf(name, sizeof name, "%s+0x%llx", base, (unsigned long long)addrs[i] + (i >= nfuncs));
+        if (!(r->syms[i].name = strdup(name)))
+            return -1;
+        n += i < nfuncs;
+    }
+    if (!n)
+        return 0;
+    elf_buildid_hex(b->build_id, hex);
+    analysis_note(&r->a, r->a.procs[b->proc].src, "module %s%s%.16s%s is not named (%s): its %zu function%s shown "
+                  "as %s+offset", path, b->have_build_id ? " (build-id " : "", b->have_build_id ? hex : "",
+                  b->have_build_id ? "...)" : "", why, n, n == 1 ? " is" : "s are", base);
+    return 0;
+}
+
+/* Names for every function and call site: one addr2line run per file that
+ * names any.  A call site is looked up one byte before its return
  * address, inside the call.  0 ok, else reported, 1. */
 static int resolve(struct run *r)
 {
     const struct funcstats *fs = &r->a.funcs;
     const struct addrindex *sites = r->have_sites ? &r->sites.sites : NULL;
-    size_t nsites = sites ? sites->n : 0;
-    char msg[512];
+    size_t nsites = sites ? sites->n : 0, nbins = r->a.nbins ? r->a.nbins : 1;
+    char msg[512] = "";
     r->nsyms = fs->n + nsites;
-    uint64_t *addrs = malloc((r->nsyms ? r->nsyms : 1) * sizeof *addrs);
-    size_t *exe = malloc((r->nsyms ? r->nsyms : 1) * sizeof *exe);
-    r->syms = calloc(r->nsyms ? r->nsyms : 1, sizeof *r->syms);
-    int rc = !addrs || !exe || !r->syms;
-    if (rc)
-        fprintf(stderr, PROG ": out of memory\n");
+    size_t cells = r->nsyms ? r->nsyms : 1;
+    uint64_t *addrs = malloc(cells * sizeof *addrs);
+    uint32_t *bin_of = malloc(cells * sizeof *bin_of);
+    const char **file_of = calloc(cells, sizeof *file_of), **files = calloc(nbins, sizeof *files);
+    char (*why)[600] = calloc(nbins, sizeof *why);
+    r->syms = calloc(cells, sizeof *r->syms);
+    int rc = !addrs || !bin_of || !file_of || !files || !why || !r->syms;
     for (size_t i = 0; !rc && i < fs->n; i++) {
         addrs[i] = fs->v[i].addr;
-        exe[i] = exe_of_bin(&r->a, fs->v[i].bin);
+        bin_of[i] = fs->v[i].bin;
     }
     for (size_t i = 0; !rc && i < nsites; i++) {
         addrs[fs->n + i] = sites->addr[i] ? sites->addr[i] - 1 : 0;
-        exe[fs->n + i] = exe_of_bin(&r->a, sites->bin[i]);
+        bin_of[fs->n + i] = sites->bin[i];
     }
-    for (uint32_t e = 0; !rc && e < r->o->nexes; e++)
-        if (resolve_exe(r, e, addrs, exe, msg, sizeof msg) < 0) {
+    for (size_t b = 0; !rc && b < r->a.nbins; b++)
+        files[b] = bin_file(r, (uint32_t)b, why[b], sizeof why[b]);
+    /* one run per distinct file: the first binary named from it stands for all */
+    for (size_t i = 0; !rc && i < r->nsyms; i++) {
+        const char *f = bin_of[i] < r->a.nbins ? files[bin_of[i]] : r->o->exes[0].path;
+        for (size_t b = 0; f && b < r->a.nbins; b++)
+            if (files[b] && !strcmp(files[b], f)) {
+                f = files[b];
+                break;
+            }
+        file_of[i] = f;
+    }
+    for (size_t b = 0; !rc && b < r->a.nbins; b++) {
+        int first = files[b] != NULL;
+        for (size_t c = 0; first && c < b; c++)
+            first = !files[c] || strcmp(files[c], files[b]) != 0;
+        if (first && resolve_file(r, files[b], addrs, file_of, msg, sizeof msg) < 0) {
             fprintf(stderr, PROG ": %s\n", msg);
             rc = 1;
-        }
+        } else if (!files[b] && name_unnamed(r, (uint32_t)b, why[b], addrs, bin_of, fs->n) < 0)
+            rc = -1;
+    }
+    for (size_t i = 0; !rc && i < r->nsyms; i++) { /* the module beside a shared object's names */
+        const struct analysis_bin *b = bin_of[i] < r->a.nbins ? &r->a.bins[bin_of[i]] : NULL;
+        if (!b || !b->module || !b->path || !files[bin_of[i]] || !r->syms[i].name)
+            continue;
+        const char *slash = strrchr(b->path, '/');
+        if (!(r->syms[i].module = strdup(slash ? slash + 1 : b->path)))
+            rc = -1;
+    }
+    if (!r->a.nbins && !rc && resolve_file(r, r->o->exes[0].path, addrs, file_of, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        rc = 1;
+    }
+    if (rc < 0 || (rc && !msg[0]) || r->a.oom) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = 1;
+    }
     free(addrs);
-    free(exe);
+    free(bin_of);
+    free(file_of);
+    free(files);
+    free(why);
     return rc;
 }
 

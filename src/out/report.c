@@ -12,12 +12,15 @@ void report_label(const struct symbol *sym, unsigned long long addr, char *buf, 
         snprintf(buf, len, "0x%llx", addr);
         return;
     }
+    char in[300] = "";
+    if (sym->module)
+        snprintf(in, sizeof in, " [%s]", sym->module);
     if (!sym->file || !sym->line) {
-        snprintf(buf, len, "%s", sym->name);
+        snprintf(buf, len, "%s%s", sym->name, in);
         return;
     }
     const char *base = strrchr(sym->file, '/');
-    snprintf(buf, len, "%s (%s:%lu)", sym->name, base ? base + 1 : sym->file, sym->line);
+    snprintf(buf, len, "%s%s (%s:%lu)", sym->name, in, base ? base + 1 : sym->file, sym->line);
 }
 
 int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top,

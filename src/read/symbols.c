@@ -96,6 +96,7 @@ void symbols_free(struct symbol *syms, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(syms[i].name);
         free(syms[i].file);
+        free(syms[i].module);
     }
 }
 

@@ -20,6 +20,7 @@ struct symbol {
     char *name;         /* demangled function name, NULL if unknown */
     char *file;         /* source file as addr2line prints it, NULL if unknown */
     unsigned long line; /* 0 if unknown */
+    char *module;       /* the shared object's file name; NULL in a program (set by the caller) */
 };
 
 /* 0 when tool (a path, or a name looked up in PATH) is an executable file;
