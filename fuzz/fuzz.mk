@@ -1,6 +1,6 @@
 # fuzz/fuzz.mk - fuzzing serve's wire parser, its decoder of coded event
 # chunks, the trace-file reader, the call graph reader, trace.config and
-# summary snapshots.
+# summary snapshots, serve's summary increments and module lists.
 #
 #   make fuzz            each harness for FUZZ_SECS (default 300) under
 #                        clang -fsanitize=fuzzer,address,undefined
@@ -19,7 +19,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 15
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -40,6 +40,8 @@ FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
 FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
 FUZZ_LIBS_stream_sums :=
+FUZZ_DEPS_modlist := src/read/modlist.c
+FUZZ_LIBS_modlist :=
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
@@ -74,7 +76,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary stream_sums,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary stream_sums modlist,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

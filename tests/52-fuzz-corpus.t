@@ -4,10 +4,10 @@
 # everything else (so under ASan+UBSan in that pass of `make test`), runs
 # over every committed input of its corpus without a crash or a report.
 source "$(dirname "$0")/lib.sh"
-plan 18
+plan 21
 
 FUZZ=$TESTS/../fuzz
-for h in stream_proto trace_reader callgraph trace_config summary stream_sums; do
+for h in stream_proto trace_reader callgraph trace_config summary stream_sums modlist; do
     n=$(ls "$FUZZ/corpus/$h" | wc -l)
     out=$(timeout 120 "$B/fuzz/replay_$h" "$FUZZ/corpus/$h" 2> "$T/$h.err")
     ok $? "$h: the harness survives its corpus"

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Shared objects: a program linked with an instrumented library (libw.so)
+# opens plugins with dlopen: plug_a.so, closed, then plug_b.so where plug_a
+# was, then plug_a.so again elsewhere (tests/modules/modprog.c).  The runtime
+# lists the loaded modules in every thread's records (trace.h, "loaded
+# modules"), and analyze names each address from the module mapped there
+# at the time, from that module's own file: every function with its name,
+# module and file:line, and exact counts, in file and stream mode, for a
+# PIE and a non-PIE program.  A module whose file is gone or rebuilt is
+# named libfoo.so+0x..., with a note, and counts intact; --exe with its
+# build-id names it again; a damaged module list is one line and a note.
+source "$(dirname "$0")/lib.sh"
+plan 29
+
+M=$TESTS/modules
+cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
+lib() { cc -O0 -g -fPIC -shared -finstrument-functions "$@"; }
+lib -o "$T/libw.so" "$M/libw.c" &&
+    lib -DPLUG=a -o "$T/plug_a.so" "$M/plug.c" &&
+    lib -DPLUG=b -o "$T/plug_b.so" "$M/plug.c" &&
+    cc -O0 -g -finstrument-functions -o "$T/pie" "$M/modprog.c" "$T/trace.o" -L"$T" -lw -Wl,-rpath,"$T" -pthread -ldl &&
+    cc -O0 -g -finstrument-functions -no-pie -fno-pie -o "$T/nopie" "$M/modprog.c" "$T/trace.o" -L"$T" -lw \
+        -Wl,-rpath,"$T" -pthread -ldl
+ok $? "the library, two plugins, and the program as PIE and non-PIE build"
+
+# What every run must report: "calls name [module] (file:line)", sorted.
+cat > "$T/expect" <<'EOX'
+1 main (modprog.c:55)
+1 plug_run [plug_b.so] (plug.c:13)
+1 w_outer [libw.so] (libw.c:8)
+10 plug_a_leaf [plug_a.so] (plug.c:8)
+10 w_inner [libw.so] (libw.c:3)
+15000 spin (modprog.c:22)
+2 plug_run [plug_a.so] (plug.c:13)
+3 open_plugin (modprog.c:35)
+5 flush_calls (modprog.c:28)
+5 plug_b_leaf [plug_b.so] (plug.c:8)
+EOX
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { s = $1; for (i = 7; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
+
+# where_loaded OUT: "same elsewhere" when plug_b took plug_a's first
+# address and plug_a's second load went elsewhere (the case this is about).
+where_loaded() {
+    awk '/plug_a.so at/ { a[++n] = $4 } /plug_b.so at/ { b = $4 }
+         END { print (b == a[1] ? "same" : "moved"), (a[2] != a[1] ? "elsewhere" : "again") }' "$1"
+}
+
+for prog in pie nopie; do
+    TRACE_ENABLE=1 TRACE_DIR="$T/f-$prog" "$T/$prog" "$T" > "$T/$prog.out"
+    ok $? "$prog, file mode: the program runs"
+    is "$(where_loaded "$T/$prog.out")" "same elsewhere" "$prog: plug_b was loaded where plug_a was, plug_a again elsewhere"
+    "$CS" analyze "$T/f-$prog" --exe "$T/$prog" --top 0 > "$T/f-$prog.txt" 2> "$T/f-$prog.err"
+    ok $? "$prog, file mode: analyze"
+    is "$(rows "$T/f-$prog.txt")" "$(cat "$T/expect")" "$prog, file mode: every function named from its module, exact counts"
+    h=$(head -n 1 "$T/f-$prog.txt")
+    is "$(field unmatched_exits "$h") $(field unclosed_enters "$h") $(grep -c '^note: .*module' "$T/f-$prog.txt")" "0 0 0" \
+        "$prog, file mode: no unmatched exit, no module note"
+done
+
+# --- stream mode: the lists go through the ring, serve and the file ---
+SHM=/cs-test-modules-$$
+track_shm "$SHM"
+start_serve "$T/stream" --quiet
+TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$B/trace_stream" "$SHM"
+client=$CLIENT_PID
+TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$T/pie" "$T" > "$T/s.out"
+ok $? "stream mode: the program runs with TRACE_SHM"
+wait_stream_client "$client"
+ok $? "stream mode: trace_stream exits 0"
+wait_serve_closed 1
+stop_serve
+"$CS" analyze "$T/stream" --exe "$T/pie" --top 0 > "$T/s.txt" 2> "$T/s.err"
+ok $? "stream mode: analyze"
+is "$(rows "$T/s.txt")" "$(cat "$T/expect")" "stream mode: the same names, modules and exact counts"
+is "$(field unmatched_exits "$(head -n 1 "$T/s.txt")") $(field dropped "$(head -n 1 "$T/s.txt")")" "0 0" \
+    "stream mode: no unmatched exit, nothing dropped"
+
+# --- a module's file gone: named plug_b.so+0x..., listed once, counts intact ---
+mkdir -p "$T/keep"
+mv "$T/plug_b.so" "$T/keep/plug_b.so"
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --top 0 > "$T/gone.txt" 2> "$T/gone.err"
+ok $? "plug_b.so gone: analyze still exits 0"
+is "$(rows "$T/gone.txt" | grep -c ' plug_b.so+0x[0-9a-f]*$')" "2" "its 2 functions are named plug_b.so+offset"
+is "$(rows "$T/gone.txt" | sed 's/ .*//' | sort -n | tr '\n' ' ')" "$(sed 's/ .*//' "$T/expect" | sort -n | tr '\n' ' ')" \
+    "the counts are intact"
+grep -q "^note: pid [0-9]*: module $T/plug_b.so (build-id [0-9a-f]*...) is not named ($T/plug_b.so: .*No such file.*): its 2 functions are shown as plug_b.so+offset$" "$T/gone.txt"
+ok $? "one note names the module, its build-id and why: $(grep 'note: .*module' "$T/gone.txt")"
+is "$(grep -c 'note: .*module' "$T/gone.txt")" "1" "and only that one"
+
+# --- --exe with the module's build-id names it again, wherever it is ---
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --exe "$T/keep/plug_b.so" --top 0 > "$T/exe.txt" 2> "$T/exe.err"
+ok $? "--exe plug_b.so from elsewhere: analyze"
+is "$(rows "$T/exe.txt")" "$(cat "$T/expect")" "--exe matched by build-id: every name back"
+
+# --- rebuilt at the same path: another build-id, so not used ---
+lib -DPLUG=b -DEXTRA=1 -O1 -o "$T/plug_b.so" "$M/plug.c"
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --top 0 > "$T/re.txt" 2> "$T/re.err"
+grep -q "^note: .*module $T/plug_b.so .*is not named ($T/plug_b.so here has build-id [0-9a-f]*..., the one that ran [0-9a-f]*...): its 2 functions" "$T/re.txt"
+ok $? "a rebuilt plug_b.so is not used: the note says both build-ids"
+is "$(rows "$T/re.txt" | grep -c ' plug_b.so+0x')" "2" "and its functions are named by offset"
+cp "$T/keep/plug_b.so" "$T/plug_b.so"
+
+# --- a damaged module list: one line, a note, the rest read ---
+f=$(ls "$T"/f-pie/trace.*.bin | head -n 1)
+python3 - "$f" "$T/damaged.bin" <<'EOP'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for i in range(80, len(d), 32):   # the first LIST_END: its number made wrong
+    if d[i + 28] == 5 and d[i + 29] == 7:
+        d[i + 8] ^= 0xff
+        break
+open(sys.argv[2], "wb").write(d)
+EOP
+mkdir -p "$T/dmg" && cp "$T/damaged.bin" "$T/dmg/${f##*/}"
+"$CS" analyze "$T/dmg" --exe "$T/pie" --top 0 > "$T/dmg.txt" 2> "$T/dmg.err"
+ok $? "a damaged module list: analyze exits 0"
+grep -q "^callsight analyze: .*: thread [0-9]*: a module list ends before all its modules did; its earlier module list stays in force$" "$T/dmg.err" &&
+    [ "$(wc -l < "$T/dmg.err")" -eq 1 ]
+ok $? "one line says which file and thread, and what: $(cat "$T/dmg.err")"
+grep -q "^note: pid [0-9]*: 1 module list was damaged and not used" "$T/dmg.txt"
+ok $? "a note counts it"
+is "$(field events "$(head -n 1 "$T/dmg.txt")")" "$(field events "$(head -n 1 "$T/f-pie.txt")")" \
+    "every event is still read"
+exit $_failed
