@@ -61,6 +61,8 @@ check() {
     have_header stdio.h || need libc6-dev
     have_header zstd.h -lzstd || need libzstd-dev
     have_header jansson.h -ljansson || need libjansson-dev # diff reads reports with it
+    # analyze asks debuginfod servers for shared objects' debug files
+    have_header elfutils/debuginfod.h -ldebuginfod || need libdebuginfod-dev
     command -v addr2line >/dev/null 2>&1 || need binutils
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
@@ -77,6 +79,8 @@ check() {
         command -v python3 >/dev/null 2>&1 || need python3
         command -v protoc >/dev/null 2>&1 || need protobuf-compiler
         command -v chromium >/dev/null 2>&1 || need chromium
+        # a local debuginfod server for the shared objects' test (tests/29)
+        command -v debuginfod >/dev/null 2>&1 || need debuginfod
     fi
     if [ "$group" = bench ]; then
         command -v uftrace >/dev/null 2>&1 || need uftrace

@@ -10,7 +10,7 @@
 # named libfoo.so+0x..., with a note, and counts intact; --exe with its
 # build-id names it again; a damaged module list is one line and a note.
 source "$(dirname "$0")/lib.sh"
-plan 29
+plan 33
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -95,9 +95,46 @@ is "$(rows "$T/exe.txt")" "$(cat "$T/expect")" "--exe matched by build-id: every
 # --- rebuilt at the same path: another build-id, so not used ---
 lib -DPLUG=b -DEXTRA=1 -O1 -o "$T/plug_b.so" "$M/plug.c"
 "$CS" analyze "$T/f-pie" --exe "$T/pie" --top 0 > "$T/re.txt" 2> "$T/re.err"
-grep -q "^note: .*module $T/plug_b.so .*is not named ($T/plug_b.so here has build-id [0-9a-f]*..., the one that ran [0-9a-f]*...): its 2 functions" "$T/re.txt"
+grep -q "^note: .*module $T/plug_b.so (build-id [0-9a-f]*...) is not named ($T/plug_b.so has build-id [0-9a-f]*...): its 2 functions" "$T/re.txt"
 ok $? "a rebuilt plug_b.so is not used: the note says both build-ids"
 is "$(rows "$T/re.txt" | grep -c ' plug_b.so+0x')" "2" "and its functions are named by offset"
+
+# --- found elsewhere by its recorded path and build-id ---
+# (plug_b.so is still the rebuilt one: none of these may take it)
+mkdir -p "$T/sysroot$T"
+cp "$T/keep/plug_b.so" "$T/sysroot$T/plug_b.so"
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --sysroot "$T/sysroot" --top 0 > "$T/sys.txt" 2> "$T/sys.err"
+is "$(rows "$T/sys.txt")" "$(cat "$T/expect")" "--sysroot: the device's path under it names the module"
+id=$(readelf -n "$T/keep/plug_b.so" | sed -n 's/.*Build ID: //p')
+mkdir -p "$T/debug/.build-id/${id:0:2}"
+objcopy --only-keep-debug "$T/keep/plug_b.so" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --debug-dir "$T/nowhere" --debug-dir "$T/debug" --top 0 > "$T/dbg.txt" 2> "$T/dbg.err"
+is "$(rows "$T/dbg.txt")" "$(cat "$T/expect")" "--debug-dir: the .build-id/${id:0:2}/....debug file names it (the second dir given)"
+
+# debuginfod, on 127.0.0.1 in a network namespace of its own (it listens
+# on every address), serving a directory that holds the module
+mkdir -p "$T/served"
+cp "$T/keep/plug_b.so" "$T/served/"
+cat > "$T/dfd.sh" <<EOS
+python3 "$TESTS/tools/lo_up.py" || exit 1
+debuginfod -F "$T/served" -p 8002 -d "$T/dfd.sqlite" -v > "$T/dfd.log" 2>&1 &
+dfd=\$!
+for _ in \$(seq 200); do # until it has indexed the directory
+    DEBUGINFOD_URLS=http://127.0.0.1:8002 DEBUGINFOD_CACHE_PATH="$T/probe-cache" \\
+        debuginfod-find debuginfo $id > /dev/null 2>&1 && break
+    sleep 0.05
+done
+n0=\$(grep -c 'GET /buildid' "$T/dfd.log")
+env -u DEBUGINFOD_URLS "$CS" analyze "$T/f-pie" --exe "$T/pie" --top 0 > "$T/nodfd.txt" 2>&1
+echo "\$(( \$(grep -c 'GET /buildid' "$T/dfd.log") - n0 ))" > "$T/nodfd.count"
+DEBUGINFOD_URLS=http://127.0.0.1:8002 DEBUGINFOD_CACHE_PATH="$T/dfd-cache" \\
+    "$CS" analyze "$T/f-pie" --exe "$T/pie" --top 0 > "$T/dfd.txt" 2>&1
+kill \$dfd; wait \$dfd
+EOS
+timeout 60 unshare -n sh "$T/dfd.sh"
+is "$(rows "$T/dfd.txt")" "$(cat "$T/expect")" "debuginfod (DEBUGINFOD_URLS): the server's copy names it"
+is "$(cat "$T/nodfd.count") $(rows "$T/nodfd.txt" | grep -c ' plug_b.so+0x')" "0 2" \
+    "without DEBUGINFOD_URLS no server is asked, and the module stays unnamed"
 cp "$T/keep/plug_b.so" "$T/plug_b.so"
 
 # --- a damaged module list: one line, a note, the rest read ---

@@ -951,6 +951,10 @@ static long bin_of_module(struct analysis *a, const struct modlist_entry *e, uin
     if (bin == 0)
         return -1; /* too many binaries: the rest are not told apart */
     b->module = 1;
+    if (!b->id_len && e->build_id_len) {
+        memcpy(b->id_bytes, e->build_id, e->build_id_len);
+        b->id_len = e->build_id_len;
+    }
     if (!b->path && e->path[0] && !(b->path = strdup(e->path)))
         return -2;
     return bin;

@@ -106,6 +106,8 @@ struct analysis_bin {
     uint32_t proc;     /* the first process that ran it, for messages */
     int module;        /* a shared object (named in a module list), not a program */
     char *path;        /* the path a module list gave it first, NULL if none */
+    unsigned char id_bytes[TRACE_MODULE_BYTES]; /* a module's build-id as its list gave it ... */
+    unsigned id_len;   /* ... this many bytes (0: none) */
 };
 
 /* A traced process.  A source's default process stands for all of it when

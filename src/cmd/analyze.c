@@ -34,6 +34,7 @@
 #include "out/out_svg.h"
 #include "out/report.h"
 #include "read/elf_buildid.h"
+#include "read/modfile.h"
 #include "read/symbols.h"
 #include "read/trace_files.h"
 
@@ -60,6 +61,7 @@ struct options {
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
     uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
+    struct modfile_where where; /* --sysroot, --debug-dir: shared objects' files */
 };
 
 static void usage(FILE *out)
@@ -69,6 +71,7 @@ static void usage(FILE *out)
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
 "                         [--function NAME] [--max-stacks N] [--interval T]\n"
 "                         [--addr2line TOOL] [--force] [--keep-tracer-time]\n"
+"                         [--sysroot DIR] [--debug-dir DIR ...]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -93,8 +96,18 @@ static void usage(FILE *out)
 "                     build-id, and one that matches none is refused.\n"
 "                     Shared objects (libraries, dlopen'ed plugins) are named\n"
 "                     from the BIN with their build-id, else from the path\n"
-"                     they were loaded from if the file there has it; else\n"
-"                     as libfoo.so+0x1234, with a note\n"
+"                     they were loaded from if the file there has it, under\n"
+"                     --sysroot, in a --debug-dir, or from debuginfod; else\n"
+"                     as libfoo.so+0x1234, with a note\n",
+            ANALYSIS_MAX_EXES);
+    fprintf(out,
+"  --sysroot DIR      the device's root file system copied here: a shared\n"
+"                     object loaded from /usr/lib/libfoo.so is looked for as\n"
+"                     DIR/usr/lib/libfoo.so (its build-id checked)\n"
+"  --debug-dir DIR    debug files by build-id, DIR/.build-id/ab/cdef....debug\n"
+"                     (the layout GDB and perf use); may be repeated.  Then\n"
+"                     the debuginfod servers in DEBUGINFOD_URLS, if it is set\n"
+"                     (nothing is contacted otherwise)\n"
 "  --force            analyze anyway when a build-id matches no BIN: those\n"
 "                     functions are named from the first BIN (a warning is\n"
 "                     printed: names may be wrong)\n"
@@ -129,7 +142,7 @@ static void usage(FILE *out)
 "                     nm beside it)\n"
 "  -h, --help         print this help\n"
 "\n",
-            ANALYSIS_MAX_EXES, CCTREE_DEFAULT_MAX);
+            CCTREE_DEFAULT_MAX);
     fprintf(out,
 "formats (docs/analysis.md has the details and the JSON schema):\n"
 "  text      the header line, notes and the per-function table below\n"
@@ -269,6 +282,12 @@ static int take_value(struct options *o, const char *name, const char *v)
         o->exes[o->nexes++].path = v;
     else if (!strcmp(name, "--addr2line"))
         o->addr2line = v;
+    else if (!strcmp(name, "--sysroot"))
+        o->where.sysroot = v;
+    else if (!strcmp(name, "--debug-dir") && o->where.ndebug_dirs == MODFILE_MAX_DEBUG_DIRS)
+        bad = "--debug-dir is given at most " STR(MODFILE_MAX_DEBUG_DIRS) " times";
+    else if (!strcmp(name, "--debug-dir"))
+        o->where.debug_dirs[o->where.ndebug_dirs++] = v;
     else if (!strcmp(name, "--output"))
         o->out_path = v;
     else if (!strcmp(name, "--top") && parse_count(v, &o->top) < 0)
@@ -291,7 +310,8 @@ static int take_value(struct options *o, const char *name, const char *v)
 
 static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--format",
                                              "--output", "-o", "--thread", "--since", "--until",
-                                             "--function", "--max-stacks", "--interval"};
+                                             "--function", "--max-stacks", "--interval",
+                                             "--sysroot", "--debug-dir"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -480,6 +500,7 @@ struct run {
     int have_tree, have_sites, have_perf;
     struct symbol *syms; /* functions, then call sites */
     size_t nsyms;
+    struct modfile files; /* shared objects' files, found by build-id */
     FILE *out;
 };
 
@@ -528,33 +549,19 @@ static int setup(struct run *r)
 }
 
 /* Where binary bin's names come from: a program's from its --exe (the one
- * with its build-id, else the first); a module's from the --exe with its
- * build-id, else from the path its list gave, when that file is there
- * and has the same build-id.  NULL when nothing names it: why says so. */
-static const char *bin_file(const struct run *r, uint32_t bin, char *why, size_t len)
+ * with its build-id, else the first); a shared object's from the --exe
+ * with its build-id, else from the file modfile_find finds for it.  NULL
+ * when nothing names it (why says so); *owned is what to free. */
+static const char *bin_file(struct run *r, uint32_t bin, char **owned, char *why, size_t len)
 {
     const struct analysis_bin *b = &r->a.bins[bin];
-    struct elf_buildid id;
-    uint64_t words[2];
-    char msg[512], mine[33], theirs[33];
+    *owned = NULL;
     if (!b->module || b->exe_matches)
         return r->o->exes[b->exe < r->o->nexes ? b->exe : 0].path;
-    if (!b->path) {
-        snprintf(why, len, "no path was recorded, and no --exe has its build-id");
-        return NULL;
-    }
-    if (elf_buildid_read(b->path, &id, msg, sizeof msg) < 0) {
-        snprintf(why, len, "%s, and no --exe has its build-id", msg);
-        return NULL;
-    }
-    elf_buildid_words(&id, words);
-    if (b->have_build_id && (words[0] != b->build_id[0] || words[1] != b->build_id[1])) {
-        elf_buildid_hex(words, mine);
-        elf_buildid_hex(b->build_id, theirs);
-        snprintf(why, len, "%s here has build-id %.16s..., the one that ran %.16s...", b->path, mine, theirs);
-        return NULL;
-    }
-    return b->path;
+    int rc = modfile_find(&r->files, b->path ? b->path : "", b->id_bytes, b->id_len, owned, why, len);
+    if (rc == -2)
+        snprintf(why, len, "out of memory");
+    return rc == 0 ? *owned : NULL;
 }
 
 /* Names for the functions and call sites of one file, from one addr2line
@@ -628,9 +635,10 @@ static int resolve(struct run *r)
     uint64_t *addrs = malloc(cells * sizeof *addrs);
     uint32_t *bin_of = malloc(cells * sizeof *bin_of);
     const char **file_of = calloc(cells, sizeof *file_of), **files = calloc(nbins, sizeof *files);
+    char **owned = calloc(nbins, sizeof *owned);
     char (*why)[600] = calloc(nbins, sizeof *why);
     r->syms = calloc(cells, sizeof *r->syms);
-    int rc = !addrs || !bin_of || !file_of || !files || !why || !r->syms;
+    int rc = !addrs || !bin_of || !file_of || !files || !owned || !why || !r->syms;
     for (size_t i = 0; !rc && i < fs->n; i++) {
         addrs[i] = fs->v[i].addr;
         bin_of[i] = fs->v[i].bin;
@@ -639,8 +647,11 @@ static int resolve(struct run *r)
         addrs[fs->n + i] = sites->addr[i] ? sites->addr[i] - 1 : 0;
         bin_of[fs->n + i] = sites->bin[i];
     }
+    for (size_t i = 0; !rc && i < r->nsyms; i++) /* only binaries with something to name are looked for */
+        if (bin_of[i] < r->a.nbins)
+            why[bin_of[i]][0] = 1;
     for (size_t b = 0; !rc && b < r->a.nbins; b++)
-        files[b] = bin_file(r, (uint32_t)b, why[b], sizeof why[b]);
+        files[b] = why[b][0] ? bin_file(r, (uint32_t)b, &owned[b], why[b], sizeof why[b]) : NULL;
     /* one run per distinct file: the first binary named from it stands for all */
     for (size_t i = 0; !rc && i < r->nsyms; i++) {
         const char *f = bin_of[i] < r->a.nbins ? files[bin_of[i]] : r->o->exes[0].path;
@@ -681,6 +692,9 @@ static int resolve(struct run *r)
     free(bin_of);
     free(file_of);
     free(files);
+    for (size_t b = 0; owned && b < r->a.nbins; b++)
+        free(owned[b]);
+    free(owned);
     free(why);
     return rc;
 }
@@ -819,6 +833,7 @@ static void run_free(struct run *r)
         callsites_free(&r->sites);
     if (r->have_perf)
         out_perfetto_free(&r->perf);
+    modfile_free(&r->files);
     analysis_free(&r->a);
 }
 
@@ -855,6 +870,7 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     r.out = out;
     analysis_init(&r.a, stderr, PROG);
     analysis_set_exes(&r.a, o->exes, o->nexes);
+    modfile_init(&r.files, &o->where);
     int rc = setup(&r);
     if (!rc)
         rc = run_pass(&r, tf);

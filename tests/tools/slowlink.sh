@@ -15,9 +15,7 @@
 set -u
 B=$1 PROXY=$2 OUT=$3 RATE=$4 MODE=$5
 shift 5
-python3 -c 'import fcntl, socket, struct
-s = socket.socket()
-fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x40))' || { echo "slowlink: cannot bring lo up" >&2; exit 1; }
+python3 "$(dirname "$0")/lo_up.py" || { echo "slowlink: cannot bring lo up" >&2; exit 1; }
 echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem || exit 1
 mkdir -p "$OUT"
 "$B/callsight" serve --host 127.0.0.1 --port 0 --out "$OUT" --quiet > "$OUT.serve" 2>&1 &
