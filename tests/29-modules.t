@@ -8,9 +8,11 @@
 # module and file:line, and exact counts, in file and stream mode, for a
 # PIE and a non-PIE program.  A module whose file is gone or rebuilt is
 # named libfoo.so+0x..., with a note, and counts intact; --exe with its
-# build-id names it again; a damaged module list is one line and a note.
+# build-id names it again, and so do --sysroot, --debug-dir and a local
+# debuginfod; a damaged module list is one line and a note.  Last, a C++
+# library: demangled names, and an exception through instrumented frames.
 source "$(dirname "$0")/lib.sh"
-plan 33
+plan 36
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -158,4 +160,22 @@ grep -q "^note: pid [0-9]*: 1 module list was damaged and not used" "$T/dmg.txt"
 ok $? "a note counts it"
 is "$(field events "$(head -n 1 "$T/dmg.txt")")" "$(field events "$(head -n 1 "$T/f-pie.txt")")" \
     "every event is still read"
+# --- C++: namespaces, templates, an exception through instrumented frames ---
+g++ -O0 -g -fPIC -shared -finstrument-functions -o "$T/libshapes.so" "$M/shapes.cpp" &&
+    g++ -O0 -g -finstrument-functions -o "$T/shapesprog" "$M/shapesprog.cpp" "$T/trace.o" -L"$T" -lshapes \
+        -Wl,-rpath,"$T" -pthread &&
+    TRACE_ENABLE=1 TRACE_DIR="$T/cxx" "$T/shapesprog" > "$T/cxx.out"
+ok $? "C++: the program and its library build and run traced"
+"$CS" analyze "$T/cxx" --exe "$T/shapesprog" --top 0 > "$T/cxx.txt" 2> "$T/cxx.err"
+is "$(rows "$T/cxx.txt")" "1 app::twelve() (shapesprog.cpp:8)
+1 main (shapesprog.cpp:12)
+1 shapes_run [libshapes.so] (shapes.cpp:37)
+12 shapes::Box<double>::twice() const [libshapes.so] (shapes.cpp:10)
+12 shapes::Box<int>::twice() const [libshapes.so] (shapes.cpp:10)
+12 shapes::area(int, int) [libshapes.so] (shapes.cpp:14)
+12 shapes::checked_area(int, int) [libshapes.so] (shapes.cpp:21)
+12 shapes::measure(int) [libshapes.so] (shapes.cpp:26)" "C++: demangled names from the library, exact counts (4 of the 12 calls threw)"
+h=$(head -n 1 "$T/cxx.txt")
+is "$(field unmatched_exits "$h") $(field unclosed_enters "$h")" "0 0" \
+    "C++: frames the exception unwound closed: no unmatched exit, no unclosed enter"
 exit $_failed
