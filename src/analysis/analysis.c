@@ -35,6 +35,13 @@ struct thread_mod {
     uint32_t bin;
 };
 
+/* A process's latest module list in a series (a copy of a thread's). */
+struct proc_mods {
+    uint32_t proc;
+    struct thread_mod *mods;
+    size_t n, last;
+};
+
 struct thread {
     struct series_run *run;
     uint32_t tid;
@@ -67,6 +74,8 @@ struct series_run {
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
     const char *path;        /* the segment being read, for messages */
+    struct proc_mods *pmods; /* each process's latest list in this series, for threads */
+    size_t npmods, cappmods; /* without one of their own (trace_stream's merged series) */
     size_t mlists_open;      /* threads in the middle of a module list */
     int wrapped;
     uint64_t segs_missing;
@@ -633,6 +642,7 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
 
 static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
 static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off);
+static int keep_proc_list(struct series_run *run, const struct thread *t);
 
 /* A function's gained buckets into its histogram.  Each bucket's calls lie
  * in its range and, the snapshots being cumulative, within the min and max
@@ -906,6 +916,8 @@ static void on_process_marker(struct series_run *run, const trace_event_t *ev)
         }
         at->proc = t->proc = (uint32_t)p;
         a->procs[p].announced = 1;
+        if (t->nmods && keep_proc_list(run, t) < 0) /* its list came first (stream mode) */
+            a->oom = 1;
         return;
     }
     struct analysis_process *p = &a->procs[at->proc];
@@ -992,8 +1004,34 @@ static void take_modlist(struct series_run *run, struct thread *t)
     t->nmods = k;
     t->mod_last = 0;
     a->modlists++;
+    if (keep_proc_list(run, t) < 0)
+        a->oom = 1;
     if (t->mlist->left_out > a->modules_left_out)
         a->modules_left_out = t->mlist->left_out;
+}
+
+/* The thread's list becomes its process's latest in the series.  0, -1 oom. */
+static int keep_proc_list(struct series_run *run, const struct thread *t)
+{
+    struct proc_mods *pm = NULL;
+    for (size_t i = 0; i < run->npmods && !pm; i++)
+        if (run->pmods[i].proc == t->proc)
+            pm = &run->pmods[i];
+    if (!pm) {
+        if (grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods) < 0)
+            return -1;
+        pm = &run->pmods[run->npmods++];
+        *pm = (struct proc_mods){t->proc, NULL, 0, 0};
+    }
+    struct thread_mod *m = malloc((t->nmods ? t->nmods : 1) * sizeof *m);
+    if (!m)
+        return -1;
+    memcpy(m, t->mods, t->nmods * sizeof *m);
+    free(pm->mods);
+    pm->mods = m;
+    pm->n = t->nmods;
+    pm->last = 0;
+    return 0;
 }
 
 static void modlist_step_done(struct series_run *run, struct thread *t, enum modlist_step st)
@@ -1043,22 +1081,30 @@ static void module_interrupt(struct series_run *run, const trace_event_t *ev)
  * link-time address there; 0 when it has no list or none holds addr. */
 static int addr_listed(struct thread *t, uint64_t addr, uint32_t *bin, uint64_t *off)
 {
-    if (!t->nmods)
+    const struct thread_mod *mods = t->mods;
+    size_t n = t->nmods, *last = &t->mod_last;
+    for (size_t i = 0; !n && i < t->run->npmods; i++) /* none of its own: its process's */
+        if (t->run->pmods[i].proc == t->proc) {
+            mods = t->run->pmods[i].mods;
+            n = t->run->pmods[i].n;
+            last = &t->run->pmods[i].last;
+        }
+    if (!n)
         return 0;
-    const struct thread_mod *m = &t->mods[t->mod_last];
+    const struct thread_mod *m = &mods[*last];
     if (addr < m->lo || addr >= m->hi) {
-        size_t lo = 0, hi = t->nmods;
+        size_t lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (t->mods[mid].hi <= addr)
+            if (mods[mid].hi <= addr)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo == t->nmods || addr < t->mods[lo].lo)
+        if (lo == n || addr < mods[lo].lo)
             return 0;
-        t->mod_last = lo;
-        m = &t->mods[lo];
+        *last = lo;
+        m = &mods[lo];
     }
     *bin = m->bin;
     *off = addr - m->bias;
@@ -1323,6 +1369,9 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s)
         close_thread(&run, run.threads[i]);
     free(run.threads);
     u64map_free(&run.tids);
+    for (size_t i = 0; i < run.npmods; i++)
+        free(run.pmods[i].mods);
+    free(run.pmods);
 }
 
 /* ---- totals ------------------------------------------------------------- */
