@@ -4,7 +4,7 @@
 #
 #   make fuzz            each harness for FUZZ_SECS (default 300) under
 #                        clang -fsanitize=fuzzer,address,undefined
-#   make fuzz-ci         the same for FUZZ_CI_SECS (15) each; part of `make test`
+#   make fuzz-ci         the same for FUZZ_CI_SECS (10) each; part of `make test`
 #   (check-build)        replay_<harness>: the harness built with $(CC) and no
 #                        libFuzzer, run over fuzz/corpus/<harness>/ by
 #                        tests/52-fuzz-corpus.t (stream_codec's by
@@ -18,7 +18,7 @@
 
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
-FUZZ_CI_SECS  ?= 15
+FUZZ_CI_SECS  ?= 10
 FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
