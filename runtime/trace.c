@@ -1854,6 +1854,8 @@ static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint
 #define MOD_MAX 128u        /* modules tracked at once; more are counted, not listed */
 #define MOD_PATH_MAX 256u   /* bytes of a path kept, NUL included */
 #define MOD_CHUNK 32u       /* records written at a time from the stack */
+#define MOD_RECS_EACH (4u + (MOD_PATH_MAX + TRACE_MODULE_BYTES - 2u) / TRACE_MODULE_BYTES) /* a module's, at most */
+_Static_assert(MOD_RECS_EACH + 1u <= MOD_CHUNK, "a chunk holds LIST or LIST_END and a whole module");
 #define MOD_WAIT_NS 2000000u /* a flush waits this long at most for another's list */
 
 typedef struct mod_info {
@@ -2021,44 +2023,66 @@ static void mod_words(const unsigned char *b, uint32_t n, uint64_t w[3])
         w[k] = name_bytes((const char *)tmp + 8 * k);
 }
 
-/* The table as records, MOD_CHUNK at a time into sink.  0: all went. */
+static int mod_take(void);
+
+/* One module's records (at most MOD_RECS_EACH) into rec; how many. */
+static uint32_t mod_records(const mod_info_t *m, uint32_t tid, trace_event_t *rec)
+{
+    uint32_t n = 0;
+    uint64_t w[3];
+    mod_fill(&rec[n++], tid, TRACE_MODULE_BEGIN, 0, m->id, m->bias, m->main ? TRACE_MODULE_MAIN : 0);
+    mod_fill(&rec[n++], tid, TRACE_MODULE_TEXT, 0, m->id, m->lo, m->hi);
+    if (m->build_id_len) {
+        mod_words(m->build_id, m->build_id_len, w);
+        mod_fill(&rec[n++], tid, TRACE_MODULE_BUILD_ID, m->build_id_len, w[0], w[1], w[2]);
+    }
+    for (uint32_t at = 0; at < m->path_len; at += TRACE_MODULE_BYTES) {
+        uint32_t k = m->path_len - at < TRACE_MODULE_BYTES ? m->path_len - at : TRACE_MODULE_BYTES;
+        mod_words((const unsigned char *)m->path + at, k, w);
+        mod_fill(&rec[n++], tid, TRACE_MODULE_PATH, (uint8_t)k, w[0], w[1], w[2]);
+    }
+    mod_fill(&rec[n++], tid, TRACE_MODULE_END, 0, m->id, m->path_len, 0);
+    return n;
+}
+
+static void mod_release(void)
+{
+    atomic_flag_clear_explicit(&g_mod_busy, memory_order_release);
+}
+
+/* The table as records into sink, a chunk at a time: each chunk is made
+ * with g_mod_busy held (on entry) and written with it released, so that
+ * other threads wait for a copy, never for a write.  Returns with it
+ * released; 0 when the whole list went, else nonzero (the sink failed, or
+ * the table changed or stayed busy meanwhile: the part written is torn,
+ * and the list is due again). */
 static int mod_write(tl_state_t *t, mod_sink_t sink, uint64_t list)
 {
-    trace_event_t rec[MOD_CHUNK + 8];
-    uint32_t n = 0;
-    uint64_t now = clock_now(), w[3];
-    mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST, 0, now, list, g_nmods);
-    for (uint32_t i = 0; i < g_nmods; i++) {
-        const mod_info_t *m = &g_mods[i];
-        mod_fill(&rec[n++], t->tid, TRACE_MODULE_BEGIN, 0, m->id, m->bias, m->main ? TRACE_MODULE_MAIN : 0);
-        mod_fill(&rec[n++], t->tid, TRACE_MODULE_TEXT, 0, m->id, m->lo, m->hi);
-        if (m->build_id_len) {
-            mod_words(m->build_id, m->build_id_len, w);
-            mod_fill(&rec[n++], t->tid, TRACE_MODULE_BUILD_ID, m->build_id_len, w[0], w[1], w[2]);
-        }
-        for (uint32_t at = 0; at < m->path_len; at += TRACE_MODULE_BYTES) {
-            uint32_t k = m->path_len - at < TRACE_MODULE_BYTES ? m->path_len - at : TRACE_MODULE_BYTES;
-            mod_words((const unsigned char *)m->path + at, k, w);
-            mod_fill(&rec[n++], t->tid, TRACE_MODULE_PATH, (uint8_t)k, w[0], w[1], w[2]);
-            if (n >= MOD_CHUNK) {
-                if (sink(t, rec, n))
-                    return -1;
-                n = 0;
-            }
-        }
-        mod_fill(&rec[n++], t->tid, TRACE_MODULE_END, 0, m->id, m->path_len, 0);
-        if (n >= MOD_CHUNK) {
-            if (sink(t, rec, n))
-                return -1;
-            n = 0;
+    trace_event_t rec[MOD_CHUNK];
+    uint64_t now = clock_now();
+    uint32_t n = 0, i = 0, nmods = g_nmods;
+    mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST, 0, now, list, nmods);
+    for (;;) {
+        while (i < nmods && n + MOD_RECS_EACH <= MOD_CHUNK)
+            n += mod_records(&g_mods[i++], t->tid, rec + n);
+        int last = i == nmods && n < MOD_CHUNK;
+        if (last)
+            mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST_END, 0, now, list, g_mods_left_out);
+        mod_release();
+        if (sink(t, rec, n) || last)
+            return !last;
+        n = 0;
+        if (!mod_take())
+            return -1;
+        if (atomic_load_explicit(&g_mod_list, memory_order_relaxed) != list) {
+            mod_release();
+            return -1;
         }
     }
-    mod_fill(&rec[n++], t->tid, TRACE_MODULE_LIST_END, 0, now, list, g_mods_left_out);
-    return sink(t, rec, n);
 }
 
 /* g_mod_busy, waiting for it (yielding) for at most MOD_WAIT_NS: its
- * holder reads the loader's list or writes a few KB.  0 if not had. */
+ * holder reads the loader's list or copies a chunk of it.  0 if not had. */
 static int mod_take(void)
 {
     uint64_t begin = 0;
@@ -2082,13 +2106,13 @@ static int mod_flush(tl_state_t *t, mod_sink_t sink)
         return 0; /* another thread has had the table too long: this one looks next time */
     mod_refresh();
     uint64_t list = atomic_load_explicit(&g_mod_list, memory_order_relaxed);
-    int rc = 0;
-    if (list != t->mod_list) {
-        rc = mod_write(t, sink, list);
-        if (rc == 0)
-            t->mod_list = list;
+    if (list == t->mod_list) {
+        mod_release();
+        return 0;
     }
-    atomic_flag_clear_explicit(&g_mod_busy, memory_order_release);
+    int rc = mod_write(t, sink, list); /* releases it */
+    if (rc == 0)
+        t->mod_list = list;
     return rc;
 }
 

@@ -272,9 +272,11 @@ _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB
  * the module mapped there when its event happened.  Each thread writes the
  * whole list into its own records before the first batch of a flush that
  * follows a change in the set of loaded objects (the runtime looks at every
- * flush, never in a hook): at its first flush, after a dlopen or dlclose,
- * in a forked child.  A list describes the thread's later records until the
- * thread's next list.  A change is seen at a flush, so an address that one
+ * flush, never on a hook's fast path): at its first flush, after a dlopen
+ * or dlclose, in a forked child.  A list describes the thread's later
+ * records until the thread's next list; since it heads a batch recorded
+ * before it, a reader also keeps the modules of the list before that are
+ * gone now, unless a new one took their addresses.  So an address that one
  * module left and another took between two flushes of a thread that ran
  * code in both counts to the later one.
  *
@@ -303,8 +305,9 @@ _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB
  *             modules left out because the runtime's table was full
  *
  * A list whose records are not all there, in this order, is damaged and
- * must be ignored (the thread's earlier list stays in force).  Readers
- * that do not know the kind skip it.
+ * must be ignored (the thread's earlier list stays in force); markers may
+ * come between its records (a new file segment's head), other kinds tear
+ * it.  Readers that do not know the kind skip it.
  */
 enum trace_module_part {
     TRACE_MODULE_LIST = 1,

@@ -12,7 +12,7 @@
 # debuginfod; a damaged module list is one line and a note.  Last, a C++
 # library: demangled names, and an exception through instrumented frames.
 source "$(dirname "$0")/lib.sh"
-plan 38
+plan 40
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -27,16 +27,17 @@ ok $? "the library, two plugins, and the program as PIE and non-PIE build"
 
 # What every run must report: "calls name [module] (file:line)", sorted.
 cat > "$T/expect" <<'EOX'
-1 main (modprog.c:55)
+1 main (modprog.c:63)
 1 plug_run [plug_b.so] (plug.c:13)
+1 run_plugin (modprog.c:57)
 1 w_outer [libw.so] (libw.c:8)
-10 plug_a_leaf [plug_a.so] (plug.c:8)
 10 w_inner [libw.so] (libw.c:3)
-15000 spin (modprog.c:22)
-2 plug_run [plug_a.so] (plug.c:13)
-3 open_plugin (modprog.c:35)
-5 flush_calls (modprog.c:28)
+14 plug_a_leaf [plug_a.so] (plug.c:8)
+21000 spin (modprog.c:24)
+4 open_plugin (modprog.c:37)
+4 plug_run [plug_a.so] (plug.c:13)
 5 plug_b_leaf [plug_b.so] (plug.c:8)
+7 flush_calls (modprog.c:30)
 EOX
 rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { s = $1; for (i = 7; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
 
@@ -174,13 +175,33 @@ EOP
 mkdir -p "$T/dmg" && cp "$T/damaged.bin" "$T/dmg/${f##*/}"
 "$CS" analyze "$T/dmg" --exe "$T/pie" --top 0 > "$T/dmg.txt" 2> "$T/dmg.err"
 ok $? "a damaged module list: analyze exits 0"
-grep -q "^callsight analyze: .*: thread [0-9]*: a module list ends before all its modules did; its earlier module list stays in force$" "$T/dmg.err" &&
+grep -q "^callsight analyze: .*: thread [0-9]*: a module list ends with another list's number; its earlier module list stays in force$" "$T/dmg.err" &&
     [ "$(wc -l < "$T/dmg.err")" -eq 1 ]
 ok $? "one line says which file and thread, and what: $(cat "$T/dmg.err")"
 grep -q "^note: pid [0-9]*: 1 module list was damaged and not used" "$T/dmg.txt"
 ok $? "a note counts it"
 is "$(field events "$(head -n 1 "$T/dmg.txt")")" "$(field events "$(head -n 1 "$T/f-pie.txt")")" \
     "every event is still read"
+
+# A segment's head marker (a rotation between two chunks of a list) does
+# not tear the list; an event inside one does (one line, its rest skipped).
+python3 - "$f" "$T/seg/${f##*/}" "$T/torn/${f##*/}" <<'EOP'
+import os, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+at = next(i for i in range(80, len(d), 32) if d[i + 28] == 5 and d[i + 29] == 6) + 32  # after the first END
+mark = d[80:112]  # the file's own head marker, BUILD_ID, as a new segment starts
+assert mark[28] == 2 and int.from_bytes(mark[8:16], "little") == 26
+ev = next(bytearray(d[i:i + 32]) for i in range(80, len(d), 32) if d[i + 28] == 0)
+for out, rec in ((sys.argv[2], mark), (sys.argv[3], ev)):
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    open(out, "wb").write(d[:at] + rec + d[at:])
+EOP
+"$CS" analyze "$T/seg" --exe "$T/pie" --top 0 > "$T/seg.txt" 2> "$T/seg.err"
+is "$(wc -l < "$T/seg.err") $(rows "$T/seg.txt" | grep -c '\[libw.so\]')" "0 2" "a marker inside a list: no damage, libw.so still named"
+"$CS" analyze "$T/torn" --exe "$T/pie" --top 0 > /dev/null 2> "$T/torn.err"
+is "$(grep -c 'a module list is cut by other records (torn)' "$T/torn.err") $(wc -l < "$T/torn.err")" "1 1" \
+    "an event inside a list: torn, said once"
+
 # --- C++: namespaces, templates, an exception through instrumented frames ---
 g++ -O0 -g -fPIC -shared -finstrument-functions -o "$T/libshapes.so" "$M/shapes.cpp" &&
     g++ -O0 -g -finstrument-functions -o "$T/shapesprog" "$M/shapesprog.cpp" "$T/trace.o" -L"$T" -lshapes \

@@ -33,6 +33,7 @@
 struct thread_mod {
     uint64_t lo, hi, bias;
     uint32_t bin;
+    int retired; /* gone in this list, kept from the one before (see take_modlist) */
 };
 
 /* A process's latest module list in a series (a copy of a thread's). */
@@ -978,36 +979,63 @@ static int mod_by_lo(const void *pa, const void *pb)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/*
+ * The list is written at a flush, before the batch of events recorded
+ * since the last one: a module closed in between is not in it, though
+ * events of the batch are in it.  So the modules of the thread's list
+ * before that are gone now stay, retired, for this list's records, unless
+ * a new one took their place (then the new one has the address); a module
+ * retired once is dropped at the next list.  m has room for them; the new
+ * count.
+ */
+static size_t keep_retired(const struct thread *t, struct thread_mod *m, size_t k)
+{
+    size_t fresh = k;
+    for (size_t i = 0; i < t->nmods; i++) {
+        const struct thread_mod *o = &t->mods[i];
+        int kept = o->retired;
+        for (size_t j = 0; j < fresh && !kept; j++)
+            kept = o->lo < m[j].hi && m[j].lo < o->hi; /* still there, or overlapped by a new one */
+        if (!kept) {
+            m[k] = *o;
+            m[k++].retired = 1;
+        }
+    }
+    return k;
+}
+
 /* A whole list becomes the thread's: its modules by address. */
 static void take_modlist(struct series_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
     size_t n, k = 0;
     struct modlist_entry *e = modlist_take(t->mlist, &n);
-    struct thread_mod *m = malloc((n ? n : 1) * sizeof *m);
+    struct thread_mod *m = malloc((n + t->nmods + 1) * sizeof *m);
     for (size_t i = 0; m && i < n; i++) {
         long bin = e[i].main ? 0 : bin_of_module(a, &e[i], t->proc);
         if (bin == -2) {
             free(m);
             m = NULL;
         } else if (bin >= 0)
-            m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin};
+            m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin, 0};
     }
     modlist_entries_free(e, n);
     if (!m) {
         a->oom = 1;
         return;
     }
+    k = keep_retired(t, m, k);
     qsort(m, k, sizeof *m, mod_by_lo);
     free(t->mods);
     t->mods = m;
     t->nmods = k;
     t->mod_last = 0;
     a->modlists++;
+    a->procs[t->proc].listed = 1;
+    if (t->mlist->left_out > a->src[run->src].modules_left_out)
+        a->src[run->src].modules_left_out = t->mlist->left_out;
     if (keep_proc_list(run, t) < 0)
         a->oom = 1;
-    if (t->mlist->left_out > a->modules_left_out)
-        a->modules_left_out = t->mlist->left_out;
 }
 
 /* The thread's list becomes its process's latest in the series.  0, -1 oom. */
@@ -1069,9 +1097,11 @@ static void on_module(struct series_run *run, const trace_event_t *ev)
     modlist_step_done(run, t, modlist_feed(t->mlist, ev));
 }
 
-/* A record of another kind: a list that thread was in the middle of is torn. */
+/* An event or summary record: a list that thread was in the middle of is torn. */
 static void module_interrupt(struct series_run *run, const trace_event_t *ev)
 {
+    if (ev->kind == TRACE_KIND_MARKER)
+        return; /* a segment's head (BUILD_ID) may come between a list's chunks */
     struct thread *t = thread_of(run, ev->tid, 0);
     if (t && t->mlist && t->mlist->reading)
         modlist_step_done(run, t, modlist_interrupt(t->mlist));
@@ -1121,6 +1151,8 @@ static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t 
         return b;
     if (t->nmods && b != BIN_PROGRAM)
         t->run->a->src[t->run->src].outside_modules++;
+    else if (!t->nmods && b != BIN_PROGRAM)
+        t->run->a->procs[t->proc].unlisted++;
     *off = addr - bias;
     return bin;
 }

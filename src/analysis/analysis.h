@@ -80,6 +80,7 @@ struct analysis_source {
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
     uint64_t outside_modules; /* addresses looked up in no module of their thread's list */
+    uint64_t modules_left_out; /* modules the runtime's table could not list (most in a list) */
     uint64_t tracer_ns, tracer_flushes; /* TRACER_TIME: ns (saturating) and how many */
     uint64_t waited_ns, waits;          /* TRACER_WAIT: ns (saturating) and how many */
     uint32_t proc;            /* its default process (analysis.procs) */
@@ -122,6 +123,8 @@ struct analysis_process {
     uint32_t bin;       /* position in analysis.bins (0: no build-id) */
     int build_id_mixed; /* it recorded two different build-ids */
     uint64_t events;    /* its enter/exit records */
+    int listed;         /* a thread of it gave a module list */
+    uint64_t unlisted;  /* function addresses looked up in threads without a list */
     /* summary traces: its threads with snapshots, those whose last one says
      * which end it was, those that ended with an exit, and whether the
      * process's own exit wrote one (none: it ended without exiting) */
@@ -166,7 +169,6 @@ struct analysis {
     size_t nexes;
     int bins_over;                /* build-ids beyond ANALYSIS_MAX_BINS were taken as none */
     uint64_t modlists, modlists_damaged; /* module lists read whole, and damaged */
-    uint64_t modules_left_out;    /* modules the runtime's table could not list (most in a list) */
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */

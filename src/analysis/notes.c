@@ -148,6 +148,16 @@ static void module_notes(const struct emit *e)
         emit(e, "%llu function addresses were in no module of their thread's list (a module opened and "
              "closed again between two flushes of the thread?): they are named as the program's",
              (unsigned long long)s->outside_modules);
+    if (s->modules_left_out)
+        emit(e, "the runtime's table of modules was full: %llu loaded modules are in no list, and their "
+             "functions are named as the program's", (unsigned long long)s->modules_left_out);
+    uint64_t unlisted = 0;
+    for (size_t i = 0; i < e->a->nprocs; i++)
+        if (e->a->procs[i].src == (uint32_t)(e->s - e->a->src) && e->a->procs[i].listed)
+            unlisted += e->a->procs[i].unlisted;
+    if (unlisted)
+        emit(e, "%llu function addresses are from threads that wrote no module list (their flushes found "
+             "the list busy for too long?): they are named as the program's", (unsigned long long)unlisted);
 }
 
 /* TRACE_MODE=summary: what the numbers are, and what the device could not

@@ -552,15 +552,14 @@ static int setup(struct run *r)
  * with its build-id, else the first); a shared object's from the --exe
  * with its build-id, else from the file modfile_find finds for it.  NULL
  * when nothing names it (why says so); *owned is what to free. */
-static const char *bin_file(struct run *r, uint32_t bin, char **owned, char *why, size_t len)
+static const char *bin_file(struct run *r, uint32_t bin, char **owned, char *why, size_t len, int *oom)
 {
     const struct analysis_bin *b = &r->a.bins[bin];
     *owned = NULL;
     if (!b->module || b->exe_matches)
         return r->o->exes[b->exe < r->o->nexes ? b->exe : 0].path;
     int rc = modfile_find(&r->files, b->path ? b->path : "", b->id_bytes, b->id_len, owned, why, len);
-    if (rc == -2)
-        snprintf(why, len, "out of memory");
+    *oom |= rc == -2;
     return rc == 0 ? *owned : NULL;
 }
 
@@ -638,7 +637,7 @@ static int resolve(struct run *r)
     char **owned = calloc(nbins, sizeof *owned);
     char (*why)[600] = calloc(nbins, sizeof *why);
     r->syms = calloc(cells, sizeof *r->syms);
-    int rc = !addrs || !bin_of || !file_of || !files || !owned || !why || !r->syms;
+    int rc = !addrs || !bin_of || !file_of || !files || !owned || !why || !r->syms, oom = 0;
     for (size_t i = 0; !rc && i < fs->n; i++) {
         addrs[i] = fs->v[i].addr;
         bin_of[i] = fs->v[i].bin;
@@ -651,7 +650,8 @@ static int resolve(struct run *r)
         if (bin_of[i] < r->a.nbins)
             why[bin_of[i]][0] = 1;
     for (size_t b = 0; !rc && b < r->a.nbins; b++)
-        files[b] = why[b][0] ? bin_file(r, (uint32_t)b, &owned[b], why[b], sizeof why[b]) : NULL;
+        files[b] = why[b][0] ? bin_file(r, (uint32_t)b, &owned[b], why[b], sizeof why[b], &oom) : NULL;
+    rc |= oom ? -1 : 0;
     /* one run per distinct file: the first binary named from it stands for all */
     for (size_t i = 0; !rc && i < r->nsyms; i++) {
         const char *f = bin_of[i] < r->a.nbins ? files[bin_of[i]] : r->o->exes[0].path;
@@ -674,10 +674,13 @@ static int resolve(struct run *r)
     }
     for (size_t i = 0; !rc && i < r->nsyms; i++) { /* the module beside a shared object's names */
         const struct analysis_bin *b = bin_of[i] < r->a.nbins ? &r->a.bins[bin_of[i]] : NULL;
-        if (!b || !b->module || !b->path || !files[bin_of[i]] || !r->syms[i].name)
+        if (!b || !b->module || !files[bin_of[i]])
             continue;
-        const char *slash = strrchr(b->path, '/');
-        if (!(r->syms[i].module = strdup(slash ? slash + 1 : b->path)))
+        const char *path = b->path ? b->path : "?", *slash = strrchr(path, '/');
+        char name[320];
+        snprintf(name, sizeof name, "%s+0x%llx", slash ? slash + 1 : path, (unsigned long long)addrs[i] + (i >= fs->n));
+        if (r->syms[i].name ? !(r->syms[i].module = strdup(slash ? slash + 1 : path))
+                            : !(r->syms[i].name = strdup(name))) /* its file does not name it: by offset */
             rc = -1;
     }
     if (!r->a.nbins && !rc && resolve_file(r, r->o->exes[0].path, addrs, file_of, msg, sizeof msg) < 0) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "trace.h"
 
 void modfile_init(struct modfile *m, const struct modfile_where *where)
 {
@@ -51,8 +52,8 @@ static int same_build_id(const char *file, const unsigned char *id, size_t len, 
     }
     if (!len)
         return 1;
-    size_t cmp = b.len < len ? b.len : len;
-    if (b.len >= len && !memcmp(b.id, id, cmp))
+    /* a list carries 24 bytes at most: an id of 24 may be longer, shorter ones are whole */
+    if ((len < TRACE_MODULE_BYTES ? b.len == len : b.len >= len) && !memcmp(b.id, id, len))
         return 1;
     hex(b.id, b.len < 8 ? b.len : 8, mine);
     snprintf(why, whylen, "%s has build-id %s...", file, b.len ? mine : "(none)");
@@ -65,12 +66,12 @@ static int take(const char *file, char **out)
 }
 
 /* DIR/.build-id/ab/cdef....debug for the whole id; "" when the recorded id
- * may be cut (24 bytes: all a list carries). */
+ * may be cut (TRACE_MODULE_BYTES: all a list carries). */
 static void debug_path(const char *dir, const unsigned char *id, size_t len, char *out, size_t outlen)
 {
-    char h[2 * 24 + 1];
+    char h[2 * TRACE_MODULE_BYTES + 1];
     out[0] = '\0';
-    if (len < 2 || len >= 24)
+    if (len < 2 || len >= TRACE_MODULE_BYTES)
         return;
     hex(id, len, h);
     snprintf(out, outlen, "%s/.build-id/%.2s/%s.debug", dir, h, h + 2);
@@ -81,10 +82,12 @@ static int from_debuginfod(struct modfile *m, const unsigned char *id, size_t le
                            size_t whylen)
 {
     const char *urls = getenv("DEBUGINFOD_URLS");
-    if (m->debuginfod_off || !urls || !*urls || !len) {
+    if (m->debuginfod_off || !urls || !*urls) {
         m->debuginfod_off = 1;
         return -1;
     }
+    if (!len || len >= TRACE_MODULE_BYTES)
+        return -1; /* none recorded, or perhaps cut: nothing to ask for */
     if (!m->debuginfod && !(m->debuginfod = debuginfod_begin())) {
         m->debuginfod_off = 1;
         snprintf(why, whylen, "debuginfod: no client");

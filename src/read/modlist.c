@@ -5,8 +5,9 @@
  * module BEGIN, TEXT, an optional BUILD_ID, PATH records, END, and last
  * LIST_END repeating LIST's number.  Any other order, a count or length out
  * of bounds, or a record of another kind inside a list makes the list
- * damaged: the reader keeps the thread's previous list, so a torn list
- * costs names, never counts.
+ * damaged, said once (its other records are skipped up to the next LIST):
+ * the reader keeps the thread's previous list, so a torn list costs names,
+ * never counts.
  */
 #include "modlist.h"
 
@@ -39,10 +40,13 @@ void modlist_free(struct modlist *m)
     drop_list(m);
 }
 
+/* The list is damaged: said once; its other records are skipped up to
+ * the next LIST. */
 static enum modlist_step damaged(struct modlist *m, const char *why)
 {
     snprintf(m->why, sizeof m->why, "%s", why);
     drop_list(m);
+    m->skipping = 1;
     return MODLIST_DAMAGED;
 }
 
@@ -68,6 +72,7 @@ static enum modlist_step on_list(struct modlist *m, const trace_event_t *ev)
     m->want = (size_t)ev->call_site;
     m->number = ev->func;
     m->reading = 1;
+    m->skipping = 0;
     return MODLIST_MORE;
 }
 
@@ -136,7 +141,7 @@ enum modlist_step modlist_feed(struct modlist *m, const trace_event_t *ev)
     if (part == TRACE_MODULE_LIST)
         return on_list(m, ev);
     if (!m->reading)
-        return damaged(m, "a module record outside a list");
+        return m->skipping ? MODLIST_MORE : damaged(m, "a module record outside a list");
     switch (part) {
     case TRACE_MODULE_BEGIN:
         return on_begin(m, ev);
@@ -147,8 +152,10 @@ enum modlist_step modlist_feed(struct modlist *m, const trace_event_t *ev)
     case TRACE_MODULE_END:
         return m->in_module ? on_end(m, ev) : damaged(m, "a module's end without its beginning");
     case TRACE_MODULE_LIST_END:
-        if (m->in_module || m->n != m->want || ev->func != m->number)
+        if (m->in_module || m->n != m->want)
             return damaged(m, "a module list ends before all its modules did");
+        if (ev->func != m->number)
+            return damaged(m, "a module list ends with another list's number");
         m->left_out = ev->call_site;
         m->reading = 0;
         return MODLIST_DONE;

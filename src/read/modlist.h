@@ -32,6 +32,7 @@ struct modlist {
     int reading;                /* between LIST and LIST_END */
     int in_module;              /* between BEGIN and END */
     int text_seen;
+    int skipping;               /* after a damaged list: its rest, up to the next LIST */
     uint64_t number;            /* the process's list number */
     size_t path_len;            /* bytes of the current module's path so far */
     char path[TRACE_MODULE_PATH_MAX + 1];
@@ -42,7 +43,7 @@ struct modlist {
 enum modlist_step {
     MODLIST_MORE,    /* part of a list: feed the next record */
     MODLIST_DONE,    /* the list is whole: take it with modlist_take */
-    MODLIST_DAMAGED, /* not a list: why says what; the next LIST starts over */
+    MODLIST_DAMAGED, /* not a list: why says what, once; the next LIST starts over */
     MODLIST_OOM
 };
 

@@ -6,6 +6,8 @@
  * next open, and after each open, it makes enough calls of its own that
  * the thread's buffer is flushed: module changes are seen at flushes, so
  * this way each module's events are told apart by the list in force.
+ * Last it opens plug_a.so once more and calls it after a flush, then
+ * closes it before the next: the flush's list no longer has it.
  * It prints where each plugin was loaded.
  *
  *   modprog DIR    (DIR holds plug_a.so and plug_b.so)
@@ -51,6 +53,12 @@ static void *open_plugin(const char *dir, const char *name, int calls)
     return h;
 }
 
+static void run_plugin(void *h, int calls)
+{
+    int (*run)(int) = (int (*)(int))dlsym(h, "plug_run");
+    printf("modprog: run again %d\n", run ? run(calls) : -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -68,6 +76,12 @@ int main(int argc, char **argv)
     flush_calls();
     dlclose(a);
     dlclose(b);
+    flush_calls();
+    /* calls of a plugin closed before the flush that carries them */
+    a = open_plugin(argv[1], "plug_a.so", 0);
+    flush_calls();
+    run_plugin(a, 4);
+    dlclose(a);
     flush_calls();
     return 0;
 }

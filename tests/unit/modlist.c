@@ -103,6 +103,8 @@ static void test_damaged(void)
     modlist_entries_free(v, n);
 
     expect_damaged(put(TRACE_MODULE_LIST, 0, 1, 8, MODLIST_MAX + 1), "more modules", "too many modules");
+    modlist_free(&m);
+    modlist_init(&m); /* a reader that never saw a LIST */
     expect_damaged(put(TRACE_MODULE_BEGIN, 0, 1, 0, 0), "outside a list", "BEGIN outside a list");
     put(TRACE_MODULE_LIST, 0, 1, 9, 1);
     put(TRACE_MODULE_BEGIN, 0, 3, 0x1000, 0);
@@ -133,6 +135,10 @@ static void test_damaged(void)
     expect_damaged(put(TRACE_MODULE_END, 0, 3, 5, 0), "does not match", "END with the wrong path length");
     put(TRACE_MODULE_LIST, 0, 1, 15, 1);
     expect_damaged(put(12, 0, 0, 0, 0), "unknown part", "an unknown part");
+    ok(put(TRACE_MODULE_BEGIN, 0, 1, 0, 0) == MODLIST_MORE && put(TRACE_MODULE_END, 0, 1, 0, 0) == MODLIST_MORE &&
+       put(TRACE_MODULE_LIST_END, 0, 1, 15, 0) == MODLIST_MORE, "the rest of a damaged list is skipped, not said again");
+    put(TRACE_MODULE_LIST, 0, 1, 16, 0);
+    expect_damaged(put(TRACE_MODULE_LIST_END, 0, 1, 17, 0), "another list's number", "LIST_END with another number");
     test_whole(); /* and a whole list after all that */
 }
 
