@@ -63,6 +63,8 @@ check() {
     have_header jansson.h -ljansson || need libjansson-dev # diff reads reports with it
     # analyze asks debuginfod servers for shared objects' debug files
     have_header elfutils/debuginfod.h -ldebuginfod || need libdebuginfod-dev
+    # and names functions with libdw (elfutils), for any target's ELF
+    have_header elfutils/libdwfl.h -ldw || need libdw-dev
     command -v addr2line >/dev/null 2>&1 || need binutils
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows

@@ -12,7 +12,7 @@
 # debuginfod; a damaged module list is one line and a note.  Last, a C++
 # library: demangled names, and an exception through instrumented frames.
 source "$(dirname "$0")/lib.sh"
-plan 40
+plan 42
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -217,6 +217,19 @@ is "$(rows "$T/cxx.txt")" "1 app::twelve() (shapesprog.cpp:8)
 12 shapes::area(int, int) [libshapes.so] (shapes.cpp:14)
 12 shapes::checked_area(int, int) [libshapes.so] (shapes.cpp:21)
 12 shapes::measure(int) [libshapes.so] (shapes.cpp:26)" "C++: demangled names from the library, exact counts (4 of the 12 calls threw)"
+# libdw (the default) and addr2line name everything alike: the rows, and
+# every call site of the callers table, in C and C++ (but the C library's:
+# for its code inlined from a header addr2line gives the including file
+# with the header's line, libdw the header)
+for d in f-pie:pie cxx:shapesprog; do
+    "$CS" analyze "$T/${d%%:*}" --exe "$T/${d##*:}" --top 0 --addr2line addr2line > "$T/a2l.txt" 2>&1
+    "$CS" analyze "$T/${d%%:*}" --exe "$T/${d##*:}" --top 0 --format callers > "$T/dw.callers" 2>&1
+    "$CS" analyze "$T/${d%%:*}" --exe "$T/${d##*:}" --top 0 --format callers --addr2line addr2line > "$T/a2l.callers" 2>&1
+    [ "$(rows "$T/a2l.txt")" = "$(rows "$T/${d%%:*}.txt")" ] &&
+        [ "$(grep -vc 'libc.so' "$T/dw.callers")" -ge 5 ] &&
+        diff <(grep -v 'libc.so' "$T/dw.callers") <(grep -v 'libc.so' "$T/a2l.callers") > /dev/null
+    ok $? "${d%%:*}: libdw and --addr2line addr2line give the same names, lines and call sites"
+done
 h=$(head -n 1 "$T/cxx.txt")
 is "$(field unmatched_exits "$h") $(field unclosed_enters "$h")" "0 0" \
     "C++: frames the exception unwound closed: no unmatched exit, no unclosed enter"

@@ -5,13 +5,14 @@
 # /opt/app, its library and plugins there, the target's C library in /lib),
 # run dynamically under qemu-aarch64-static with that root, and analyzed on
 # the host: the modules recorded with their device paths are found under
-# --sysroot, checked by build-id, and named with aarch64 addr2line; every
-# function named with file:line, exact counts.  Without --sysroot they are
+# --sysroot, checked by build-id, and named with aarch64 addr2line, and
+# again with libdw (the default) and no tool on PATH at all; every function
+# named with file:line, exact counts.  Without --sysroot they are
 # named libw.so+0x..., with a note each.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/cross_lib.sh"
 cross_ready cross-aarch64 aarch64-linux-gnu aarch64 || exit 0
-plan 6
+plan 7
 
 X=aarch64-linux-gnu
 M=$TESTS/modules
@@ -53,6 +54,11 @@ sed 's/^/# /' "$T/a.err"
 is "$(rows "$T/a.txt")" "$(cat "$T/expect")" "every function named from its module under the sysroot, exact counts"
 is "$(field unmatched_exits "$(head -n 1 "$T/a.txt")") $(grep -c '^note: .*module' "$T/a.txt")" "0 0" \
     "no unmatched exit, no module note"
+
+# libdw, the default, reads aarch64 ELF in-process: with nothing on PATH,
+# no addr2line or other tool can be what names them
+env PATH=/nonexistent "$CS" analyze "$T/tr" --exe "$R/opt/app/modprog" --sysroot "$R" --top 0 > "$T/dw.txt" 2> "$T/dw.err"
+is "$(rows "$T/dw.txt")" "$(cat "$T/expect")" "without --addr2line (libdw) and with no tools on PATH: the same names and lines"
 
 "$CS" analyze "$T/tr" --exe "$R/opt/app/modprog" --addr2line $X-addr2line --top 0 > "$T/n.txt" 2> /dev/null
 is "$(grep -c '^note: pid [0-9]*: module /opt/app/.* is not named (/opt/app/.*: No such file or directory)' "$T/n.txt") $(rows "$T/n.txt" | grep -c ' [a-z_]*\.so+0x[0-9a-f]*$')" \

@@ -136,10 +136,10 @@ static void usage(FILE *out)
 "                     the run's TRACE_SUMMARY_MS, or in stream mode than\n"
 "                     trace_stream's --summary-ms); a long run's intervals\n"
 "                     are widened as needed to keep the series bounded\n"
-"  --addr2line TOOL   addr2line to run (default: addr2line); for a binary\n"
-"                     built for another architecture, its toolchain's own,\n"
-"                     e.g. aarch64-linux-gnu-addr2line (--function uses the\n"
-"                     nm beside it)\n"
+"  --addr2line TOOL   name functions with this addr2line instead of libdw\n"
+"                     (the default, which reads any architecture's ELF in-\n"
+"                     process), e.g. aarch64-linux-gnu-addr2line; --function\n"
+"                     runs the nm beside it (default: nm)\n"
 "  -h, --help         print this help\n"
 "\n",
             CCTREE_DEFAULT_MAX);
@@ -317,7 +317,7 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
 static int parse_args(int argc, char **argv, struct options *o)
 {
     int only_paths = 0;
-    o->addr2line = "addr2line";
+    o->addr2line = NULL; /* names through libdw, unless --addr2line */
     o->top = 20;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -464,7 +464,7 @@ static int find_targets(struct options *o)
         if (!bad)
             return 0;
     }
-    symbols_nm_for(o->addr2line, nm, sizeof nm);
+    symbols_nm_for(o->addr2line ? o->addr2line : "addr2line", nm, sizeof nm);
     for (size_t i = 0; i < o->nexes; i++) {
         uint64_t *addrs;
         size_t n;
@@ -582,7 +582,8 @@ static int resolve_file(struct run *r, const char *file, const uint64_t *addrs, 
         for (size_t i = 0, k = 0; i < r->nsyms; i++)
             if (file_of[i] == file)
                 mine[k++] = addrs[i];
-        rc = symbols_resolve(r->o->addr2line, file, mine, n, syms, msg, msglen);
+        rc = r->o->addr2line ? symbols_resolve(r->o->addr2line, file, mine, n, syms, msg, msglen)
+                             : symbols_dw_resolve(file, mine, n, syms, msg, msglen);
     }
     for (size_t i = 0, k = 0; rc == 0 && i < r->nsyms; i++)
         if (file_of[i] == file)
@@ -963,7 +964,7 @@ static int prepare(struct options *o, int argc, char **argv)
         o->paths[o->npaths++] = "./traces";
     if ((rc = check_exes(o)))
         return rc;
-    if (symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
+    if (o->addr2line && symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
         return 1;
     }

@@ -33,6 +33,14 @@ int symbols_check_tool(const char *tool, char *msg, size_t msglen);
  */
 int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, size_t n,
                     struct symbol *out, char *msg, size_t msglen);
+/*
+ * The same with elfutils' libdw, in-process, for a file of any ELF machine
+ * (symbols_dw.c): names as addr2line -f -C gives them, from DWARF scopes,
+ * else the symbol table.  0 ok; -1 with a one-line reason in msg when the
+ * file cannot be read.
+ */
+int symbols_dw_resolve(const char *file, const uint64_t *addrs, size_t n, struct symbol *out, char *msg,
+                       size_t msglen);
 void symbols_free(struct symbol *syms, size_t n);
 /* The nm beside an addr2line ("aarch64-linux-gnu-addr2line" ->
  * "aarch64-linux-gnu-nm"; anything else -> "nm"). */
