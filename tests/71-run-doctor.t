@@ -46,7 +46,8 @@ is "$(ls "$T/r1" | wc -l | tr -d ' ')" "26" "and the directory holds this run's 
 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 "$CS" run --stream --dir "$T/r2" --top 0 -- "$W" > "$T/run2.out" 2> "$T/run2.err"
 ok $? "run --stream: exits 0"
 is "$(counts "$T/run2.out")" "$(counts "$T/man1.out")" "run --stream: the same counts as the manual file-mode steps"
-grep -q "^callsight serve: conn 1 closed (127.0.0.1:[0-9]*): [0-9]* events, .* dropped 0$" "$T/run2.err"
+# (the ring's bounded wait may have been used on a busy machine: serve says so)
+grep -Eq "^callsight serve: conn 1 closed \(127.0.0.1:[0-9]+\): [0-9]+ events, .* dropped 0(, tracers waited [0-9.]+ ms for the ring in [0-9]+ flushes)?$" "$T/run2.err"
 ok $? "run --stream: serve's lines are shown, nothing dropped"
 ls "$T/r2" | grep -q '^trace\.stream\.[0-9]*\.0\.bin$'
 ok $? "run --stream: serve's files are in --dir"
