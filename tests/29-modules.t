@@ -12,7 +12,7 @@
 # debuginfod; a damaged module list is one line and a note.  Last, a C++
 # library: demangled names, and an exception through instrumented frames.
 source "$(dirname "$0")/lib.sh"
-plan 42
+plan 43
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -63,20 +63,20 @@ done
 # --- stream mode: the lists go through the ring, serve and the file ---
 SHM=/cs-test-modules-$$
 track_shm "$SHM"
-start_serve "$T/stream" --quiet
-TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$B/trace_stream" "$SHM"
-client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$T/pie" "$T" > "$T/s.out"
-ok $? "stream mode: the program runs with TRACE_SHM"
-wait_stream_client "$client"
-ok $? "stream mode: trace_stream exits 0"
-wait_serve_closed 1
-stop_serve
-"$CS" analyze "$T/stream" --exe "$T/pie" --top 0 > "$T/s.txt" 2> "$T/s.err"
-ok $? "stream mode: analyze"
-is "$(rows "$T/s.txt")" "$(cat "$T/expect")" "stream mode: the same names, modules and exact counts"
-is "$(field unmatched_exits "$(head -n 1 "$T/s.txt")") $(field dropped "$(head -n 1 "$T/s.txt")")" "0 0" \
-    "stream mode: no unmatched exit, nothing dropped"
+for prog in pie nopie; do
+    start_serve "$T/stream-$prog" --quiet
+    TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$B/trace_stream" "$SHM"
+    client=$CLIENT_PID
+    TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$T/$prog" "$T" > "$T/s.out"
+    wait_stream_client "$client"
+    ok $? "$prog, stream mode: the program runs with TRACE_SHM, trace_stream exits 0"
+    wait_serve_closed 1
+    stop_serve
+    "$CS" analyze "$T/stream-$prog" --exe "$T/$prog" --top 0 > "$T/s-$prog.txt" 2> "$T/s-$prog.err"
+    is "$(rows "$T/s-$prog.txt")" "$(cat "$T/expect")" "$prog, stream mode: the same names, modules and exact counts"
+    h=$(head -n 1 "$T/s-$prog.txt")
+    is "$(field unmatched_exits "$h") $(field dropped "$h")" "0 0" "$prog, stream mode: no unmatched exit, nothing dropped"
+done
 
 # --- summary mode: the device's aggregates name the same functions ---
 TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$T/pie" "$T" > /dev/null &&
