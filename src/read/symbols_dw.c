@@ -21,6 +21,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,39 @@ static const char *string_attr(Dwarf_Die *die, unsigned name)
     return dwarf_formstring(dwarf_attr_integrate(die, name, &at));
 }
 
+/* Room for one more element of size bytes in *v (n used of *cap).  -1 oom. */
+static int room_for_one(void *vp, size_t n, size_t *cap, size_t size)
+{
+    void **v = vp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 64;
+    void *p = realloc(*v, c * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* In a table sorted by address whose elements (size bytes) begin with
+ * their Dwarf_Addr lo: how many have lo <= a (the one at the result - 1
+ * is the last such). */
+static size_t count_lo_upto(const void *v, size_t n, size_t size, Dwarf_Addr a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        Dwarf_Addr at;
+        memcpy(&at, (const char *)v + mid * size, sizeof at);
+        if (at <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * Every function scope of the module (subprograms and inlined
  * subroutines, with each range they cover), read once and sorted by
@@ -68,7 +102,7 @@ static const char *string_attr(Dwarf_Die *die, unsigned name)
  */
 struct fntab {
     struct fn_entry {
-        Dwarf_Addr lo, hi;
+        Dwarf_Addr lo, hi; /* lo first: count_lo_upto */
         const char *linkage; /* demangle this (libdw's string), or NULL */
         const char *name;    /* the DWARF name, or NULL */
         int top;             /* a subprogram not inside another function */
@@ -78,6 +112,7 @@ struct fntab {
     size_t n, cap;
     int built;
 };
+_Static_assert(offsetof(struct fn_entry, lo) == 0, "count_lo_upto reads lo first");
 
 /* The unit is C++: its scopes without a linkage name go by their symbol. */
 static int is_cplusplus(Dwarf_Die *cu)
@@ -107,14 +142,8 @@ static int fn_add(struct fntab *t, Dwarf_Die *die, int top, int inlined)
         entry = 0;
     ptrdiff_t off = 0;
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 256;
-            struct fn_entry *v = realloc(t->v, cap * sizeof *v);
-            if (!v)
-                return -1;
-            t->v = v;
-            t->cap = cap;
-        }
+        if (room_for_one(&t->v, t->n, &t->cap, sizeof *t->v) < 0)
+            return -1;
         t->v[t->n++] = (struct fn_entry){lo, hi, linkage, name, top, inlined, entry};
     }
     return 0;
@@ -151,14 +180,7 @@ static int fntab_build(Dwfl_Module *mod, struct fntab *t)
 /* The innermost function scope holding a (a file address), or NULL. */
 static const struct fn_entry *fn_at(const struct fntab *t, Dwarf_Addr a)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].lo <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = count_lo_upto(t->v, t->n, sizeof *t->v, a);
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 4096; steps++) {
         if (a >= t->v[i].lo && a < t->v[i].hi)
             return &t->v[i];
@@ -170,12 +192,13 @@ static const struct fn_entry *fn_at(const struct fntab *t, Dwarf_Addr a)
 
 struct symtab {
     struct sym_entry {
-        GElf_Addr lo, hi;
+        GElf_Addr lo, hi; /* lo first: count_lo_upto */
         const char *name;
     } *v;
     size_t n;
     int built;
 };
+_Static_assert(offsetof(struct sym_entry, lo) == 0, "count_lo_upto reads lo first");
 
 static int by_lo(const void *pa, const void *pb)
 {
@@ -206,14 +229,7 @@ static int symtab_build(Dwfl_Module *mod, struct symtab *t)
 
 static const struct sym_entry *symtab_at(const struct symtab *t, GElf_Addr a)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].lo <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = count_lo_upto(t->v, t->n, sizeof *t->v, a);
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 64; steps++) /* past symbols inside another */
         if (a < t->v[i].hi)
             return &t->v[i];
@@ -230,12 +246,13 @@ static const Dwfl_Callbacks offline = {
  * (clang writes none unless asked, and libdw 0.188 looks only there). */
 struct cuspans {
     struct cuspan {
-        Dwarf_Addr lo, hi;
+        Dwarf_Addr lo, hi; /* lo first: count_lo_upto */
         Dwarf_Die *cu; /* libdwfl's, valid until dwfl_end */
     } *v;
     size_t n, cap;
     int built;
 };
+_Static_assert(offsetof(struct cuspan, lo) == 0, "count_lo_upto reads lo first");
 
 static int by_span(const void *pa, const void *pb)
 {
@@ -251,14 +268,8 @@ static int cuspans_build(Dwfl_Module *mod, struct cuspans *c)
     for (Dwarf_Die *cu = dwfl_module_nextcu(mod, NULL, &b); cu; cu = dwfl_module_nextcu(mod, cu, &b)) {
         ptrdiff_t off = 0;
         while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
-            if (c->n == c->cap) {
-                size_t cap = c->cap ? 2 * c->cap : 64;
-                struct cuspan *v = realloc(c->v, cap * sizeof *v);
-                if (!v)
-                    return -1;
-                c->v = v;
-                c->cap = cap;
-            }
+            if (room_for_one(&c->v, c->n, &c->cap, sizeof *c->v) < 0)
+                return -1;
             c->v[c->n++] = (struct cuspan){lo, hi, cu};
         }
     }
@@ -279,14 +290,7 @@ static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Addr bias, struct 
         *oom = 1;
         return NULL;
     }
-    size_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->v[mid].lo <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = count_lo_upto(c->v, c->n, sizeof *c->v, a);
     for (size_t i = lo; i-- > 0 && i + 8 >= lo;) /* ranges may nest or overlap a little */
         if (a >= c->v[i].lo && a < c->v[i].hi)
             return c->v[i].cu;
