@@ -121,10 +121,11 @@ wait_stream_client() {
     wait "$1"
 }
 
-# wait_serve_closed N: wait (bounded) until serve has logged N closed
+# wait_serve_closed N: wait (bounded: 60 s, for a large stream written
+# under ASan on a busy machine) until serve has logged N closed
 # connections, so stopping it cannot cut one that is still being written.
 wait_serve_closed() {
-    for _ in $(seq 500); do
+    for _ in $(seq 3000); do
         [ "$(grep -Ec '^callsight serve: conn [0-9]+ closed' "$SERVE_LOG")" -ge "$1" ] && return 0
         sleep 0.02
     done
@@ -139,10 +140,11 @@ wait_in() {
     return 1
 }
 
-# stop_serve: SIGINT, then wait (bounded) for it to exit.
+# stop_serve: SIGINT, then wait (bounded: 30 s, then SIGKILL) for it to
+# exit: it writes what it has first, which on a busy machine takes a while.
 stop_serve() {
     kill -INT "$SERVE_PID" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.05; done
+    for _ in $(seq 600); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.05; done
     kill -KILL "$SERVE_PID" 2>/dev/null
     wait "$SERVE_PID" 2>/dev/null
 }
