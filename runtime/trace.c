@@ -1241,7 +1241,7 @@ static int ring_attach(const char *name, uint64_t size)
 /* Where a thread's module list goes (loaded modules, below): its file or
  * the ring, ahead of the batch.  0 ok. */
 typedef int (*mod_sink_t)(tl_state_t *t, trace_event_t *ev, uint32_t count);
-static int mod_flush(tl_state_t *t, mod_sink_t sink);
+static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole);
 
 static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
@@ -1259,14 +1259,14 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
     uint64_t start = clock_now(), waited = 0;
     if (!stopped()) {
         if (g_ring) {
-            (void)mod_flush(t, mod_to_ring); /* failed: due again next time */
+            (void)mod_flush(t, mod_to_ring, 1); /* failed: due again next time */
             if (!ring_flush(t, final, &waited)) {
                 tl_note_tracer(t, start, waited); /* deferred: the batch stays */
                 errno = saved;
                 return;
             }
         } else {
-            (void)mod_flush(t, mod_to_file); /* failed: the batch's own write says why */
+            (void)mod_flush(t, mod_to_file, 0); /* failed: the batch's own write says why */
             file_flush(t);
         }
     }
@@ -1846,8 +1846,10 @@ static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint
  * at the table waits for it, briefly (MOD_WAIT_NS, in the flush's tracer
  * time), so that a thread's first list comes before its first events
  * however threads start; past that it goes on without, and writes the
- * list at a later flush.  The table is fixed (no malloc); a path longer
- * than MOD_PATH_MAX - 1 is cut, and the analyzer then finds no file by it.
+ * list at a later flush.  In stream mode a list goes into the ring in one
+ * put, so a full ring never tears it.  The table is fixed (no malloc); a
+ * path longer than MOD_PATH_MAX - 1 is cut, and the analyzer then finds
+ * no file by it.
  * Each thread writes the list at its first flush and again whenever the
  * table's number moved past the one it last wrote. */
 
@@ -1874,6 +1876,7 @@ static uint64_t g_mod_next_id = 1;
 static _Atomic uint64_t g_mod_list;          /* the table's number: 0 until first read */
 static _Atomic unsigned long long g_mod_adds, g_mod_subs; /* the loader's counters it was read at */
 static atomic_flag g_mod_busy = ATOMIC_FLAG_INIT; /* one thread reads or copies the table at a time */
+static trace_event_t g_mod_recs[2u + MOD_MAX * MOD_RECS_EACH]; /* a whole list, for the ring (under g_mod_busy) */
 
 /* The GNU build-id among the notes at p (size bytes, in memory, so in our
  * own byte order): up to `cap` bytes into out; its full length, 0 if none.
@@ -2097,10 +2100,28 @@ static int mod_take(void)
     return 1;
 }
 
+/* The ring's way: the whole list in one put, made and put with
+ * g_mod_busy held (a put is a copy under the ring's lock), so that a full
+ * ring never tears it: it goes whole, or at a later flush.  Returns with
+ * g_mod_busy released; 0 when it went. */
+static int mod_write_whole(tl_state_t *t, mod_sink_t sink, uint64_t list)
+{
+    uint64_t now = clock_now();
+    uint32_t n = 0;
+    mod_fill(&g_mod_recs[n++], t->tid, TRACE_MODULE_LIST, 0, now, list, g_nmods);
+    for (uint32_t i = 0; i < g_nmods; i++)
+        n += mod_records(&g_mods[i], t->tid, g_mod_recs + n);
+    mod_fill(&g_mod_recs[n++], t->tid, TRACE_MODULE_LIST_END, 0, now, list, g_mods_left_out);
+    int rc = sink(t, g_mod_recs, n);
+    mod_release();
+    return rc;
+}
+
 /* At a flush, before its batch: the thread's list when the set changed
- * since it last wrote one.  0 when none was due or it went; nonzero when
- * the sink failed (it is due again at the next flush). */
-static int mod_flush(tl_state_t *t, mod_sink_t sink)
+ * since it last wrote one (whole: in one sink call, for the ring; else a
+ * chunk at a time).  0 when none was due or it went; nonzero when the
+ * sink failed (it is due again at the next flush). */
+static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole)
 {
     if (!mod_take())
         return 0; /* another thread has had the table too long: this one looks next time */
@@ -2110,7 +2131,7 @@ static int mod_flush(tl_state_t *t, mod_sink_t sink)
         mod_release();
         return 0;
     }
-    int rc = mod_write(t, sink, list); /* releases it */
+    int rc = whole ? mod_write_whole(t, sink, list) : mod_write(t, sink, list); /* both release it */
     if (rc == 0)
         t->mod_list = list;
     return rc;
