@@ -2007,11 +2007,7 @@ static void mod_refresh(void)
 static void mod_fill(trace_event_t *e, uint32_t tid, uint8_t part, uint8_t count, uint64_t ts, uint64_t func,
                      uint64_t site)
 {
-    memset(e, 0, sizeof *e);
-    e->ts = ts;
-    e->func = func;
-    e->call_site = site;
-    e->tid = tid;
+    mark_fill(e, ts, tid, func, site); /* the same fields, then the kind and parts */
     e->kind = TRACE_KIND_MODULE;
     e->pad[0] = part;
     e->pad[1] = count;

@@ -1030,7 +1030,6 @@ static void take_modlist(struct series_run *run, struct thread *t)
     t->mods = m;
     t->nmods = k;
     t->mod_last = 0;
-    a->modlists++;
     a->procs[t->proc].listed = 1;
     if (t->mlist->left_out > a->src[run->src].modules_left_out)
         a->src[run->src].modules_left_out = t->mlist->left_out;
@@ -1068,7 +1067,6 @@ static void modlist_step_done(struct series_run *run, struct thread *t, enum mod
     if (st == MODLIST_OOM)
         a->oom = 1;
     else if (st == MODLIST_DAMAGED) {
-        a->modlists_damaged++;
         a->src[run->src].modlists_damaged++;
         diag(a, run->path, "thread %u: %s; its earlier module list stays in force", t->tid, t->mlist->why);
     } else if (st == MODLIST_DONE)

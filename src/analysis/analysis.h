@@ -168,7 +168,6 @@ struct analysis {
     const struct analysis_exe *exes;
     size_t nexes;
     int bins_over;                /* build-ids beyond ANALYSIS_MAX_BINS were taken as none */
-    uint64_t modlists, modlists_damaged; /* module lists read whole, and damaged */
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */
