@@ -12,7 +12,7 @@
 # debuginfod; a damaged module list is one line and a note.  Last, a C++
 # library: demangled names, and an exception through instrumented frames.
 source "$(dirname "$0")/lib.sh"
-plan 43
+plan 44
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
@@ -122,6 +122,10 @@ mkdir -p "$T/debug/.build-id/${id:0:2}"
 objcopy --only-keep-debug "$T/keep/plug_b.so" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
 "$CS" analyze "$T/f-pie" --exe "$T/pie" --debug-dir "$T/nowhere" --debug-dir "$T/debug" --top 0 > "$T/dbg.txt" 2> "$T/dbg.err"
 is "$(rows "$T/dbg.txt")" "$(cat "$T/expect")" "--debug-dir: the .build-id/${id:0:2}/....debug file names it (the second dir given)"
+
+"$CS" analyze "$T/f-pie" --exe "$T/pie" --sysroot "$T/no-such-root" > /dev/null 2> "$T/badroot.err"
+is "$? $(cat "$T/badroot.err")" "1 callsight analyze: --sysroot $T/no-such-root: No such file or directory" \
+    "a --sysroot that is not there: one line, exit 1"
 
 # debuginfod, on 127.0.0.1 in a network namespace of its own (it listens
 # on every address), serving a directory that holds the module

@@ -394,6 +394,25 @@ static int check_exes(struct options *o)
     return 0;
 }
 
+/* --sysroot and each --debug-dir are directories: a typo would otherwise
+ * only show as modules left unnamed.  0 ok, else the exit status (said). */
+static int check_dirs(const struct modfile_where *w)
+{
+    struct stat st;
+    for (size_t i = 0; i <= w->ndebug_dirs; i++) {
+        const char *dir = i < w->ndebug_dirs ? w->debug_dirs[i] : w->sysroot;
+        const char *opt = i < w->ndebug_dirs ? "--debug-dir" : "--sysroot";
+        if (!dir)
+            continue;
+        const char *why = stat(dir, &st) < 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+        if (why) {
+            fprintf(stderr, PROG ": %s %s: %s\n", opt, dir, why);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Find and group the trace files; 0 ok, else the exit status. */
 static int collect(const struct options *o, struct trace_files *tf)
 {
@@ -963,6 +982,8 @@ static int prepare(struct options *o, int argc, char **argv)
     if (!o->npaths)
         o->paths[o->npaths++] = "./traces";
     if ((rc = check_exes(o)))
+        return rc;
+    if ((rc = check_dirs(&o->where)))
         return rc;
     if (o->addr2line && symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
