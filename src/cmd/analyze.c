@@ -394,23 +394,16 @@ static int check_exes(struct options *o)
     return 0;
 }
 
-/* --sysroot and each --debug-dir are directories: a typo would otherwise
- * only show as modules left unnamed.  0 ok, else the exit status (said). */
-static int check_dirs(const struct modfile_where *w)
+/* --sysroot is a directory: a typo would otherwise only show as modules
+ * left unnamed.  (A --debug-dir may be missing, as in GDB's list of them:
+ * it then holds nothing.)  0 ok, else the exit status (said). */
+static int check_sysroot(const char *dir)
 {
     struct stat st;
-    for (size_t i = 0; i <= w->ndebug_dirs; i++) {
-        const char *dir = i < w->ndebug_dirs ? w->debug_dirs[i] : w->sysroot;
-        const char *opt = i < w->ndebug_dirs ? "--debug-dir" : "--sysroot";
-        if (!dir)
-            continue;
-        const char *why = stat(dir, &st) < 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
-        if (why) {
-            fprintf(stderr, PROG ": %s %s: %s\n", opt, dir, why);
-            return 1;
-        }
-    }
-    return 0;
+    const char *why = !dir ? NULL : stat(dir, &st) < 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+    if (why)
+        fprintf(stderr, PROG ": --sysroot %s: %s\n", dir, why);
+    return why ? 1 : 0;
 }
 
 /* Find and group the trace files; 0 ok, else the exit status. */
@@ -983,7 +976,7 @@ static int prepare(struct options *o, int argc, char **argv)
         o->paths[o->npaths++] = "./traces";
     if ((rc = check_exes(o)))
         return rc;
-    if ((rc = check_dirs(&o->where)))
+    if ((rc = check_sysroot(o->where.sysroot)))
         return rc;
     if (o->addr2line && symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
