@@ -159,10 +159,14 @@ open(sys.argv[1], "wb").write(data)
 EOF2
 cc -std=c11 -O2 -I"$TESTS/../runtime" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
 start_serve "$T/h"
+# serve names a connection's file when its first chunk is written, so the
+# second connection starts only once the first has closed: otherwise, on a
+# busy machine, it can take the lower id.
 timeout 30 "$T/streamgen" --events 0 --records "$T/bad.rec" 127.0.0.1 "$SERVE_PORT" &&
-    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT"
+    wait_serve_closed 1 &&
+    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
+    wait_serve_closed 2
 ok $? "a connection with hostile summary records, then one with events"
-wait_serve_closed 2
 stop_serve
 "$CS" analyze "$(ls "$T"/h/trace.stream.*.bin | head -n 1)" --exe "$P" --top 0 > "$T/h.txt" 2> "$T/h.err"
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/h.txt") $(grep -c '^note: summary mode: 4 snapshots were torn or damaged' "$T/h.txt")" \
@@ -173,10 +177,12 @@ is "$(sed -n 2p "$T/h2.check")" "events=3000 mismatched=0 markers= tail=0" "the 
 # --- summary increments: written whole; malformed ones end their connection ---
 start_serve "$T/inc"
 timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/two-snapshots" 127.0.0.1 "$SERVE_PORT" &&
+    wait_serve_closed 1 &&
     timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/bucket-out-of-order" 127.0.0.1 "$SERVE_PORT" &&
-    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT"
+    wait_serve_closed 2 &&
+    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
+    wait_serve_closed 3
 ok $? "good increments, bad increments, then events: three connections"
-wait_serve_closed 3
 stop_serve
 "$CS" analyze "$T/inc/trace.stream.1.0.bin" --exe "$P" --top 0 > "$T/inc1.txt" 2>&1
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \
