@@ -84,6 +84,8 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 
 #define TL_HEAD 6u /* slots before the events: PROCESS, LOAD_BIAS, BUILD_ID, THREAD_NAME,
                     * THREAD_LOST, THREAD_RESYNC */
+#define TRIG_DEPTH 16u /* TRACE_TRIGGER: recursive calls timed (deeper ones are not checked) */
+#define TRIG_STACK 64u /* ... and the innermost open functions a slow call's stack carries */
 #define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
 
 #define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
@@ -162,6 +164,11 @@ static unsigned char *g_ring_data;
 static uint32_t g_ring_cap;   /* our copy: the shared one is not trusted */
 static int g_ring_joined;     /* this process counts in `writers` */
 static int g_ring_fd = -1;    /* kept open for its shared flock: proof of life */
+static uintptr_t g_trig_func;  /* TRACE_TRIGGER: the function (runtime address; 0: none) */
+static uint64_t g_trig_ns;     /* ... and the duration a call of it must exceed */
+static _Atomic uint64_t g_trig_last_ms; /* when this process last asked for a snapshot */
+static trace_shm_recorder_t *g_rec; /* the flight-recorder block, when the ring has one */
+static size_t g_ring_map_len;  /* bytes mapped: header, storage (and the block) */
 
 /* ---- messages -------------------------------------------------------------
  * One line on stderr, "callsight: " first.  write(2), not stdio: it may run
@@ -343,6 +350,9 @@ typedef struct tl_state {
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
+    uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
+    uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
+    uintptr_t trig_stack[TRIG_STACK]; /* ... the functions open, by depth modulo TRIG_STACK */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -914,11 +924,45 @@ static void ring_copy(uint64_t pos, const void *src, uint64_t len)
         memcpy(g_ring_data, (const unsigned char *)src + first, (size_t)(len - first));
 }
 
-/* Copies count records into the ring in one critical section; 0 when the
- * lock could not be had or there is too little room. */
-static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
+#define REC_U32(field) ((_Atomic uint32_t *)(void *)&g_rec->field)
+#define REC_U64(field) ((_Atomic uint64_t *)(void *)&g_rec->field)
+
+/* Flight recorder, RECORDING, lock held: move tail over the oldest whole
+ * batches until `bytes` fit (trace_shm.h).  The batch records are read from
+ * shared memory, so each is checked; one that does not describe a batch
+ * inside [tail, head) gives up on them all: tail = head.  The new tail. */
+static uint64_t ring_overwrite(uint64_t tail, uint64_t head, uint64_t bytes)
 {
-    uint64_t bytes = count * EV_BYTES;
+    uint64_t over = 0;
+    while (head - tail > g_ring_cap - bytes) {
+        trace_event_t b;
+        memcpy(&b, g_ring_data + tail % g_ring_cap, sizeof b);
+        uint64_t recs = (uint32_t)b.call_site;
+        if (b.kind != TRACE_KIND_MARKER || b.func != TRACE_MARK_BATCH || recs == 0 ||
+            recs > (head - tail) / EV_BYTES) {
+            over += (head - tail) / EV_BYTES; /* records, not only events: unknowable */
+            tail = head;
+            break;
+        }
+        over += b.call_site >> 32;
+        tail += recs * EV_BYTES;
+    }
+    /* relaxed: a counter, read by the reader under the lock */
+    atomic_fetch_add_explicit(REC_U64(overwritten), over, memory_order_relaxed);
+    /* relaxed: only lock holders write tail while RECORDING; the next one
+     * is ordered after us by our release of the lock */
+    atomic_store_explicit(RING_U64(tail), tail, memory_order_relaxed);
+    return tail;
+}
+
+/* Copies count records (`events` of them enter/exit) into the ring in one
+ * critical section; 0 when the lock could not be had or there is too
+ * little room.  A flight-recorder ring gets them as one batch, and while
+ * it is RECORDING there is always room: the oldest batches make it. */
+static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+{
+    trace_event_t batch;
+    uint64_t bytes = (count + (g_rec != NULL)) * EV_BYTES;
     if (!ring_lock(tid))
         return 0;
     /* acquire: pairs with the reader's release store of tail, so the bytes
@@ -928,7 +972,17 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
      * after the previous holder's store */
     uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
     uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
+    if (g_rec && used <= g_ring_cap && bytes <= g_ring_cap &&
+        atomic_load_explicit(REC_U32(state), memory_order_relaxed) == TRACE_RECORDER_RECORDING)
+        used = head - ring_overwrite(tail, head, bytes);
     int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
+    if (fits && g_rec) {
+        mark_fill(&batch, count ? ev[0].ts : clock_now(), tid, TRACE_MARK_BATCH,
+                  (uint64_t)events << 32 | (count + 1u));
+        ring_copy(head, &batch, EV_BYTES);
+        head += EV_BYTES;
+        bytes -= EV_BYTES;
+    }
     if (fits) {
         ring_copy(head, ev, bytes);
         /* release: pairs with the reader's acquire load of head, so the
@@ -947,11 +1001,11 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t tid)
  * *waited gets the time spent past the first try.  wait_ns is 0 (never
  * wait) unless the user chose TRACE_SHM_WAIT_US, or the flush is a thread's
  * last, which has no later one to defer to. */
-static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t tid, uint64_t wait_ns,
-                         uint64_t *waited)
+static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid,
+                         uint64_t wait_ns, uint64_t *waited)
 {
     *waited = 0;
-    if (ring_put(ev, count, tid))
+    if (ring_put(ev, count, events, tid))
         return 1;
     if (wait_ns == 0)
         return 0;
@@ -966,7 +1020,7 @@ static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t tid, 
         struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
         nanosleep(&ts, NULL);
         nap = nap * 2 < RING_NAP_MAX_NS ? nap * 2 : RING_NAP_MAX_NS;
-        if (ring_put(ev, count, tid)) {
+        if (ring_put(ev, count, events, tid)) {
             *waited = clock_mono_ns() - begin;
             return 1;
         }
@@ -980,7 +1034,7 @@ static void ring_put_marks_only(tl_state_t *t)
     memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
     t->n = t->nmarks = 0;
     uint32_t first = tl_head_marks(t);
-    if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, t->tid))
+    if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, 0, t->tid))
         tl_head_sent(t);
 }
 
@@ -998,7 +1052,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
     uint64_t wait = final && g_wait_ns < RING_FINAL_WAIT_NS ? RING_FINAL_WAIT_NS : g_wait_ns;
     *waited = 0;
-    int put = count == 0 || ring_put_wait(&t->buf[first], count, t->tid, wait, waited);
+    int put = count == 0 || ring_put_wait(&t->buf[first], count, t->n - t->nmarks, t->tid, wait, waited);
     if (final) {
         /* A signal handler's hooks the gate dropped while this last flush
          * waited: no later flush will count them. */
@@ -1028,9 +1082,10 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 /* A batch of at most a quarter of the ring leaves room for other threads'
  * batches and for the reader to be behind; a batch larger than the ring
  * could never go in at all. */
-static void ring_use(void *map, uint32_t cap)
+static void ring_use(void *map, uint32_t cap, size_t map_len)
 {
     g_ring = map;
+    g_ring_map_len = map_len;
     g_ring_data = (unsigned char *)map + TRACE_SHM_HEADER_SIZE;
     g_ring_cap = cap;
     g_batch = TRACE_BUF_EVENTS / 2u;
@@ -1042,8 +1097,9 @@ static void ring_use(void *map, uint32_t cap)
 /* Back to file mode after a ring that was mapped could not be joined. */
 static void ring_unuse(void)
 {
-    munmap(g_ring, TRACE_SHM_HEADER_SIZE + (size_t)g_ring_cap);
+    munmap(g_ring, g_ring_map_len);
     g_ring = NULL;
+    g_rec = NULL;
     g_ring_data = NULL;
     g_ring_cap = 0;
     g_batch = TRACE_BUF_EVENTS;
@@ -1076,7 +1132,7 @@ static const char *ring_create(int fd, uint64_t size)
     /* release: pairs with an opener's acquire load of the magic (ring_open,
      * trace_stream): whoever sees it sees version and capacity */
     atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);
-    ring_use(map, (uint32_t)cap);
+    ring_use(map, (uint32_t)cap, (size_t)len);
     return NULL;
 }
 
@@ -1122,6 +1178,16 @@ static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t dea
     return NULL;
 }
 
+/* The flight-recorder block, if its magic is there: the creator wrote it
+ * before the ring's magic, which ring_check read with acquire. */
+static void ring_find_recorder(unsigned char *block)
+{
+    trace_shm_recorder_t *r = (trace_shm_recorder_t *)(void *)block;
+    if (memcmp(r->magic, TRACE_SHM_RECORDER_MAGIC, sizeof r->magic) == 0 &&
+        r->version == TRACE_SHM_RECORDER_VERSION)
+        g_rec = r;
+}
+
 /* Someone else made the segment, maybe a moment ago: wait a bounded time
  * for its size and magic, check the header, then map what it describes. */
 static const char *ring_open(int fd)
@@ -1138,10 +1204,16 @@ static const char *ring_open(int fd)
     munmap(h, sizeof *h);
     if (why)
         return why;
-    void *map = mmap(NULL, TRACE_SHM_HEADER_SIZE + (size_t)cap, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    /* trace_stream --flight-recorder made the segment longer for its block */
+    size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
+    int recorder = size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
+    len += recorder ? TRACE_SHM_RECORDER_SIZE : 0;
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
     if (map == MAP_FAILED)
         return strerror(errno);
-    ring_use(map, cap);
+    ring_use(map, cap, len);
+    if (recorder)
+        ring_find_recorder((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
     return NULL;
 }
 
@@ -1250,7 +1322,7 @@ static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
 
 static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
-    return ring_put(ev, count, t->tid) ? 0 : -1;
+    return ring_put(ev, count, 0, t->tid) ? 0 : -1;
 }
 
 static TR_COLD void tl_flush(tl_state_t *t, int final)
@@ -1615,6 +1687,97 @@ static TR_COLD void sum_snapshot(tl_state_t *t, int final)
 }
 
 /* One hook's work, in either mode; the flush or snapshot it makes due. */
+/* A snapshot is due: stop overwriting now, so that what led up to the slow
+ * call stays however late trace_stream comes for it (it turns the ring
+ * back to RECORDING when it has sent it, or declines), then ask.  Without
+ * the lock the ring goes on recording until the reader freezes it. */
+static TR_COLD void ring_freeze(uint32_t tid)
+{
+    if (ring_lock(tid)) {
+        atomic_store_explicit(REC_U32(state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
+        /* release: pairs with the next holder's acquire CAS in ring_lock */
+        atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    }
+    /* release: pairs with the reader's acquire load; the batch with the
+     * slow call went in before */
+    atomic_fetch_add_explicit(REC_U64(triggers), 1, memory_order_release);
+}
+
+/* ---- triggers ----------------------------------------------------------------
+ * TRACE_TRIGGER=NAME>LIMIT: the enter and exit hooks of that one function
+ * (one compare in every hook finds them) keep the clock of its open calls;
+ * an exit that comes more than LIMIT after its entry writes
+ * TRACE_MARK_TRIGGER after the exit and flushes at once, so that the call
+ * is in the ring, and then, on a flight-recorder ring, asks trace_stream
+ * for a snapshot.  At most one ask per TRACE_TRIGGER_GAP_MS per process: a
+ * storm of slow calls costs a flush each that often, and the rest are
+ * counted in the block's `held`. */
+
+static uint64_t trig_now_ms(void)
+{
+    return clock_mono_ns() / 1000000u;
+}
+
+/* May this slow call ask?  One per TRACE_TRIGGER_GAP_MS, whichever thread. */
+static int trig_claim(void)
+{
+    uint64_t now = trig_now_ms() + TRACE_TRIGGER_GAP_MS; /* + gap: 0 means never asked */
+    uint64_t last = atomic_load_explicit(&g_trig_last_ms, memory_order_relaxed);
+    return now - last >= TRACE_TRIGGER_GAP_MS &&
+           atomic_compare_exchange_strong_explicit(&g_trig_last_ms, &last, now, memory_order_relaxed,
+                                                   memory_order_relaxed);
+}
+
+/* TRACE_MARK_TRIGGER and the functions open around the slow call, into
+ * the batch a flush just emptied (unless the flush was deferred: then as
+ * many as the buffer has room for). */
+static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
+{
+    uint32_t open = t->depth > 0 ? (uint32_t)t->depth : 0, keep = open < TRIG_STACK ? open : TRIG_STACK;
+    uint32_t room = TRACE_BUF_EVENTS - TL_NOTE_SLOTS > t->n ? TRACE_BUF_EVENTS - TL_NOTE_SLOTS - t->n : 0;
+    if (room == 0)
+        return;
+    keep = keep < room - 1 ? keep : room - 1;
+    mark_fill(&t->buf[TL_HEAD + t->n++], at, t->tid, TRACE_MARK_TRIGGER, took);
+    t->nmarks++;
+    for (uint32_t d = open - keep; d < open; d++) {
+        mark_fill(&t->buf[TL_HEAD + t->n++], d, t->tid, TRACE_MARK_TRIGGER_FRAME, t->trig_stack[d % TRIG_STACK]);
+        t->nmarks++;
+    }
+}
+
+/* The hook of the trigger function just recorded its event (the last in
+ * the buffer, unless tl_record did not record it).  1 when it flushed. */
+static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
+{
+    const trace_event_t *e = t->n ? &t->buf[TL_HEAD + t->n - 1] : NULL;
+    if (!e || e->func != (uint64_t)g_trig_func || e->kind != kind)
+        return 0;
+    if (kind == TRACE_KIND_ENTER) {
+        if (t->trig_n < TRIG_DEPTH)
+            t->trig_at[t->trig_n] = e->ts;
+        t->trig_n++;
+        return 0;
+    }
+    if (t->trig_n == 0 || --t->trig_n >= TRIG_DEPTH)
+        return 0; /* entered before tracing began, or too deep to be timed */
+    uint64_t took = clock_span_ns(t->trig_at[t->trig_n], e->ts);
+    if (took <= g_trig_ns)
+        return 0;
+    if (!trig_claim()) {
+        if (g_rec) /* relaxed: a counter the reader only reports */
+            atomic_fetch_add_explicit(REC_U64(held), 1, memory_order_relaxed);
+        return 0;
+    }
+    uint64_t at = e->ts;
+    tl_flush(t, 0); /* the slow call's exit goes in; then the trigger and its stack */
+    trig_write(t, at, took);
+    tl_flush(t, 0);
+    if (g_rec)
+        ring_freeze(t->tid);
+    return 1;
+}
+
 static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     if (g_summary) {
@@ -1633,7 +1796,14 @@ static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_
             tl_flush(t, 0);
         return;
     }
-    if (tl_record(t, func, site, kind))
+    int full = tl_record(t, func, site, kind);
+    if (TR_UNLIKELY(g_trig_func != 0)) {
+        if (kind == TRACE_KIND_ENTER && t->depth > 0)
+            t->trig_stack[(uint32_t)(t->depth - 1) % TRIG_STACK] = func;
+        if (func == g_trig_func && trig_step(t, kind))
+            return;
+    }
+    if (full)
         tl_flush(t, 0);
 }
 
@@ -1804,6 +1974,97 @@ static void cfg_threads(void)
         return;
     }
     strcpy(g_threads, v);
+}
+
+/* TRACE_TRIGGER's function by name: the program's own symbol table, read
+ * once from its file at start (the hooks never look anything up).  Its
+ * link-time address plus the load bias, or 0. */
+static uint64_t trig_symbol_in(const unsigned char *f, uint64_t size, const char *name)
+{
+    const ElfW(Ehdr) *eh = (const void *)f;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+        eh->e_shoff > size || (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size - eh->e_shoff)
+        return 0;
+    const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
+    for (int want = SHT_SYMTAB; want; want = want == SHT_SYMTAB ? SHT_DYNSYM : 0)
+        for (unsigned i = 0; i < eh->e_shnum; i++) {
+            if (sh[i].sh_type != (unsigned)want || sh[i].sh_link >= eh->e_shnum || sh[i].sh_offset > size ||
+                sh[i].sh_size > size - sh[i].sh_offset)
+                continue;
+            const ElfW(Shdr) *str = &sh[sh[i].sh_link];
+            if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
+                continue;
+            const ElfW(Sym) *sym = (const void *)(f + sh[i].sh_offset);
+            for (uint64_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
+                if ((sym[k].st_info & 0xf) == STT_FUNC && sym[k].st_value && sym[k].st_name < str->sh_size &&
+                    strncmp((const char *)f + str->sh_offset + sym[k].st_name, name,
+                            str->sh_size - sym[k].st_name) == 0)
+                    return (uint64_t)sym[k].st_value + g_load_bias;
+        }
+    return 0;
+}
+
+static uint64_t trig_symbol(const char *name)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint64_t addr = 0;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *f = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (f != MAP_FAILED) {
+            addr = trig_symbol_in(f, (uint64_t)st.st_size, name);
+            munmap(f, (size_t)st.st_size);
+        }
+    }
+    close(fd);
+    return addr;
+}
+
+/* LIMIT of TRACE_TRIGGER: a number and ns, us, ms or s; 0 when it is not one. */
+static uint64_t trig_limit(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    static const struct { const char *unit; uint64_t ns; } units[] = {
+        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    for (unsigned i = 0; end != v && !errno && i < sizeof units / sizeof *units; i++)
+        if (strcmp(end, units[i].unit) == 0 && n <= UINT64_MAX / units[i].ns)
+            return (uint64_t)n * units[i].ns;
+    return 0;
+}
+
+/* TRACE_TRIGGER=NAME>LIMIT (NAME may be a link-time address, 0x...). */
+static void cfg_trigger(void)
+{
+    const char *v = getenv("TRACE_TRIGGER");
+    if (!v || !*v)
+        return;
+    const char *gt = strrchr(v, '>');
+    char name[256];
+    if (!gt || gt == v || (size_t)(gt - v) >= sizeof name || (g_trig_ns = trig_limit(gt + 1)) == 0) {
+        say("TRACE_TRIGGER=", v, " is not NAME>LIMIT (such as parse>2ms; units ns, us, ms, s); no trigger",
+            (char *)0);
+        return;
+    }
+    if (g_summary) {
+        say("TRACE_TRIGGER is for event traces, not TRACE_MODE=summary; no trigger", (char *)0);
+        return;
+    }
+    memcpy(name, v, (size_t)(gt - v));
+    name[gt - v] = 0;
+    uint64_t addr = 0;
+    if (strncmp(name, "0x", 2) == 0) {
+        char *end;
+        addr = strtoull(name + 2, &end, 16);
+        addr = *end || end == name + 2 || addr == 0 ? 0 : addr + g_load_bias;
+    } else
+        addr = trig_symbol(name);
+    if (addr == 0)
+        say("TRACE_TRIGGER: no function ", name, " in this program's symbols; no trigger", (char *)0);
+    g_trig_func = (uintptr_t)addr;
 }
 
 static int cfg_clock(void)
@@ -2281,6 +2542,7 @@ static void trace_setup(void)
     const char *shm = getenv("TRACE_SHM");
 
     dl_iterate_phdr(main_program, NULL);
+    cfg_trigger();
     g_file_head = HDR_BYTES + (g_have_build_id ? EV_BYTES : 0);
     g_budget_max = max_mb * MIB;
     g_budget_soft = g_budget_max - g_file_head - EV_BYTES; /* room to say "stopped" */

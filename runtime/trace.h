@@ -191,7 +191,61 @@ enum trace_mark {
      * the first try.  Counted and shown by serve and analyze: waiting
      * perturbs the program being measured.  ts: when the flush began.
      */
-    TRACE_MARK_TRACER_WAIT = 30
+    TRACE_MARK_TRACER_WAIT = 30,
+    /*
+     * Flight-recorder rings only (trace_shm.h): the first record of every
+     * put, so that writers overwriting the oldest data drop whole batches.
+     * Payload: low 32 bits = records in the batch, this one included;
+     * high 32 bits = its enter/exit events.  ts: the time of the put.
+     * Readers skip it.
+     */
+    TRACE_MARK_BATCH = 31,
+    /*
+     * TRACE_TRIGGER=NAME>LIMIT: the call of NAME whose exit is this
+     * thread's latest (same tid; a TRACER_TIME may come between) took
+     * longer than LIMIT.  Payload: how long it took, ns.  ts: the time of
+     * that exit.  TRACE_MARK_TRIGGER_FRAME records follow.
+     */
+    TRACE_MARK_TRIGGER = 32,
+    /*
+     * Right after TRACE_MARK_TRIGGER, one per function open around the
+     * slow call, outermost first (at most 64, the innermost): so that the
+     * stack is whole even when the entries of its outer frames were
+     * overwritten long ago.  Payload: the function (runtime address).  ts:
+     * its depth (0 = outermost of the thread).
+     */
+    TRACE_MARK_TRIGGER_FRAME = 35,
+    /*
+     * Written by trace_stream --flight-recorder as the first record (tid 0)
+     * of a snapshot's connection: what the records after it are.  ts: when
+     * the trigger was seen (trace time: ticks when the stream's are).
+     * Payload: low 8 bits = enum trace_snapshot_cause; bits 8-31 = the
+     * snapshot's number (1, 2, ...).  TRACE_MARK_WRAP (tid 0) follows at
+     * once: events overwritten before the snapshot's first record since
+     * the previous snapshot (or the start).  Every thread's first records
+     * may be exits of calls whose entries were overwritten: truncated.
+     */
+    TRACE_MARK_SNAPSHOT = 33,
+    /*
+     * Written by trace_stream --flight-recorder (tid 0) on its main
+     * connection when these counts change: triggers that took no
+     * snapshot.  Payload: low 32 bits = over --max-triggers; high 32 bits
+     * = slow calls that did not ask, within TRACE_TRIGGER_GAP_MS of one
+     * that did (trace_shm.h).  Both cumulative, saturating.
+     */
+    TRACE_MARK_TRIGGERS_SKIPPED = 34
+};
+
+/* A tracer asks for at most one snapshot per this many ms (a storm of slow
+ * calls is counted in the recorder block's `held`, trace_shm.h, and the
+ * client bounds snapshots per hour). */
+#define TRACE_TRIGGER_GAP_MS 100u
+
+enum trace_snapshot_cause {
+    TRACE_SNAPSHOT_SIGNAL = 1,  /* SIGUSR1 to trace_stream */
+    TRACE_SNAPSHOT_CALL = 2,    /* a TRACE_TRIGGER call was slow */
+    TRACE_SNAPSHOT_DEATH = 3,   /* a tracer process died without detaching */
+    TRACE_SNAPSHOT_REQUEST = 4  /* the host asked (reserved) */
 };
 
 /* ---- summary snapshots -------------------------------------------------

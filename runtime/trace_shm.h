@@ -92,6 +92,67 @@ _Static_assert(offsetof(trace_shm_header_t, t0_ticks) == 72, "t0_ticks at 72");
 _Static_assert(offsetof(trace_shm_header_t, t0_ns) == 80, "t0_ns at 80");
 _Static_assert(offsetof(trace_shm_header_t, hook_ns) == 88, "hook_ns at 88");
 
+/* ---- flight recorder ---------------------------------------------------
+ *
+ * `trace_stream --flight-recorder` makes the segment TRACE_SHM_RECORDER_SIZE
+ * bytes longer than header and storage, and puts this block right after
+ * the storage (offset TRACE_SHM_HEADER_SIZE + capacity).  A tracer that
+ * finds it (the segment is long enough and the magic is there) writes
+ * every put as one batch: a TRACE_MARK_BATCH record first (trace.h), then
+ * the records, so that whole batches can be told apart in the storage.
+ * Older tracers and clients never look past the storage: a ring without
+ * the block works as it always has.
+ *
+ * The contract, in addition to the ring's:
+ *   - `state` is written only under the ring's lock, and read by writers
+ *     under it.  The reader sets both states; a tracer sets SHIPPING only,
+ *     when it asks for a snapshot, so that nothing before the slow call is
+ *     overwritten while the reader comes.
+ *   - RECORDING: a writer that finds too little room does not drop: it
+ *     moves `tail` forward over the oldest whole batches (walking their
+ *     BATCH records) until its batch fits, and adds their enter/exit
+ *     events to `overwritten`.  Only lock holders write tail then; the
+ *     reader reads nothing from the storage.  A BATCH record that does not
+ *     describe a batch inside [tail, head) (a tracer that writes no
+ *     batches shares the ring, or a broken one) makes the writer discard
+ *     everything up to head.
+ *   - SHIPPING: the ring works as any ring (writers drop when it is full,
+ *     the reader owns tail).  The reader switches to it to take a snapshot
+ *     (tail is then a batch boundary, so no batch is torn) and back to
+ *     RECORDING only with its own tail on a batch boundary.
+ *   - `triggers` is incremented by a tracer whose TRACE_TRIGGER call was
+ *     slow, after the batch holding that call's exit is in the ring and
+ *     the state is SHIPPING; the reader takes a snapshot when it changes,
+ *     or, declining (too many per hour), turns the ring back to RECORDING.
+ */
+#define TRACE_SHM_RECORDER_MAGIC "TKFLIGHT" /* exactly 8 chars, no NUL */
+#define TRACE_SHM_RECORDER_VERSION 1u
+#define TRACE_SHM_RECORDER_SIZE 64u
+
+enum trace_recorder_state {
+    TRACE_RECORDER_RECORDING = 1, /* writers overwrite the oldest whole batches */
+    TRACE_RECORDER_SHIPPING = 2   /* a snapshot is being sent: writers drop when full */
+};
+
+typedef struct trace_shm_recorder {
+    char magic[8];        /* "TKFLIGHT"; written last by the creator */
+    uint32_t version;     /* TRACE_SHM_RECORDER_VERSION */
+    uint32_t state;       /* enum trace_recorder_state (reader, under the lock) */
+    uint64_t overwritten; /* enter/exit events overwritten so far (writers, under the lock) */
+    uint64_t triggers;    /* slow TRACE_TRIGGER calls that asked for a snapshot (tracers) */
+    uint64_t held;        /* slow calls that did not ask: one asked less than TRACE_TRIGGER_GAP_MS before */
+    uint64_t reserved[3]; /* zero */
+} trace_shm_recorder_t;
+
+_Static_assert(sizeof(trace_shm_recorder_t) == TRACE_SHM_RECORDER_SIZE, "recorder block is 64 bytes");
+_Static_assert(offsetof(trace_shm_recorder_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_shm_recorder_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_shm_recorder_t, state) == 12, "state at 12");
+_Static_assert(offsetof(trace_shm_recorder_t, overwritten) == 16, "overwritten at 16");
+_Static_assert(offsetof(trace_shm_recorder_t, triggers) == 24, "triggers at 24");
+_Static_assert(offsetof(trace_shm_recorder_t, held) == 32, "held at 32");
+_Static_assert(offsetof(trace_shm_recorder_t, reserved) == 40, "reserved at 40");
+
 /* ---- wire protocol ----------------------------------------------------- */
 
 #define TRACE_STREAM_MAGIC "TKSTREAM" /* exactly 8 chars, no NUL */

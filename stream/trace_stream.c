@@ -148,6 +148,10 @@ _Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
 
 /* Exit status when tracers vanished without detaching (all else sent). */
 #define EXIT_TRACER_LOST 3
+#define DEFAULT_MAX_TRIGGERS 10
+#define MAX_TRIGGERS_MAX 3600 /* one a second */
+#define AFTER_MAX_MS 3600000
+#define RECORDER_LOCK_TRIES 1000 /* ~1 s of 1 ms naps for the ring's lock */
 
 struct options {
     int level;
@@ -157,6 +161,9 @@ struct options {
     long heartbeat_s; /* resend the resume notice after this long quiet */
     int summary_threads; /* --summary-threads: send each thread's snapshots as they are */
     long summary_ms;  /* --summary-ms: how often merged snapshots go */
+    int recorder;     /* --flight-recorder */
+    long after_ms;    /* --after: keep shipping this long after a trigger */
+    long max_triggers; /* --max-triggers: snapshots per hour at most */
     const char *shm;
     const char *host;
     const char *port;
@@ -173,6 +180,7 @@ struct ring {
     uint64_t live_at; /* when (ms) to test the tracers' liveness next */
     uint32_t vanished; /* tracers found dead while still counted in `writers` */
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
+    trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
 };
 
 struct sender {
@@ -215,6 +223,13 @@ struct sender {
 };
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1, with --flight-recorder */
+
+static void on_snapshot_signal(int sig)
+{
+    (void)sig;
+    snapshot_requested = 1;
+}
 
 static void on_stop_signal(int sig)
 {
@@ -229,6 +244,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: trace_stream [--level N] [--codec stack|none] [--retry SECONDS]\n"
             "                    [--heartbeat SECONDS] [--summary-ms MS] [--summary-threads]\n"
+            "                    [--flight-recorder [--after MS] [--max-triggers N]]\n"
             "                    [--quiet] SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
@@ -256,6 +272,17 @@ static void usage(FILE *out)
             "              however many threads it has\n"
             "  --summary-threads  send each thread's own snapshots instead (the\n"
             "              report keeps threads apart; many more bytes on the wire)\n"
+            "  --flight-recorder  keep only the most recent events in the ring (the\n"
+            "              tracers overwrite the oldest whole batches, counted) and send\n"
+            "              nothing but heartbeats until a trigger: SIGUSR1, a slow call\n"
+            "              (TRACE_TRIGGER=NAME>LIMIT in the program's environment), or a\n"
+            "              tracer that dies.  Then the ring's contents go as one snapshot\n"
+            "              on a connection of its own (its own series in serve's\n"
+            "              directory), and recording resumes.  Start it before the program\n"
+            "  --after MS  after a trigger, also send what comes in the next MS ms\n"
+            "              (default 0)\n"
+            "  --max-triggers N  at most N snapshots per hour (default %d); further\n"
+            "              triggers are counted and reported\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -264,7 +291,7 @@ static void usage(FILE *out)
             "Exit status: 0 done, 1 error, 2 usage, %d tracers died without detaching\n"
             "(everything they had put in the ring was still sent).\n",
             DEFAULT_LEVEL, FRAME_LEVEL_NOTE, CODEC_DEFAULT ? "" : " with libzstd", CODEC_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, DEFAULT_SUMMARY_MS,
-            EXIT_TRACER_LOST);
+            DEFAULT_MAX_TRIGGERS, EXIT_TRACER_LOST);
 }
 
 static int host_is_little_endian(void)
@@ -346,6 +373,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->heartbeat_s = DEFAULT_HEARTBEAT_S;
     o->summary_threads = 0;
     o->summary_ms = DEFAULT_SUMMARY_MS;
+    o->recorder = 0;
+    o->after_ms = 0;
+    o->max_triggers = DEFAULT_MAX_TRIGGERS;
+    int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long v;
@@ -356,6 +387,22 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->quiet = 1;
         } else if (!strcmp(a, "--summary-threads")) {
             o->summary_threads = 1;
+        } else if (!strcmp(a, "--flight-recorder")) {
+            o->recorder = 1;
+        } else if (!strcmp(a, "--after")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 0, AFTER_MAX_MS, &o->after_ms)) {
+                fprintf(stderr, "trace_stream: --after needs milliseconds from 0 to %d\n", AFTER_MAX_MS);
+                return -1;
+            }
+            recorder_opts = 1;
+            i++;
+        } else if (!strcmp(a, "--max-triggers")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, MAX_TRIGGERS_MAX, &o->max_triggers)) {
+                fprintf(stderr, "trace_stream: --max-triggers needs a count from 1 to %d\n", MAX_TRIGGERS_MAX);
+                return -1;
+            }
+            recorder_opts = 1;
+            i++;
         } else if (!strcmp(a, "--summary-ms")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 10, 3600000, &o->summary_ms)) {
                 fprintf(stderr, "trace_stream: --summary-ms needs milliseconds from 10 to 3600000\n");
@@ -403,6 +450,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     if (npos != 3) {
         usage(stderr);
+        return -1;
+    }
+    if (recorder_opts && !o->recorder) {
+        fprintf(stderr, "trace_stream: --after and --max-triggers go with --flight-recorder\n");
         return -1;
     }
     o->shm = pos[0];
@@ -458,8 +509,20 @@ static int ring_map(struct ring *r, int fd, size_t len)
     return 0;
 }
 
+/* --flight-recorder: the block after the storage, RECORDING from the
+ * start; its magic goes before the ring's, so a tracer that sees the ring
+ * sees the block. */
+static void ring_init_recorder(struct ring *r)
+{
+    trace_shm_recorder_t *b = (trace_shm_recorder_t *)(void *)(r->data + r->hdr->capacity);
+    b->version = TRACE_SHM_RECORDER_VERSION;
+    b->state = TRACE_RECORDER_RECORDING;
+    memcpy(b->magic, TRACE_SHM_RECORDER_MAGIC, sizeof b->magic);
+    r->rec = b;
+}
+
 /* Create the ring; 1 if it exists already, -1 on error. */
-static int ring_create(struct ring *r, uint32_t cap)
+static int ring_create(struct ring *r, uint32_t cap, int recorder)
 {
     int fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST)
@@ -468,7 +531,7 @@ static int ring_create(struct ring *r, uint32_t cap)
         fprintf(stderr, "trace_stream: cannot create ring %s: %s\n", r->name, strerror(errno));
         return -1;
     }
-    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap;
+    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : 0);
     if (ftruncate(fd, (off_t)len) != 0) {
         fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
                 strerror(errno));
@@ -487,6 +550,8 @@ static int ring_create(struct ring *r, uint32_t cap)
     trace_shm_header_t *h = r->hdr;
     h->version = TRACE_SHM_VERSION;
     h->capacity = cap;
+    if (recorder)
+        ring_init_recorder(r);
     char magic[8] = {0};
     memcpy(magic, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
     uint64_t word;
@@ -569,14 +634,19 @@ static int ring_attach(struct ring *r)
 }
 
 /* Create the ring, or map the one a tracer created first. */
-static int ring_open(struct ring *r, int quiet)
+static int ring_open(struct ring *r, int quiet, int recorder)
 {
     uint32_t cap;
     if (ring_capacity_from_env(&cap))
         return -1;
     /* Creator and tracer may race, and a ring may vanish between our two calls. */
     for (int attempt = 0; attempt < 100; attempt++) {
-        int rc = ring_create(r, cap);
+        int rc = ring_create(r, cap, recorder);
+        if (rc == 1 && recorder) {
+            fprintf(stderr, "trace_stream: ring %s exists already; a flight recorder needs a ring of its "
+                            "own: start trace_stream before the program, or remove the segment\n", r->name);
+            return -1;
+        }
         if (rc == 0) {
             if (!quiet)
                 fprintf(stderr, "trace_stream: created ring %s (%" PRIu32 " bytes)\n", r->name, cap);
@@ -2278,6 +2348,17 @@ static void install_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* --flight-recorder: SIGUSR1 asks for a snapshot (without it, SIGUSR1 ends
+ * the program as it always has). */
+static void install_snapshot_signal(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_snapshot_signal;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 /* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */
 static int report_vanished(struct ring *r, struct sender *s)
 {
@@ -2290,6 +2371,328 @@ static int report_vanished(struct ring *r, struct sender *s)
             r->vanished, r->vanished == 1 ? "" : "es", r->vanished == 1 ? "it" : "they",
             r->vanished == 1 ? "its" : "their");
     return 0;
+}
+
+/* ---- flight recorder ----------------------------------------------------
+ *
+ * --flight-recorder (trace_shm.h, "flight recorder"): the ring is created
+ * with its block, RECORDING, so the tracers keep overwriting its oldest
+ * whole batches and this client reads nothing; the connection carries
+ * heartbeats and drop notices only.  On a trigger (SIGUSR1, the block's
+ * `triggers` moving, a tracer found dead) it takes the ring's lock, turns
+ * it to SHIPPING (from then on the ring is an ordinary one, and tail a
+ * batch boundary, so nothing it ships can be torn or overwritten), and
+ * sends [tail, head of that moment) - plus what comes in --after ms - on a
+ * connection of its own: serve makes every connection its own series, so a
+ * snapshot is one on any serve, old or new, and a snapshot cut short shows
+ * as a cut connection.  Its first records (tid 0) say which snapshot, why,
+ * and how many events were overwritten since the last one (SNAPSHOT,
+ * WRAP).  It takes whole batches only, so that it can hand the ring back
+ * RECORDING with its tail on a batch boundary.
+ */
+struct recorder {
+    uint64_t triggers_seen;    /* the block's `triggers` when last looked at */
+    uint64_t overwritten_sent; /* the block's `overwritten` at the last snapshot */
+    uint32_t taken;            /* snapshots sent (or tried) */
+    uint64_t skipped;          /* triggers over --max-triggers */
+    uint64_t skipped_sent, held_sent; /* as last carried in-band */
+    uint64_t during;           /* triggers that came while a snapshot was going */
+    uint64_t failed;           /* snapshots that could not be sent whole */
+    uint64_t *times;           /* when the last --max-triggers snapshots were taken (ms) */
+    int aligned;               /* our tail is a batch boundary */
+};
+
+static int recorder_init(struct recorder *rc, const struct options *o)
+{
+    memset(rc, 0, sizeof *rc);
+    rc->aligned = 1;
+    rc->times = calloc((size_t)o->max_triggers, sizeof *rc->times);
+    return rc->times ? 0 : -1;
+}
+
+/* The ring's lock, as the tracers take it (trace_shm.h), but we may wait:
+ * we are not the workload.  A holder that died is taken over.  0 or -1. */
+static int recorder_lock(struct ring *r)
+{
+    _Atomic uint32_t *lock = a32(&r->hdr->lock);
+    uint32_t me = (uint32_t)getpid();
+    for (int i = 0; i < RECORDER_LOCK_TRIES; i++) {
+        uint32_t v = 0;
+        /* acquire: pairs with the tracers' release of the lock, so their
+         * head, tail and storage writes are seen */
+        if (atomic_compare_exchange_strong_explicit(lock, &v, me, memory_order_acquire, memory_order_relaxed))
+            return 0;
+        if (v && v <= (uint32_t)INT_MAX && kill((pid_t)v, 0) != 0 && errno == ESRCH &&
+            atomic_compare_exchange_strong_explicit(lock, &v, me, memory_order_acquire, memory_order_relaxed))
+            return 0;
+        sleep_ms(1);
+    }
+    return -1;
+}
+
+static void recorder_unlock(struct ring *r)
+{
+    /* release: pairs with the next holder's acquire CAS */
+    atomic_store_explicit(a32(&r->hdr->lock), 0, memory_order_release);
+}
+
+/* Turn the ring SHIPPING: *end = head then; r->tail = tail then (a batch
+ * boundary); *over = events overwritten so far.  -1 if the lock stays busy. */
+static int recorder_freeze(struct ring *r, uint64_t *end, uint64_t *over)
+{
+    if (recorder_lock(r))
+        return -1;
+    atomic_store_explicit(a32(&r->rec->state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
+    *end = atomic_load_explicit(a64(&r->hdr->head), memory_order_relaxed);
+    r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_relaxed);
+    *over = atomic_load_explicit(a64(&r->rec->overwritten), memory_order_relaxed);
+    recorder_unlock(r);
+    return 0;
+}
+
+/* Back to RECORDING.  Our tail must be a batch boundary for the tracers to
+ * walk on from; if it is not (records that are not batches came), what is
+ * left is given up, and counted as discarded.  The records given up. */
+static uint64_t recorder_thaw(struct ring *r, struct recorder *rc)
+{
+    uint64_t gone = 0;
+    if (recorder_lock(r))
+        return 0; /* still SHIPPING: an ordinary ring, nothing lost; try again later */
+    if (!rc->aligned) {
+        uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_relaxed);
+        gone = (head - r->tail) / TRACE_EVENT_SIZE;
+        r->tail = head;
+        atomic_store_explicit(a64(&r->hdr->tail), head, memory_order_relaxed);
+        rc->aligned = 1;
+    }
+    atomic_store_explicit(a32(&r->rec->state), TRACE_RECORDER_RECORDING, memory_order_relaxed);
+    recorder_unlock(r);
+    return gone;
+}
+
+/* How many bytes from our tail are whole batches, at most max (while
+ * SHIPPING).  A record that is not a batch's start, or a batch larger
+ * than max, ends the alignment until the ring is empty again. */
+static size_t recorder_whole(struct ring *r, struct recorder *rc, size_t max)
+{
+    uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
+    if (head == r->tail)
+        rc->aligned = 1;
+    if (!rc->aligned || head < r->tail || head - r->tail > r->capacity)
+        return max; /* ring_take reports a broken ring */
+    uint64_t pos = r->tail;
+    while (pos < head) {
+        trace_event_t b;
+        memcpy(&b, r->data + pos % r->capacity, sizeof b);
+        uint64_t bytes = (uint64_t)(uint32_t)b.call_site * TRACE_EVENT_SIZE;
+        if (b.kind != TRACE_KIND_MARKER || b.func != TRACE_MARK_BATCH || bytes == 0 || bytes > head - pos ||
+            (pos == r->tail && bytes > max)) {
+            if (pos == r->tail)
+                rc->aligned = 0;
+            return pos == r->tail ? max : (size_t)(pos - r->tail);
+        }
+        if (pos + bytes - r->tail > max)
+            break;
+        pos += bytes;
+    }
+    return (size_t)(pos - r->tail);
+}
+
+/* A trace-time stamp for now: the tracer's clock, by its calibration. */
+static uint64_t recorder_now_ts(const trace_shm_header_t *h)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!(h->flags & TRACE_FLAG_TICKS) || h->tick_hz == 0 || ns < h->t0_ns)
+        return ns;
+    uint64_t d = ns - h->t0_ns;
+    return h->t0_ticks + d / 1000000000u * h->tick_hz + d % 1000000000u * h->tick_hz / 1000000000u;
+}
+
+static void recorder_mark(unsigned char *p, uint64_t ts, uint64_t code, uint64_t payload)
+{
+    memset(p, 0, TRACE_EVENT_SIZE);
+    put_le64(p + offsetof(trace_event_t, ts), ts);
+    put_le64(p + offsetof(trace_event_t, func), code);
+    put_le64(p + offsetof(trace_event_t, call_site), payload);
+    p[offsetof(trace_event_t, kind)] = TRACE_KIND_MARKER;
+}
+
+/* May a snapshot be taken now?  At most --max-triggers in any hour. */
+static int recorder_allowed(struct recorder *rc, const struct options *o)
+{
+    uint64_t t = now_ms();
+    uint32_t slot = rc->taken % (uint32_t)o->max_triggers;
+    if (rc->taken >= (uint32_t)o->max_triggers && t - rc->times[slot] < 3600000u)
+        return 0;
+    rc->times[slot] = t;
+    return 1;
+}
+
+static const char *const cause_name[] = {"", "SIGUSR1", "a slow call (TRACE_TRIGGER)", "a tracer died",
+                                         "the host asked"};
+
+/* Ship from our tail: until `end` is passed, then for the --after window.
+ * 0 sent whole, 1 the snapshot's connection failed (said), -1 fatal. */
+static int recorder_ship(struct ring *r, struct recorder *rc, struct sender *main, struct sender *snap,
+                         uint64_t end, uint64_t until_ms)
+{
+    for (;;) {
+        if (r->tail >= end && (now_ms() >= until_ms || stop_requested))
+            return 0;
+        if (maybe_reconnect(main, r->hdr) || heartbeat(main))
+            return -1;
+        size_t max = recorder_whole(r, rc, CHUNK_RAW);
+        long n = max ? ring_take(r, snap->raw, max) : 0;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            if (r->tail >= end && idle_wait(snap, 2) < 0)
+                return 1;
+            continue;
+        }
+        if (!host_is_little_endian())
+            for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
+                event_to_le(snap->raw + off);
+        if (snap->ack_got < TRACE_STREAM_ACK_SIZE && read_server(snap))
+            return 1;
+        if (send_records(snap, snap->raw, n) || snap->sock < 0)
+            return 1;
+    }
+}
+
+/* One snapshot, on its own connection. 0, or -1 fatal. */
+static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender *main, struct sender *snap,
+                             unsigned cause)
+{
+    const struct options *o = main->o;
+    uint64_t ts = recorder_now_ts(r->hdr), end, over, t0 = now_ms();
+    if (recorder_freeze(r, &end, &over)) {
+        fprintf(stderr, "trace_stream: snapshot (%s) not taken: the ring's lock stays taken\n", cause_name[cause]);
+        rc->failed++;
+        return 0;
+    }
+    rc->taken++;
+    unsigned char head[2 * TRACE_EVENT_SIZE];
+    uint64_t wrapped = over - rc->overwritten_sent;
+    recorder_mark(head, ts, TRACE_MARK_SNAPSHOT, cause | (uint64_t)(rc->taken & 0xffffffu) << 8);
+    recorder_mark(head + TRACE_EVENT_SIZE, ts, TRACE_MARK_WRAP, wrapped);
+    rc->overwritten_sent = over;
+    uint64_t records = (end - r->tail) / TRACE_EVENT_SIZE;
+    int rc_ship = 1;
+    snap->sock = net_connect(o->host, o->port, 1);
+    if (snap->sock >= 0 && send_handshake(snap, r->hdr) == 0 && send_records(snap, head, sizeof head) == 0 &&
+        snap->sock >= 0) {
+        uint64_t sent0 = snap->events; /* the two records above */
+        rc_ship = recorder_ship(r, rc, main, snap, end, t0 + (uint64_t)o->after_ms);
+        if (rc_ship < 0)
+            return -1;
+        /* No drop notice here: the device's count is the main connection's
+         * to carry (a copy would be counted twice); each thread's losses
+         * are in its own records (THREAD_LOST). */
+        if (rc_ship == 0 && !o->quiet)
+            fprintf(stderr, "trace_stream: snapshot %" PRIu32 " (%s): %" PRIu64 " records of the ring, %" PRIu64
+                            " in all, %" PRIu64 " events overwritten before it\n",
+                    rc->taken, cause_name[cause], records, snap->events - sent0, wrapped);
+    }
+    if (rc_ship) {
+        rc->failed++;
+        fprintf(stderr, "trace_stream: snapshot %" PRIu32 " (%s) could not be sent whole to %s:%s\n", rc->taken,
+                cause_name[cause], o->host, o->port);
+        if (r->tail < end) { /* give the rest up: the ring is the tracers' again */
+            snap->discarded += (end - r->tail) / TRACE_EVENT_SIZE;
+            r->tail = end;
+            atomic_store_explicit(a64(&r->hdr->tail), end, memory_order_release);
+        }
+    }
+    sender_close(snap);
+    snap->discarded += recorder_thaw(r, rc);
+    return 0;
+}
+
+/* The block's counts of triggers not taken, in-band (tid 0) when they
+ * change: over --max-triggers here, and slow calls the tracers held back. */
+static int recorder_send_skipped(struct ring *r, struct recorder *rc, struct sender *s)
+{
+    uint64_t held = atomic_load_explicit(a64(&r->rec->held), memory_order_relaxed);
+    if (s->sock < 0 || (held == rc->held_sent && rc->skipped == rc->skipped_sent))
+        return 0;
+    unsigned char m[TRACE_EVENT_SIZE];
+    uint64_t lo = rc->skipped < UINT32_MAX ? rc->skipped : UINT32_MAX, hi = held < UINT32_MAX ? held : UINT32_MAX;
+    recorder_mark(m, recorder_now_ts(r->hdr), TRACE_MARK_TRIGGERS_SKIPPED, hi << 32 | lo);
+    if (send_records(s, m, sizeof m))
+        return -1;
+    rc->skipped_sent = rc->skipped;
+    rc->held_sent = held;
+    return 0;
+}
+
+/* What wakes the recorder: 0 nothing, else an enum trace_snapshot_cause. */
+static unsigned recorder_cause(struct ring *r, struct recorder *rc, int *death_done)
+{
+    /* acquire: pairs with the tracer's release increment, made after the
+     * batch with the slow call went in */
+    uint64_t trig = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
+    unsigned cause = 0;
+    if (snapshot_requested)
+        cause = TRACE_SNAPSHOT_SIGNAL;
+    else if (trig != rc->triggers_seen)
+        cause = TRACE_SNAPSHOT_CALL;
+    else if (r->vanished && !*death_done)
+        cause = TRACE_SNAPSHOT_DEATH;
+    snapshot_requested = 0;
+    rc->triggers_seen = trig;
+    *death_done |= cause == TRACE_SNAPSHOT_DEATH;
+    return cause;
+}
+
+/* The recorder's loop, in place of drain(): until the tracers have
+ * detached or died, or SIGINT/SIGTERM.  0, or -1 fatal. */
+static int record(struct ring *r, struct sender *s, struct recorder *rc, struct sender *snap)
+{
+    const struct options *o = s->o;
+    int death_done = 0;
+    rc->triggers_seen = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
+    while (!stop_requested) {
+        if (maybe_reconnect(s, r->hdr) || heartbeat(s) || send_notice_if_changed(s, r->hdr))
+            return -1;
+        uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
+        if (!r->vanished)
+            r->vanished = ring_dead_writers(r);
+        unsigned cause = recorder_cause(r, rc, &death_done);
+        if (cause && recorder_allowed(rc, o)) {
+            if (recorder_snapshot(r, rc, s, snap, cause))
+                return -1;
+            uint64_t trig = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
+            rc->during += trig - rc->triggers_seen;
+            rc->triggers_seen = trig;
+            continue;
+        }
+        if (cause) {
+            rc->skipped++;
+            snap->discarded += recorder_thaw(r, rc); /* a tracer that asked froze it */
+        }
+        if (recorder_send_skipped(r, rc, s))
+            return -1;
+        if (r->vanished || writers == 0)
+            return 0;
+        if (idle_wait(s, 5))
+            return -1;
+    }
+    return 0;
+}
+
+static void recorder_report(const struct ring *r, const struct recorder *rc, const struct sender *snap)
+{
+    uint64_t over = atomic_load_explicit(a64(&r->rec->overwritten), memory_order_relaxed);
+    uint64_t held = atomic_load_explicit(a64(&r->rec->held), memory_order_relaxed);
+    fprintf(stderr, "trace_stream: flight recorder: %" PRIu32 " snapshot%s (%" PRIu64 " failed), %" PRIu64
+                    " events overwritten, %" PRIu64 " records discarded; triggers not taken: %" PRIu64
+                    " over --max-triggers, %" PRIu64 " during a snapshot, %" PRIu64
+                    " slow calls within %u ms of another\n",
+            rc->taken, rc->taken == 1 ? "" : "s", rc->failed, over, snap->discarded, rc->skipped, rc->during, held,
+            TRACE_TRIGGER_GAP_MS);
 }
 
 /* Everything after the ring is ours and the first connection is up.  0, 1 error, or EXIT_TRACER_LOST. */
@@ -2307,8 +2710,23 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
     if (s->sock >= 0 && send_hello(s, r->hdr))
         return 1;
     if (!o->quiet && s->sock >= 0)
-        fprintf(stderr, "trace_stream: tracer attached; streaming to %s:%s\n", o->host, o->port);
-    if (drain(r, s) || reach_server_at_end(s, r->hdr))
+        fprintf(stderr, "trace_stream: tracer attached; %s to %s:%s\n",
+                r->rec ? "recording, snapshots go" : "streaming", o->host, o->port);
+    if (r->rec) {
+        struct recorder rc;
+        struct sender snap = {.sock = -1};
+        struct options so = *o;
+        so.summary_threads = 1; /* a snapshot is what the ring held, as it was */
+        so.retry_s = 0;         /* a snapshot's connection is not resumed: a cut shows as one */
+        int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so);
+        bad = bad || record(r, s, &rc, &snap) || reach_server_at_end(s, r->hdr);
+        if (!bad)
+            recorder_report(r, &rc, &snap);
+        free(rc.times);
+        sender_free(&snap);
+        if (bad)
+            return 1;
+    } else if (drain(r, s) || reach_server_at_end(s, r->hdr))
         return 1;
     /* The last merged snapshots, on a connection that is up (a cut on the
      * way marks them due again, and the next connection gets them whole). */
@@ -2358,13 +2776,15 @@ int main(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     install_signals();
+    if (o.recorder)
+        install_snapshot_signal();
     struct ring r = {.name = o.shm, .fd = -1};
     if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
         fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
                         "cannot be shared between processes\n");
         return 1;
     }
-    if (ring_open(&r, o.quiet))
+    if (ring_open(&r, o.quiet, o.recorder))
         return 1;
     int status = 1;
     struct sender s;

@@ -59,6 +59,8 @@ struct thread {
     struct thread_mod *mods;    /* its last whole list, by lo; none: the program's bias */
     size_t nmods, mod_last;     /* ... and the one an address was last found in */
     int mlist_counted;          /* counted in the series' mlists_open */
+    uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
+    int have_exit;
     struct callstack cs;
 };
 
@@ -74,6 +76,9 @@ struct series_run {
     struct thread *by_tid[256]; /* cache: the last thread seen of each tid % 256 */
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
+    uint64_t file_bias;      /* the segment's header load bias */
+    struct analysis_trigger *trigger; /* the last trigger kept, while its frames may follow */
+    uint32_t trigger_tid;
     const char *path;        /* the segment being read, for messages */
     struct proc_mods *pmods; /* each process's latest list in this series, for threads */
     size_t npmods, cappmods; /* without one of their own (trace_stream's merged series) */
@@ -864,6 +869,82 @@ static void settle_cut(struct series_run *run)
     stream_hole(run);
 }
 
+/* TRACE_MARK_TRIGGER: the thread's latest exit was a slow call; keep it
+ * with the frames open around it (the first ANALYSIS_MAX_TRIGGERS). */
+static void on_trigger(struct series_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis *a = run->a;
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t || !t->have_exit)
+        return;
+    instant(run, &a->threads[t->index], ns, "trigger: a call took %.3f ms", (double)ev->call_site / 1e6);
+    if (a->ntriggers == ANALYSIS_MAX_TRIGGERS) {
+        a->triggers_more++;
+        return;
+    }
+    struct analysis_trigger *g = &a->triggers[a->ntriggers++];
+    memset(g, 0, sizeof *g);
+    g->thread = t->index;
+    g->ns = ns;
+    g->took_ns = ev->call_site;
+    g->call = t->last_exit;
+    size_t keep = t->cs.n < ANALYSIS_TRIGGER_DEPTH ? t->cs.n : ANALYSIS_TRIGGER_DEPTH;
+    g->outer = t->cs.n - keep + (t->cs.holed ? 1 : 0); /* a hole: callers before it are unknown */
+    for (size_t i = t->cs.n - keep; i < t->cs.n; i++) {
+        const struct callstack_frame *f = &t->cs.frames[i];
+        g->frames[g->nframes++] = f->placeholder ? UINT32_MAX : (uint32_t)f->func;
+    }
+    run->trigger = g;
+    run->trigger_tid = ev->tid;
+}
+
+/* TRACE_MARK_TRIGGER_FRAME: the runtime's own list of the callers, whole
+ * even when the trace lost their entries; it replaces the trace's. */
+static void on_trigger_frame(struct series_run *run, const trace_event_t *ev)
+{
+    struct analysis_trigger *g = run->trigger;
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!g || !t || ev->tid != run->trigger_tid)
+        return;
+    if (!g->from_runtime) {
+        g->from_runtime = 1;
+        g->nframes = 0;
+        g->outer = 0;
+    }
+    struct analysis_process *p = &run->a->procs[t->proc];
+    uint64_t off;
+    uint32_t id, bin = addr_in(t, p->bin, p->have_bias ? p->bias : run->file_bias, ev->call_site, &off);
+    if (func_id(run, bin, off, &id) < 0) {
+        run->a->oom = 1;
+        return;
+    }
+    if (g->nframes == ANALYSIS_TRIGGER_DEPTH) { /* keep the innermost */
+        memmove(g->frames, g->frames + 1, (ANALYSIS_TRIGGER_DEPTH - 1) * sizeof *g->frames);
+        g->nframes--;
+        g->outer++;
+    }
+    g->frames[g->nframes++] = id;
+}
+
+/* Markers trace_stream --flight-recorder writes (tid 0): a snapshot
+ * begins (every thread may begin inside a call: its exits before any entry
+ * are truncated, not unmatched), and triggers it did not take. */
+static void on_recorder_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    uint64_t p = ev->call_site;
+    if (ev->func == TRACE_MARK_TRIGGERS_SKIPPED) {
+        src->have_skipped = 1;
+        src->skipped_over = (uint32_t)p;
+        src->skipped_held = p >> 32;
+        return;
+    }
+    src->snapshot = (uint32_t)(p >> 8 & 0xffffffu);
+    src->snapshot_cause = (uint32_t)(p & 0xffu);
+    stream_hole(run);
+    instant(run, NULL, ns, "flight-recorder snapshot %u", (unsigned)src->snapshot);
+}
+
 /* Markers serve writes: gaps, cuts, resumes, vanished tracers. */
 static void on_stream_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
@@ -1203,6 +1284,16 @@ static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t n
     case TRACE_MARK_TRACER_VANISHED:
         on_stream_marker(run, ev, ns);
         break;
+    case TRACE_MARK_TRIGGER:
+        on_trigger(run, ev, ns);
+        break;
+    case TRACE_MARK_TRIGGER_FRAME:
+        on_trigger_frame(run, ev);
+        break;
+    case TRACE_MARK_SNAPSHOT:
+    case TRACE_MARK_TRIGGERS_SKIPPED:
+        on_recorder_marker(run, ev, ns);
+        break;
     default:
         break; /* the clock anchor was used by the pre-pass; others unknown */
     }
@@ -1260,6 +1351,8 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
         callstack_enter(&t->cs, id, ns);
     } else {
         callstack_exit(&t->cs, id, ns);
+        t->last_exit = id;
+        t->have_exit = 1;
     }
 }
 
@@ -1268,6 +1361,7 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
 {
     struct trace_reader_batch b;
     enum trace_reader_status st;
+    run->file_bias = r->hdr.load_bias;
     while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT)
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
@@ -1343,6 +1437,9 @@ static void close_thread(struct series_run *run, struct thread *t)
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
                  (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
+    else if (a->src[run->src].snapshot && !a->src[run->src].gaps && c->orphan_exits)
+        analysis_note(a, run->src, "%s: %llu calls truncated: entered before the snapshot's first record, "
+                 "their exits are not counted", label, (unsigned long long)c->orphan_exits);
     else if (c->lost_frames || c->orphan_exits)
         analysis_note(a, run->src, "%s: at stream gaps %llu open frames cut short, %llu orphaned exits",
                  label, (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);

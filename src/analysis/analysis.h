@@ -58,6 +58,8 @@
 #define ANALYSIS_CAPTURE_CODES 6           /* capture-stop and wrap markers: 1..5 */
 #define ANALYSIS_MAX_EXES 16               /* binaries given (--exe), at most */
 #define ANALYSIS_MAX_BINS 4096             /* distinct build-ids kept; damaged input may hold more */
+#define ANALYSIS_MAX_TRIGGERS 16           /* slow calls (TRACE_MARK_TRIGGER) kept with their stacks */
+#define ANALYSIS_TRIGGER_DEPTH 64          /* frames kept of each, innermost */
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
@@ -85,6 +87,10 @@ struct analysis_source {
     uint64_t waited_ns, waits;          /* TRACER_WAIT: ns (saturating) and how many */
     uint32_t proc;            /* its default process (analysis.procs) */
     uint32_t procs_with_events; /* its processes that had enter/exit records */
+    uint32_t snapshot;        /* a flight-recorder snapshot: its number (TRACE_MARK_SNAPSHOT), 0: not one */
+    uint32_t snapshot_cause;  /* enum trace_snapshot_cause */
+    uint64_t skipped_over, skipped_held; /* TRACE_MARK_TRIGGERS_SKIPPED: last counts */
+    int have_skipped;
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };
@@ -142,6 +148,18 @@ struct analysis_thread {
     int selected;                      /* matches the thread filter */
 };
 
+/* A call that took longer than TRACE_TRIGGER's limit, with its stack then. */
+struct analysis_trigger {
+    uint32_t thread;    /* analysis.threads */
+    int64_t ns;         /* its exit */
+    uint64_t took_ns;   /* as the runtime measured it */
+    uint32_t call;      /* the slow call's function (funcstats id) */
+    uint32_t nframes;   /* its callers: frames[0] outermost ... (funcstats ids; UINT32_MAX: unknown) */
+    uint32_t frames[ANALYSIS_TRIGGER_DEPTH];
+    uint64_t outer;     /* callers further out, not kept (or not known) */
+    int from_runtime;   /* the frames are the runtime's (TRACE_MARK_TRIGGER_FRAME), not the trace's */
+};
+
 struct analysis_filter {
     const char *thread;      /* NULL: every thread; all digits: a tid; else a name */
     int has_since, has_until;
@@ -191,6 +209,9 @@ struct analysis {
     struct u64map targets;        /* --function addresses -> mask of the exes */
     int have_start;
     int64_t start_ns;             /* the trace's first event (pre-pass) */
+    struct analysis_trigger triggers[ANALYSIS_MAX_TRIGGERS]; /* the first ones */
+    size_t ntriggers;
+    uint64_t triggers_more;       /* beyond them: counted */
     struct sink sinks[ANALYSIS_MAX_SINKS];
     size_t nsinks;
     int oom;

@@ -47,8 +47,19 @@ static void capture_notes(const struct emit *e)
              p[TRACE_MARK_WRITE_ERROR]);
     if (s->capture_count[TRACE_MARK_EVENT_LIMIT])
         emit(e, "capture stopped: event limit %llu reached", p[TRACE_MARK_EVENT_LIMIT]);
-    if (s->capture_count[TRACE_MARK_WRAP])
+    static const char *const cause[] = {"unknown", "SIGUSR1", "a slow call (TRACE_TRIGGER)",
+                                        "a tracer died", "the host asked"};
+    if (s->snapshot)
+        emit(e, "flight-recorder snapshot %u, taken for %s: what the ring held then%s; %llu older "
+             "events were overwritten before it", (unsigned)s->snapshot,
+             cause[s->snapshot_cause < 5 ? s->snapshot_cause : 0],
+             s->snapshot_cause == TRACE_SNAPSHOT_CALL ? " (see trigger: below)" : "", p[TRACE_MARK_WRAP]);
+    else if (s->capture_count[TRACE_MARK_WRAP])
         emit(e, "flight recorder wrapped: %llu older events discarded", p[TRACE_MARK_WRAP]);
+    if (s->have_skipped && (s->skipped_over || s->skipped_held))
+        emit(e, "flight recorder: triggers that took no snapshot: %llu over trace_stream's "
+             "--max-triggers, %llu slow calls within %u ms of one that did",
+             (unsigned long long)s->skipped_over, (unsigned long long)s->skipped_held, TRACE_TRIGGER_GAP_MS);
 }
 
 static void loss_notes(const struct emit *e)

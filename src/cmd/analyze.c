@@ -719,6 +719,7 @@ static int write_text(FILE *out, const struct out_view *v)
 {
     notes_write_text(v->a, out);
     notes_write_filter(v->a, out);
+    out_triggers_text(out, v);
     fputc('\n', out);
     return report_table(out, &v->a->funcs, v->funcs, v->top, v->a->filtering);
 }

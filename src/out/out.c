@@ -2,6 +2,7 @@
  * out.c - labels and tree order shared by the output formats (see out.h).
  */
 #include "out.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,4 +100,29 @@ fail:
     free(*depth);
     *order = *depth = NULL;
     return -1;
+}
+
+/* The trigger lines of the text report: the slow call, and its stack from
+ * the outermost frame kept to the call itself. */
+void out_triggers_text(FILE *out, const struct out_view *v)
+{
+    const struct analysis *a = v->a;
+    int64_t t0 = a->have_start ? a->start_ns : a->first_ns;
+    for (size_t i = 0; i < a->ntriggers; i++) {
+        const struct analysis_trigger *g = &a->triggers[i];
+        char thread[64], label[512], hex[32];
+        uint32_t slow = g->call;
+        analysis_thread_label(&a->threads[g->thread], thread, sizeof thread);
+        report_label(v->funcs ? &v->funcs[slow] : NULL, (unsigned long long)a->funcs.v[slow].addr, label,
+                     sizeof label);
+        fprintf(out, "trigger: %s took %.3f ms, ending at %.6fs on %s; stack: %s", label, (double)g->took_ns / 1e6,
+                (double)(g->ns - t0) / 1e9, thread, g->outer ? "... > " : "");
+        for (uint32_t k = 0; k < g->nframes; k++)
+            fprintf(out, "%s > ", g->frames[k] == UINT32_MAX ? "[entered before the trace]"
+                                                              : out_func_name(v, g->frames[k], hex, sizeof hex));
+        fprintf(out, "%s\n", out_func_name(v, slow, hex, sizeof hex));
+    }
+    if (a->triggers_more)
+        fprintf(out, "trigger: %llu more slow calls (TRACE_MARK_TRIGGER) not shown\n",
+                (unsigned long long)a->triggers_more);
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/analysis.h"
 #include "analysis/callsites.h"
@@ -41,5 +42,8 @@ void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t l
  * how many were filled, or -1 when out of memory.
  */
 long out_tree_order(const struct out_view *v, uint32_t **order, uint32_t **depth);
+/* One "trigger: ..." line per slow call kept (TRACE_TRIGGER): the call,
+ * when it ended, and its stack then, outermost first. */
+void out_triggers_text(FILE *out, const struct out_view *v);
 
 #endif

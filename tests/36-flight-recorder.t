@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# 36-flight-recorder.t - trace_stream --flight-recorder: the ring keeps the
+# most recent events (the tracers overwrite whole batches, counted), and
+# only a trigger sends them, as one snapshot on a connection of its own,
+# through a link of 256 KB/s (tests/tools/rateproxy.c).  The workload
+# (tests/recorder/slowcall.c) makes a million fast calls and one of 50 ms:
+# plain streaming through that link drops most of its events; with
+# TRACE_TRIGGER=slow>2ms the slow call arrives with its whole stack and
+# more than 1 MB of what came before it, exactly matched.  A SIGUSR1
+# snapshot of a running program holds no unmatched exit (those of calls
+# entered before it are counted as truncated).  A trigger storm (every call
+# slow) with --max-triggers 2: two snapshots, the rest counted.
+source "$(dirname "$0")/lib.sh"
+plan 17
+
+build_traced "$T/slowcall" "$TESTS/recorder/slowcall.c"
+cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
+P=$T/slowcall
+
+# link NAME CONNS TS_OPTS... -- PROGRAM ARGS: serve in $T/NAME, the proxy at
+# 256 KB/s for CONNS connections in front of it, trace_stream TS_OPTS on a
+# fresh ring (TRACE_SHM_SIZE) through it, then the program (its stdout in
+# $T/NAME.out); waits for everything to end (bounded).  trace_stream's
+# stderr in $T/NAME.err.  Status: the program's and trace_stream's.
+link() {
+    local name=$1 conns=$2 shm=/callsight-t36-$$-$1 rc=0
+    shift 2
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    start_serve "$T/$name" || return 1
+    "$T/rateproxy" "$T/$name.port" "$SERVE_PORT" 262144 "$conns" > "$T/$name.proxy" &
+    local proxy=$!
+    track_pid $proxy
+    for _ in $(seq 200); do [ -s "$T/$name.port" ] && break; sleep 0.05; done
+    track_shm "$shm"
+    "$B/trace_stream" "${opts[@]}" "$shm" 127.0.0.1 "$(cat "$T/$name.port")" 2> "$T/$name.err" &
+    CLIENT_PID=$!
+    track_pid $CLIENT_PID
+    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/$name.err" 2>/dev/null && break; sleep 0.02; done
+    TRACE_ENABLE=1 TRACE_SHM=$shm timeout 120 "$@" > "$T/$name.out" || rc=1
+    wait_stream_client $CLIENT_PID || rc=1
+    for _ in $(seq 600); do kill -0 $proxy 2>/dev/null || break; sleep 0.1; done
+    kill $proxy 2>/dev/null
+    wait $proxy 2>/dev/null
+    wait_serve_closed "$conns" || rc=1
+    stop_serve
+    return $rc
+}
+
+# --- plain streaming through the slow link drops most of it ---
+# Without the codec: this workload's calls are so alike that the codec
+# shrinks them a thousandfold, which no real program's do; zstd alone is
+# nearer what a device's link meets.
+TRACE_SHM_SIZE=4194304 link plain 1 --codec none -- "$P" 1000000
+ok $? "plain streaming of the workload through 256 KB/s"
+dropped=$(sed -n 's/.*, dropped \([0-9]*\).*/\1/p' "$T/plain.err" | tail -n 1)
+awk -v d="$dropped" 'BEGIN { exit !(d > 0.75 * 6000000) }'
+ok $? "plain streaming drops most of the 6000000 events (dropped ${dropped})"
+
+# --- the same run with the recorder and a trigger ---
+TRACE_SHM_SIZE=4194304 TRACE_TRIGGER='slow>2ms' link fr 2 --codec none --flight-recorder -- "$P" 1000000
+ok $? "the same run, --flight-recorder, TRACE_TRIGGER=slow>2ms"
+grep -q "^trace_stream: snapshot 1 (a slow call (TRACE_TRIGGER)): " "$T/fr.err"
+ok $? "trace_stream took one snapshot for the slow call"
+snap=$(ls -S "$T"/fr/trace.stream.*.bin | head -n 1)
+"$CS" analyze "$T/fr" --exe "$P" --top 0 > "$T/fr.txt" 2> "$T/fr.stderr"
+grep -q "^trigger: slow (slowcall.c:[0-9]*) took [0-9.]* ms, ending at [0-9.]*s on thread [0-9]*; stack: main > run > work > slow$" "$T/fr.txt"
+ok $? "the slow call arrives with its whole stack"
+took=$(sed -n 's/^trigger: slow .* took \([0-9.]*\) ms.*/\1/p' "$T/fr.txt")
+awk -v t="$took" 'BEGIN { exit !(t >= 50 && t < 5000) }'
+ok $? "it took at least 50 ms (${took} ms)"
+# row FILE NAME: the calls column of NAME's row in a report
+row() { awk -v n="$2" 'NF >= 7 && $1 ~ /^[0-9]+$/ && $(NF-1) == n { print $1 }' "$1"; }
+is "$(row "$T/fr.txt" slow)" 1 "one call of slow in the report"
+works=$(row "$T/fr.txt" work)
+awk -v w="$works" 'BEGIN { exit !(w >= 5462) }'
+ok $? "more than 1 MB of events before it: ${works} calls of work (5462 are 1 MB)"
+is "$(field unmatched_exits "$(head -n 1 "$T/fr.txt")")" 0 "no unmatched exits in the snapshot"
+grep -q "^note: stream [0-9]*: flight-recorder snapshot 1, taken for a slow call (TRACE_TRIGGER): what the ring held then (see trigger: below); [1-9][0-9]* older events were overwritten before it$" "$T/fr.txt"
+ok $? "the report says what the snapshot is and how much was overwritten"
+
+# --- SIGUSR1 while the program runs ---
+TRACE_TRIGGER= link usr 2 --flight-recorder -- "$P" 30000000 -1 &
+runner=$!
+for _ in $(seq 500); do grep -q "tracer attached" "$T/usr.err" 2>/dev/null && break; sleep 0.02; done
+sleep 0.3
+kill -USR1 "$CLIENT_PID" 2>/dev/null || kill -USR1 "$(pgrep -f "callsight-t36-$$-usr" | head -n 1)"
+wait $runner
+ok $? "a running program, SIGUSR1 to trace_stream"
+"$CS" analyze "$T/usr" --exe "$P" --top 0 > "$T/usr.txt" 2>&1
+is "$(field unmatched_exits "$(head -n 1 "$T/usr.txt")") $(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1' "$T/usr.txt")" "0 1" \
+    "a consistent snapshot: no unmatched exits, said to be SIGUSR1's"
+w=$(row "$T/usr.txt" work) s=$(row "$T/usr.txt" step)
+awk -v w="$w" -v s="$s" 'BEGIN { exit !(w > 1000 && (w - s) * (w - s) <= 1) }'
+ok $? "whole calls: ${w} of work, ${s} of step"
+
+# --- a trigger storm: every call slow ---
+TRACE_TRIGGER='slow>500us' link storm 3 --flight-recorder --max-triggers 2 -- "$P" 400 0 storm
+ok $? "400 calls of 1 ms, each one slow, --max-triggers 2"
+is "$(ls "$T"/storm/trace.stream.*.bin | wc -l)" 3 "two snapshots, and the heartbeat connection"
+line=$(grep "^trace_stream: flight recorder: " "$T/storm.err")
+echo "$line" | grep -Eq "^trace_stream: flight recorder: 2 snapshots \(0 failed\), .* triggers not taken: [1-9][0-9]* over --max-triggers, [0-9]+ during a snapshot, [1-9][0-9]* slow calls within 100 ms of another$"
+ok $? "the rest counted by trace_stream: $line"
+"$CS" analyze "$T/storm" --exe "$P" --top 0 > "$T/storm.txt" 2>&1
+grep -Eq "^note: stream [0-9]+: flight recorder: triggers that took no snapshot: [1-9][0-9]* over trace_stream's --max-triggers, [1-9][0-9]* slow calls within 100 ms of one that did$" "$T/storm.txt"
+ok $? "and in-band: analyze reports them"
