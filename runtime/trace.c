@@ -86,7 +86,8 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
                     * THREAD_LOST, THREAD_RESYNC */
 #define TRIG_DEPTH 16u /* TRACE_TRIGGER: recursive calls timed (deeper ones are not checked) */
 #define TRIG_STACK 64u /* ... and the innermost open functions a slow call's stack carries */
-#define TL_TAIL 2u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR */
+#define TL_TAIL 3u /* slots after them: THREAD_EXIT, CLOCK_ANCHOR, WRAP */
+#define WRAP_SEG_MIN (4u * TRACE_BUF_EVENTS * 32u) /* TRACE_FULL=wrap: a segment holds a few flushes */
 
 #define EV_BYTES ((uint64_t)TRACE_EVENT_SIZE)
 #define HDR_BYTES ((uint64_t)TRACE_FILE_HEADER_SIZE)
@@ -152,6 +153,7 @@ static int g_have_build_id;      /* the program has one: files start with it */
 static char g_threads[THREADS_MAX + 1]; /* TRACE_THREADS globs, comma-separated; "" = all */
 static _Atomic int g_announce_due; /* stream mode: LOAD_BIAS (+ BUILD_ID) not yet sent */
 static uint64_t g_file_head;     /* a segment's bytes before its events */
+static int g_wrap;               /* TRACE_FULL=wrap: the oldest segments go, not the capture */
 
 static char g_dir[PATH_MAX];  /* absolute TRACE_DIR */
 static uint64_t g_seg_bytes;  /* TRACE_SEG_MB: one file's size limit */
@@ -343,6 +345,7 @@ typedef struct tl_state {
     int fd, has_fd;              /* file mode: the current segment */
     uint32_t seq;
     uint64_t seg_used;           /* bytes in it, header included */
+    uint64_t seg_events;         /* enter/exit events in it (TRACE_FULL=wrap counts them when it goes) */
     char name[16];               /* the thread name last written out */
     char name_out[16];           /* the name the flush under way carries */
     uint32_t pid_sent;           /* stream mode: the pid its PROCESS marker gave */
@@ -558,6 +561,83 @@ static int stop_claim(int reason)
 
 /* Reserves bytes of the process budget before they are written, so that
  * concurrent threads together never pass `limit`. */
+/* ---- TRACE_FULL=wrap ---------------------------------------------------------
+ * The budget (TRACE_MAX_MB) holds the most recent part of the whole
+ * process's trace: segments are small (a 32nd of the budget), every closed
+ * one joins one queue in the order they closed, and a flush that finds the
+ * budget spent removes the oldest (any thread's) until its bytes fit.  Each
+ * new segment starts with TRACE_MARK_WRAP: the events removed so far, which
+ * every thread's last flush repeats; readers take the largest.  The queue
+ * is the only shared state, under a mutex held for a few stores and never
+ * across I/O (the unlink happens after). */
+#define WRAP_SEGS 4096u
+
+typedef struct wrap_seg {
+    uint32_t tid, seq;
+    uint64_t bytes, events;
+} wrap_seg_t;
+
+static wrap_seg_t g_wrap_q[WRAP_SEGS];
+static uint32_t g_wrap_first, g_wrap_n;
+static pthread_mutex_t g_wrap_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t g_wrap_discarded; /* events in the segments removed */
+
+static void file_path(char *out, uint32_t tid, uint32_t seq);
+
+/* Remove the oldest closed segment; 0 when there is none. */
+static int wrap_reclaim(void)
+{
+    wrap_seg_t s;
+    pthread_mutex_lock(&g_wrap_lock);
+    int have = g_wrap_n > 0;
+    if (have) {
+        s = g_wrap_q[g_wrap_first];
+        g_wrap_first = (g_wrap_first + 1) % WRAP_SEGS;
+        g_wrap_n--;
+    }
+    pthread_mutex_unlock(&g_wrap_lock);
+    if (!have)
+        return 0;
+    char path[sizeof g_dir + FILE_NAME_ROOM];
+    file_path(path, s.tid, s.seq);
+    unlink(path);
+    atomic_fetch_add_explicit(&g_wrap_discarded, s.events, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&g_budget_used, s.bytes, memory_order_relaxed);
+    return 1;
+}
+
+/* A segment was closed: it may go when room is needed.  A full queue
+ * makes its oldest go now. */
+static void wrap_enqueue(uint32_t tid, uint32_t seq, uint64_t bytes, uint64_t events)
+{
+    for (;;) {
+        pthread_mutex_lock(&g_wrap_lock);
+        if (g_wrap_n < WRAP_SEGS) {
+            g_wrap_q[(g_wrap_first + g_wrap_n++) % WRAP_SEGS] = (wrap_seg_t){tid, seq, bytes, events};
+            pthread_mutex_unlock(&g_wrap_lock);
+            return;
+        }
+        pthread_mutex_unlock(&g_wrap_lock);
+        (void)wrap_reclaim();
+    }
+}
+
+/* A thread's last flush says how much has gone in all so far. */
+static void wrap_note(tl_state_t *t)
+{
+    uint64_t gone = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);
+    if (g_wrap && gone)
+        tl_push_mark(t, clock_now(), TRACE_MARK_WRAP, gone);
+}
+
+/* fork: the child's files are its own, and so is its queue. */
+static void wrap_fork_child(void)
+{
+    pthread_mutex_init(&g_wrap_lock, NULL); /* another thread may have held it at the fork */
+    g_wrap_first = g_wrap_n = 0;
+    atomic_store_explicit(&g_wrap_discarded, 0, memory_order_relaxed);
+}
+
 static int budget_take(uint64_t bytes, uint64_t limit)
 {
     uint64_t used = atomic_load_explicit(&g_budget_used, memory_order_relaxed);
@@ -598,7 +678,8 @@ static void file_header(trace_file_header_t *h, uint32_t seq)
     h->version = g_summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION;
     h->event_size = TRACE_EVENT_SIZE;
     h->header_size = TRACE_FILE_HEADER_SIZE;
-    h->flags = g_ticks ? TRACE_FLAG_TICKS : 0;
+    h->flags = (g_ticks ? TRACE_FLAG_TICKS : 0) |
+               (atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed) ? TRACE_FLAG_WRAPPED : 0);
     h->load_bias = g_load_bias;
     h->tick_hz = g_tick_hz;
     h->t0_ticks = g_t0_ticks;
@@ -669,11 +750,19 @@ static uint64_t file_head(tl_state_t *t, unsigned char *out)
     trace_file_header_t h;
     file_header(&h, t->seq);
     memcpy(out, &h, sizeof h);
+    uint64_t len = sizeof h;
+    trace_event_t m;
     if (g_have_build_id) {
-        trace_event_t m;
         mark_fill(&m, g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
         file_to_le(&m, 1);
-        memcpy(out + sizeof h, &m, sizeof m);
+        memcpy(out + len, &m, sizeof m);
+        len += sizeof m;
+    }
+    if (g_wrap) {
+        mark_fill(&m, clock_now(), t->tid, TRACE_MARK_WRAP,
+                  atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed));
+        file_to_le(&m, 1);
+        memcpy(out + len, &m, sizeof m);
     }
     return g_file_head;
 }
@@ -691,7 +780,7 @@ static int file_open(tl_state_t *t)
             continue;
         if (fd < 0)
             return errno;
-        unsigned char head[HDR_BYTES + EV_BYTES];
+        unsigned char head[HDR_BYTES + 2 * EV_BYTES];
         int err = file_pwrite_all(fd, head, file_head(t, head), 0);
         if (err) {
             close(fd);
@@ -701,6 +790,7 @@ static int file_open(tl_state_t *t)
         t->fd = fd;
         t->has_fd = 1;
         t->seg_used = g_file_head;
+        t->seg_events = 0;
         return 0;
     }
     return EEXIST;
@@ -711,6 +801,8 @@ static void file_close(tl_state_t *t)
     if (!t->has_fd)
         return;
     close(t->fd);
+    if (g_wrap)
+        wrap_enqueue(t->tid, t->seq, t->seg_used, t->seg_events);
     t->has_fd = 0;
     t->seq++;
     t->seg_used = 0;
@@ -724,8 +816,15 @@ static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_
     uint64_t bytes = count * EV_BYTES;
     if (t->has_fd && t->seg_used > g_file_head && t->seg_used + bytes > g_seg_bytes)
         file_close(t);
-    if (!budget_take(bytes + (t->has_fd ? 0 : g_file_head), limit))
-        return FILE_OVER_BUDGET;
+    while (!budget_take(bytes + (t->has_fd ? 0 : g_file_head), limit)) {
+        if (!g_wrap)
+            return FILE_OVER_BUDGET;
+        if (wrap_reclaim())
+            continue;
+        if (!t->has_fd || t->seg_used == g_file_head)
+            return FILE_OVER_BUDGET; /* the budget is all in other threads' open segments */
+        file_close(t); /* ours is the oldest left: it goes next */
+    }
     if (!t->has_fd) {
         int err = file_open(t);
         if (err)
@@ -740,6 +839,8 @@ static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_
         return err;
     }
     t->seg_used += bytes;
+    for (uint32_t i = 0; g_wrap && i < count; i++)
+        t->seg_events += ev[i].kind == TRACE_KIND_ENTER || ev[i].kind == TRACE_KIND_EXIT;
     return 0;
 }
 
@@ -1325,6 +1426,22 @@ static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
     return ring_put(ev, count, 0, t->tid) ? 0 : -1;
 }
 
+static uint64_t mod_list_room(void);
+
+/* TRACE_FULL=wrap: any segment may be the oldest left, so each must stand
+ * alone: a batch that will not fit starts the next segment here, before
+ * the module list and the head markers are chosen, so that it begins with
+ * them (the list, the thread's name) again. */
+static void wrap_rotate(tl_state_t *t)
+{
+    uint64_t batch = (TL_HEAD + t->n + t->ntail) * EV_BYTES + mod_list_room();
+    if (!t->has_fd || t->seg_used + batch <= g_seg_bytes)
+        return;
+    file_close(t);
+    t->mod_list = 0;
+    memset(t->name, 0, sizeof t->name);
+}
+
 static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
@@ -1338,6 +1455,8 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
                 return;
             }
         } else {
+            if (g_wrap)
+                wrap_rotate(t);
             (void)mod_flush(t, mod_to_file, 0); /* failed: the batch's own write says why */
             file_flush(t);
         }
@@ -2067,6 +2186,18 @@ static void cfg_trigger(void)
     g_trig_func = (uintptr_t)addr;
 }
 
+/* TRACE_FULL: what a full TRACE_MAX_MB does in file mode. */
+static int cfg_full(void)
+{
+    const char *v = getenv("TRACE_FULL");
+    if (!v || !*v || strcmp(v, "stop") == 0)
+        return 0;
+    if (strcmp(v, "wrap") == 0)
+        return 1;
+    say("TRACE_FULL=", v, " is not stop or wrap; stopping when full", (char *)0);
+    return 0;
+}
+
 static int cfg_clock(void)
 {
     const char *v = getenv("TRACE_CLOCK");
@@ -2378,6 +2509,12 @@ static int mod_write_whole(tl_state_t *t, mod_sink_t sink, uint64_t list)
  * since it last wrote one (whole: in one sink call, for the ring; else a
  * chunk at a time).  0 when none was due or it went; nonzero when the
  * sink failed (it is due again at the next flush). */
+/* Bytes a whole module list can take (TRACE_FULL=wrap keeps room for one). */
+static uint64_t mod_list_room(void)
+{
+    return sizeof g_mod_recs;
+}
+
 static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole)
 {
     if (!mod_take())
@@ -2442,6 +2579,7 @@ static void tl_thread_exit(void *arg)
     if (!stopped()) {
         sum_snapshot(t, TRACE_SUMMARY_THREAD_EXIT); /* summary mode: its totals, before its exit marker */
         tl_push_mark(t, clock_now(), TRACE_MARK_THREAD_EXIT, 0);
+        wrap_note(t);
         tl_flush(t, 1);
     }
     file_close(t);
@@ -2468,6 +2606,7 @@ static void trace_fork_child(void)
     t->has_fd = 0;
     t->seq = 0;
     t->seg_used = 0;
+    wrap_fork_child();
     t->n = t->nmarks = t->ntail = 0;
     t->flush_at = g_batch;
     t->lost = 0;
@@ -2513,6 +2652,8 @@ static void trace_exit(void)
             clock_pair(&ticks, &ns);
             tl_push_mark(t, ticks, TRACE_MARK_CLOCK_ANCHOR, ns);
         }
+        if (!stopped())
+            wrap_note(t);
         tl_flush(t, 1);
         file_close(t);
         atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
@@ -2543,10 +2684,13 @@ static void trace_setup(void)
 
     dl_iterate_phdr(main_program, NULL);
     cfg_trigger();
-    g_file_head = HDR_BYTES + (g_have_build_id ? EV_BYTES : 0);
+    g_wrap = cfg_full();
+    g_file_head = HDR_BYTES + (g_have_build_id ? EV_BYTES : 0) + (g_wrap ? EV_BYTES : 0);
     g_budget_max = max_mb * MIB;
     g_budget_soft = g_budget_max - g_file_head - EV_BYTES; /* room to say "stopped" */
     g_seg_bytes = seg_mb * MIB;
+    if (g_wrap && g_seg_bytes > g_budget_max / 32u) /* many segments: each goes as a small part */
+        g_seg_bytes = g_budget_max / 32u > WRAP_SEG_MIN ? g_budget_max / 32u : WRAP_SEG_MIN;
     g_pid = (uint32_t)getpid();
     clock_init(clock_mode);
     sum_clock_init();

@@ -228,8 +228,10 @@ enum trace_mark {
     TRACE_MARK_SNAPSHOT = 33,
     /*
      * Written by trace_stream --flight-recorder (tid 0) on its main
-     * connection when these counts change: triggers that took no
-     * snapshot.  Payload: low 32 bits = over --max-triggers; high 32 bits
+     * connection, once at its start (which marks that series as the
+     * recorder's, whose device drop count covers its snapshots' threads'
+     * losses too) and again when these counts change: triggers that took
+     * no snapshot.  Payload: low 32 bits = over --max-triggers; high 32 bits
      * = slow calls that did not ask, within TRACE_TRIGGER_GAP_MS of one
      * that did (trace_shm.h).  Both cumulative, saturating.
      */

@@ -44,6 +44,13 @@
  * runs much faster on the coded records.  An older server never acks, and
  * the stream stays plain.  --codec none turns the offer off.
  *
+ * Flight recorder.  With --flight-recorder the ring gets a block after its
+ * storage and the tracers overwrite its oldest whole batches instead of
+ * dropping new ones; nothing but heartbeats is sent until a trigger
+ * (SIGUSR1, a TRACE_TRIGGER call that was slow, a tracer that died), and
+ * then the ring's contents go as one snapshot on a connection of their
+ * own (see "flight recorder" below).
+ *
  * Summaries.  With TRACE_MODE=summary the tracer writes per-thread
  * snapshots of per-function totals into the ring; unless --summary-threads,
  * this client merges each process's threads into one snapshot every
@@ -2396,7 +2403,7 @@ struct recorder {
     uint32_t taken;            /* snapshots sent (or tried) */
     uint64_t skipped;          /* triggers over --max-triggers */
     uint64_t skipped_sent, held_sent; /* as last carried in-band */
-    uint64_t during;           /* triggers that came while a snapshot was going */
+    int skipped_said;          /* ... at least once on this connection (the first says "a recorder's") */
     uint64_t failed;           /* snapshots that could not be sent whole */
     uint64_t *times;           /* when the last --max-triggers snapshots were taken (ms) */
     int aligned;               /* our tail is a batch boundary */
@@ -2547,6 +2554,8 @@ static int recorder_ship(struct ring *r, struct recorder *rc, struct sender *mai
         long n = max ? ring_take(r, snap->raw, max) : 0;
         if (n < 0)
             return -1;
+        if (n == 0 && r->tail < end)
+            end = r->tail; /* cannot happen with a sound ring: never spin on it */
         if (n == 0) {
             if (r->tail >= end && idle_wait(snap, 2) < 0)
                 return 1;
@@ -2589,8 +2598,8 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
         if (rc_ship < 0)
             return -1;
         /* No drop notice here: the device's count is the main connection's
-         * to carry (a copy would be counted twice); each thread's losses
-         * are in its own records (THREAD_LOST). */
+         * (it would be counted twice); each thread's losses are in its own
+         * records (THREAD_LOST), and analyze knows they are among it. */
         if (rc_ship == 0 && !o->quiet)
             fprintf(stderr, "trace_stream: snapshot %" PRIu32 " (%s): %" PRIu64 " records of the ring, %" PRIu64
                             " in all, %" PRIu64 " events overwritten before it\n",
@@ -2616,7 +2625,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
 static int recorder_send_skipped(struct ring *r, struct recorder *rc, struct sender *s)
 {
     uint64_t held = atomic_load_explicit(a64(&r->rec->held), memory_order_relaxed);
-    if (s->sock < 0 || (held == rc->held_sent && rc->skipped == rc->skipped_sent))
+    if (s->sock < 0 || (rc->skipped_said && held == rc->held_sent && rc->skipped == rc->skipped_sent))
         return 0;
     unsigned char m[TRACE_EVENT_SIZE];
     uint64_t lo = rc->skipped < UINT32_MAX ? rc->skipped : UINT32_MAX, hi = held < UINT32_MAX ? held : UINT32_MAX;
@@ -2625,6 +2634,7 @@ static int recorder_send_skipped(struct ring *r, struct recorder *rc, struct sen
         return -1;
     rc->skipped_sent = rc->skipped;
     rc->held_sent = held;
+    rc->skipped_said = s->sock >= 0;
     return 0;
 }
 
@@ -2662,11 +2672,9 @@ static int record(struct ring *r, struct sender *s, struct recorder *rc, struct 
             r->vanished = ring_dead_writers(r);
         unsigned cause = recorder_cause(r, rc, &death_done);
         if (cause && recorder_allowed(rc, o)) {
+            /* a slow call that asks while this one ships gets the next */
             if (recorder_snapshot(r, rc, s, snap, cause))
                 return -1;
-            uint64_t trig = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
-            rc->during += trig - rc->triggers_seen;
-            rc->triggers_seen = trig;
             continue;
         }
         if (cause) {
@@ -2689,9 +2697,8 @@ static void recorder_report(const struct ring *r, const struct recorder *rc, con
     uint64_t held = atomic_load_explicit(a64(&r->rec->held), memory_order_relaxed);
     fprintf(stderr, "trace_stream: flight recorder: %" PRIu32 " snapshot%s (%" PRIu64 " failed), %" PRIu64
                     " events overwritten, %" PRIu64 " records discarded; triggers not taken: %" PRIu64
-                    " over --max-triggers, %" PRIu64 " during a snapshot, %" PRIu64
-                    " slow calls within %u ms of another\n",
-            rc->taken, rc->taken == 1 ? "" : "s", rc->failed, over, snap->discarded, rc->skipped, rc->during, held,
+                    " over --max-triggers, %" PRIu64 " slow calls within %u ms of another\n",
+            rc->taken, rc->taken == 1 ? "" : "s", rc->failed, over, snap->discarded, rc->skipped, held,
             TRACE_TRIGGER_GAP_MS);
 }
 

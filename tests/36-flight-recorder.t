@@ -11,7 +11,7 @@
 # entered before it are counted as truncated).  A trigger storm (every call
 # slow) with --max-triggers 2: two snapshots, the rest counted.
 source "$(dirname "$0")/lib.sh"
-plan 17
+plan 20
 
 build_traced "$T/slowcall" "$TESTS/recorder/slowcall.c"
 cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
@@ -80,19 +80,35 @@ is "$(field unmatched_exits "$(head -n 1 "$T/fr.txt")")" 0 "no unmatched exits i
 grep -q "^note: stream [0-9]*: flight-recorder snapshot 1, taken for a slow call (TRACE_TRIGGER): what the ring held then (see trigger: below); [1-9][0-9]* older events were overwritten before it$" "$T/fr.txt"
 ok $? "the report says what the snapshot is and how much was overwritten"
 
+dev=$(sed -n 's/^trace_stream: forwarded .*, dropped \([0-9]*\).*/\1/p' "$T/fr.err")
+is "$(field dropped "$(head -n 1 "$T/fr.txt")")" "$dev" \
+    "dropped is the device's count, once (the snapshot's threads' losses are among it)"
+"$CS" analyze "$T/fr" --exe "$P" --trigger > "$T/trig.txt" 2>&1
+is "$(sed -n '/^trigger: /,$p' "$T/trig.txt" | sed 1d | sed 's/ (slowcall.c:[0-9]*)//')" "
+  main
+    run
+      work
+        slow   <- the slow call" "--trigger: the stack a frame a line"
+"$CS" analyze "$T/fr" --exe "$P" --format json -o "$T/fr.json"
+is "$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["triggers"]; print(len(t), t[0]["stack"], t[0]["took_ns"] >= 50000000)' "$T/fr.json")" \
+    "1 ['main', 'run', 'work', 'slow'] True" "json: the trigger with its stack"
+
 # --- SIGUSR1 while the program runs ---
 TRACE_TRIGGER= link usr 2 --flight-recorder -- "$P" 30000000 -1 &
 runner=$!
 for _ in $(seq 500); do grep -q "tracer attached" "$T/usr.err" 2>/dev/null && break; sleep 0.02; done
 sleep 0.3
-kill -USR1 "$CLIENT_PID" 2>/dev/null || kill -USR1 "$(pgrep -f "callsight-t36-$$-usr" | head -n 1)"
+# link runs in a subshell: find its trace_stream by its ring's name
+kill -USR1 "$(pgrep -f -- "--flight-recorder /callsight-t36-$$-usr" | head -n 1)"
 wait $runner
 ok $? "a running program, SIGUSR1 to trace_stream"
 "$CS" analyze "$T/usr" --exe "$P" --top 0 > "$T/usr.txt" 2>&1
 is "$(field unmatched_exits "$(head -n 1 "$T/usr.txt")") $(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1' "$T/usr.txt")" "0 1" \
     "a consistent snapshot: no unmatched exits, said to be SIGUSR1's"
 w=$(row "$T/usr.txt" work) s=$(row "$T/usr.txt" step)
-awk -v w="$w" -v s="$s" 'BEGIN { exit !(w > 1000 && (w - s) * (w - s) <= 1) }'
+# each work() calls step() once: a work() cut at either end of the
+# snapshot may leave its step() whole, so step() has 0 to 2 more
+awk -v w="$w" -v s="$s" 'BEGIN { exit !(w > 1000 && s - w >= 0 && s - w <= 2) }'
 ok $? "whole calls: ${w} of work, ${s} of step"
 
 # --- a trigger storm: every call slow ---
@@ -100,7 +116,7 @@ TRACE_TRIGGER='slow>500us' link storm 3 --flight-recorder --max-triggers 2 -- "$
 ok $? "400 calls of 1 ms, each one slow, --max-triggers 2"
 is "$(ls "$T"/storm/trace.stream.*.bin | wc -l)" 3 "two snapshots, and the heartbeat connection"
 line=$(grep "^trace_stream: flight recorder: " "$T/storm.err")
-echo "$line" | grep -Eq "^trace_stream: flight recorder: 2 snapshots \(0 failed\), .* triggers not taken: [1-9][0-9]* over --max-triggers, [0-9]+ during a snapshot, [1-9][0-9]* slow calls within 100 ms of another$"
+echo "$line" | grep -Eq "^trace_stream: flight recorder: 2 snapshots \(0 failed\), .* triggers not taken: [1-9][0-9]* over --max-triggers, [1-9][0-9]* slow calls within 100 ms of another$"
 ok $? "the rest counted by trace_stream: $line"
 "$CS" analyze "$T/storm" --exe "$P" --top 0 > "$T/storm.txt" 2>&1
 grep -Eq "^note: stream [0-9]+: flight recorder: triggers that took no snapshot: [1-9][0-9]* over trace_stream's --max-triggers, [1-9][0-9]* slow calls within 100 ms of one that did$" "$T/storm.txt"

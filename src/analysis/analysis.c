@@ -77,6 +77,7 @@ struct series_run {
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
     uint64_t file_bias;      /* the segment's header load bias */
+    int truncated_start;     /* it begins after older records were discarded (wrap, snapshot) */
     struct analysis_trigger *trigger; /* the last trigger kept, while its frames may follow */
     uint32_t trigger_tid;
     const char *path;        /* the segment being read, for messages */
@@ -638,7 +639,11 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t code = ev->func, payload = ev->call_site;
     struct thread *t = ev->tid ? thread_of(run, ev->tid, 1) : NULL;
-    if (code == TRACE_MARK_WRAP || !src->capture_count[code])
+    /* WRAP: a snapshot's says what went before it (they add up); a file's
+     * (TRACE_FULL=wrap) the process's total so far (the largest is it) */
+    if (code == TRACE_MARK_WRAP && src->kind == ANALYSIS_SOURCE_PID)
+        src->capture_payload[code] = payload > src->capture_payload[code] ? payload : src->capture_payload[code];
+    else if (code == TRACE_MARK_WRAP || !src->capture_count[code])
         src->capture_payload[code] =
             code == TRACE_MARK_WRAP ? sat_add(src->capture_payload[code], payload) : payload;
     src->capture_count[code]++;
@@ -942,6 +947,7 @@ static void on_recorder_marker(struct series_run *run, const trace_event_t *ev, 
     src->snapshot = (uint32_t)(p >> 8 & 0xffffffu);
     src->snapshot_cause = (uint32_t)(p & 0xffu);
     stream_hole(run);
+    run->truncated_start = 1;
     instant(run, NULL, ns, "flight-recorder snapshot %u", (unsigned)src->snapshot);
 }
 
@@ -1407,6 +1413,12 @@ static void read_segment(struct series_run *run, const struct trace_segment *seg
     const struct analysis_source *src = &a->src[run->src];
     if (src->have_anchor)
         trace_reader_set_anchor(r, src->anchor_ticks, src->anchor_ns);
+    /* Earlier segments were removed (the flag, or the series starts past
+     * seq 0): its threads' first exits may be of calls entered in them */
+    if (!run->have_seq && ((r->hdr.flags & TRACE_FLAG_WRAPPED) || seg->seq > 0)) {
+        stream_hole(run);
+        run->truncated_start = 1;
+    }
     run->wrapped |= !!(r->hdr.flags & TRACE_FLAG_WRAPPED);
     if (run->have_seq && seg->seq > run->prev_seq + 1)
         run->segs_missing += seg->seq - run->prev_seq - 1;
@@ -1437,8 +1449,8 @@ static void close_thread(struct series_run *run, struct thread *t)
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
                  (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
-    else if (a->src[run->src].snapshot && !a->src[run->src].gaps && c->orphan_exits)
-        analysis_note(a, run->src, "%s: %llu calls truncated: entered before the snapshot's first record, "
+    else if (run->truncated_start && !a->src[run->src].gaps && c->orphan_exits)
+        analysis_note(a, run->src, "%s: %llu calls truncated: entered before the oldest record kept, "
                  "their exits are not counted", label, (unsigned long long)c->orphan_exits);
     else if (c->lost_frames || c->orphan_exits)
         analysis_note(a, run->src, "%s: at stream gaps %llu open frames cut short, %llu orphaned exits",
@@ -1467,7 +1479,7 @@ static void series_notes(struct series_run *run)
 {
     char label[32];
     series_label(run->s, label, sizeof label);
-    if (run->wrapped)
+    if (run->wrapped && !run->a->src[run->src].capture_count[TRACE_MARK_WRAP]) /* else the source's note says it */
         analysis_note(run->a, run->src, "%sflight recorder discarded earlier trace segments", label);
     if (run->segs_missing)
         analysis_note(run->a, run->src, "%s%llu trace segments missing", label,
@@ -1516,8 +1528,15 @@ uint64_t analysis_source_dropped(const struct analysis_source *s)
 uint64_t analysis_dropped(const struct analysis *a)
 {
     uint64_t total = 0;
+    int recorder = 0; /* a flight recorder's main connection is here: it has the device's count */
     for (size_t i = 0; i < a->nsrc; i++)
-        total = sat_add(total, analysis_source_dropped(&a->src[i]));
+        recorder |= a->src[i].have_skipped;
+    for (size_t i = 0; i < a->nsrc; i++) {
+        const struct analysis_source *s = &a->src[i];
+        /* a snapshot's threads' losses are among the device's drops then */
+        total = sat_add(total, recorder && s->snapshot && !s->have_device ? s->gap_events
+                                                                          : analysis_source_dropped(s));
+    }
     return total;
 }
 

@@ -90,7 +90,7 @@ struct analysis_source {
     uint32_t snapshot;        /* a flight-recorder snapshot: its number (TRACE_MARK_SNAPSHOT), 0: not one */
     uint32_t snapshot_cause;  /* enum trace_snapshot_cause */
     uint64_t skipped_over, skipped_held; /* TRACE_MARK_TRIGGERS_SKIPPED: last counts */
-    int have_skipped;
+    int have_skipped;         /* ... seen: a flight recorder's main connection (it has the device's drops) */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };

@@ -54,7 +54,10 @@ static void capture_notes(const struct emit *e)
              "events were overwritten before it", (unsigned)s->snapshot,
              cause[s->snapshot_cause < 5 ? s->snapshot_cause : 0],
              s->snapshot_cause == TRACE_SNAPSHOT_CALL ? " (see trigger: below)" : "", p[TRACE_MARK_WRAP]);
-    else if (s->capture_count[TRACE_MARK_WRAP])
+    else if (s->capture_count[TRACE_MARK_WRAP] && s->kind == ANALYSIS_SOURCE_PID && p[TRACE_MARK_WRAP])
+        emit(e, "TRACE_FULL=wrap: %llu older events were discarded to stay within TRACE_MAX_MB; the "
+             "trace kept spans %.3f s up to the end of the run", p[TRACE_MARK_WRAP], (double)analysis_span(e->a) / 1e9);
+    else if (s->capture_count[TRACE_MARK_WRAP] && s->kind != ANALYSIS_SOURCE_PID)
         emit(e, "flight recorder wrapped: %llu older events discarded", p[TRACE_MARK_WRAP]);
     if (s->have_skipped && (s->skipped_over || s->skipped_held))
         emit(e, "flight recorder: triggers that took no snapshot: %llu over trace_stream's "

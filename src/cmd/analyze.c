@@ -57,6 +57,7 @@ struct options {
     size_t max_stacks;
     int force; /* --force: analyze even if --exe is not the traced binary */
     int keep_tracer_time; /* --keep-tracer-time */
+    int trigger;          /* --trigger: only the slow calls and their stacks */
     int64_t interval_ns;  /* --interval (0: not given) */
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
@@ -71,7 +72,7 @@ static void usage(FILE *out)
 "                         [--top N] [--thread TID|NAME] [--since T] [--until T]\n"
 "                         [--function NAME] [--max-stacks N] [--interval T]\n"
 "                         [--addr2line TOOL] [--force] [--keep-tracer-time]\n"
-"                         [--sysroot DIR] [--debug-dir DIR ...]\n"
+"                         [--sysroot DIR] [--debug-dir DIR ...] [--trigger]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -108,6 +109,9 @@ static void usage(FILE *out)
 "                     (the layout GDB and perf use); may be repeated.  Then\n"
 "                     the debuginfod servers in DEBUGINFOD_URLS, if it is set\n"
 "                     (nothing is contacted otherwise)\n"
+"  --trigger          text: only the calls that fired TRACE_TRIGGER, each with\n"
+"                     its stack at that moment, a frame a line (file:line);\n"
+"                     exit 1 when the traces hold none\n"
 "  --force            analyze anyway when a build-id matches no BIN: those\n"
 "                     functions are named from the first BIN (a warning is\n"
 "                     printed: names may be wrong)\n"
@@ -163,6 +167,8 @@ static void usage(FILE *out)
 "                                device-dropped events, events a thread lost,\n"
 "                                tracer time excluded, waits for the ring\n"
 "  filter: ...: N of M calls selected     (only when filtering)\n"
+"  trigger: F took T ms, ...; stack: A > B > F\n"
+"                                one line per call that fired TRACE_TRIGGER\n"
 "  (blank line)\n"
 "  calls incl_ms self_ms p50_us p99_us max_us function (file:line)\n"
 "                                one row per function, most self time first\n"
@@ -342,6 +348,10 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->keep_tracer_time = 1;
             continue;
         }
+        if (!strcmp(a, "--trigger")) {
+            o->trigger = 1;
+            continue;
+        }
         size_t k = 0;
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
             v = option_value(argc, argv, &i, value_options[k], &missing);
@@ -360,6 +370,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     const struct analysis_filter *f = &o->filter;
     if (f->has_since && f->has_until && f->until_ns < f->since_ns) {
         fprintf(stderr, PROG ": --until is before --since\n");
+        return 2;
+    }
+    if (o->trigger && o->format != FMT_TEXT) {
+        fprintf(stderr, PROG ": --trigger is a text view (json always carries \"triggers\")\n");
         return 2;
     }
     return 0;
@@ -715,11 +729,15 @@ static int resolve(struct run *r)
     return rc;
 }
 
-static int write_text(FILE *out, const struct out_view *v)
+static int write_text(FILE *out, const struct out_view *v, int trigger)
 {
     notes_write_text(v->a, out);
     notes_write_filter(v->a, out);
     out_triggers_text(out, v);
+    if (trigger) {
+        out_triggers_stacks(out, v);
+        return 0;
+    }
     fputc('\n', out);
     return report_table(out, &v->a->funcs, v->funcs, v->top, v->a->filtering);
 }
@@ -739,7 +757,7 @@ static int write_output(struct run *r)
     case FMT_SVG: rc = out_svg_write(r->out, &v); break;
     case FMT_CALLERS: rc = out_callers_write(r->out, &v); break;
     case FMT_PERFETTO: rc = out_perfetto_finish(&r->perf, &v, r->out); break;
-    default: rc = write_text(r->out, &v); break;
+    default: rc = write_text(r->out, &v, o->trigger); break;
     }
     if (rc < 0) {
         fprintf(stderr, PROG ": %s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
@@ -873,6 +891,8 @@ static int check_summary(const struct run *r)
         why = "--function needs event traces: summary traces hold each function's totals, not its callees";
     else if (o->keep_tracer_time)
         why = "--keep-tracer-time needs event traces: in summary traces the device took the tracer's time out";
+    else if (o->trigger)
+        why = "--trigger needs event traces: summary traces hold no calls to trigger on";
     if (!why)
         return 0;
     fprintf(stderr, PROG ": %s\n", why);
@@ -893,6 +913,10 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
         rc = run_pass(&r, tf);
     if (!rc)
         rc = check_summary(&r);
+    if (!rc && o->trigger && !r.a.ntriggers) {
+        fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER\n");
+        rc = 1;
+    }
     if (!rc)
         rc = check_build_ids(&r);
     if (!rc)

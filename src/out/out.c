@@ -126,3 +126,27 @@ void out_triggers_text(FILE *out, const struct out_view *v)
         fprintf(out, "trigger: %llu more slow calls (TRACE_MARK_TRIGGER) not shown\n",
                 (unsigned long long)a->triggers_more);
 }
+
+/* analyze --trigger: each slow call with its stack, one frame a line,
+ * outermost first, each named with file:line. */
+void out_triggers_stacks(FILE *out, const struct out_view *v)
+{
+    const struct analysis *a = v->a;
+    for (size_t i = 0; i < a->ntriggers; i++) {
+        const struct analysis_trigger *g = &a->triggers[i];
+        char label[512];
+        fputc('\n', out);
+        if (g->outer)
+            fprintf(out, "  ... %llu outer frames not known\n", (unsigned long long)g->outer);
+        for (uint32_t k = 0; k <= g->nframes; k++) {
+            uint32_t id = k < g->nframes ? g->frames[k] : g->call;
+            if (id == UINT32_MAX)
+                snprintf(label, sizeof label, "[entered before the trace]");
+            else
+                report_label(v->funcs ? &v->funcs[id] : NULL, (unsigned long long)a->funcs.v[id].addr, label,
+                             sizeof label);
+            fprintf(out, "%*s%s%s\n", 2 + 2 * (int)(k < 32 ? k : 32), "", label,
+                    k == g->nframes ? "   <- the slow call" : "");
+        }
+    }
+}

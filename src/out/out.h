@@ -45,5 +45,7 @@ long out_tree_order(const struct out_view *v, uint32_t **order, uint32_t **depth
 /* One "trigger: ..." line per slow call kept (TRACE_TRIGGER): the call,
  * when it ended, and its stack then, outermost first. */
 void out_triggers_text(FILE *out, const struct out_view *v);
+/* analyze --trigger: below each trigger line, its stack, a frame a line. */
+void out_triggers_stacks(FILE *out, const struct out_view *v);
 
 #endif

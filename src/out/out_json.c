@@ -186,6 +186,31 @@ static int write_functions(FILE *out, const struct out_view *v)
     return 0;
 }
 
+/* Slow calls that fired TRACE_TRIGGER, with their stacks (outermost
+ * first, the call last; null for a frame entered before the trace). */
+static void write_triggers(FILE *out, const struct out_view *v)
+{
+    const struct analysis *a = v->a;
+    int64_t t0 = a->have_start ? a->start_ns : a->first_ns;
+    fputs("  \"triggers\": [", out);
+    for (size_t i = 0; i < a->ntriggers; i++) {
+        const struct analysis_trigger *g = &a->triggers[i];
+        const struct analysis_thread *t = &a->threads[g->thread];
+        fprintf(out, "%s\n    {\"source\": \"%s\", \"source_id\": %u, \"tid\": %u, \"at_ns\": %lld, ",
+                i ? "," : "", analysis_source_word(&a->src[t->src]), a->src[t->src].id, t->tid,
+                (long long)(g->ns - t0));
+        json_u64(out, "took_ns", g->took_ns, ", ");
+        json_u64(out, "outer_frames_unknown", g->outer, ", \"stack\": [");
+        for (uint32_t k = 0; k <= g->nframes; k++) {
+            uint32_t id = k < g->nframes ? g->frames[k] : g->call;
+            fputs(k ? ", " : "", out);
+            json_str(out, id != UINT32_MAX && v->funcs ? v->funcs[id].name : NULL);
+        }
+        fputs("]}", out);
+    }
+    fputs(a->ntriggers ? "\n  ],\n" : "],\n", out);
+}
+
 /* Summary traces: each interval's functions, in the order of the table's
  * ids (stable for one input); null for event traces. */
 static void write_intervals(FILE *out, const struct out_view *v)
@@ -233,6 +258,7 @@ int out_json_write(FILE *out, const struct out_view *v)
     write_sources(out, a);
     write_threads(out, a);
     int rc = write_functions(out, v);
+    write_triggers(out, v);
     write_intervals(out, v);
     fputs("}\n", out);
     return rc;

@@ -2,7 +2,8 @@
 # shm ring under ThreadSanitizer.  The runtime, the workload (many threads)
 # and trace_stream (the one reader) are built with -fsanitize=thread;
 # tests/tsan/ring.t runs two workload processes into one ring at once and
-# checks that TSan reports nothing and that received + dropped = generated.
+# checks that TSan reports nothing and that received + dropped = generated;
+# tests/tsan/recorder.t takes flight-recorder snapshots while they write.
 # callsight itself is built under TSan too (in $(TSAN_BUILD)/host, by this
 # Makefile with BUILD and SANFLAGS set): tests/tsan/serve.t runs serve's
 # per-connection reader and writer threads through every way a stream ends,
@@ -30,5 +31,5 @@ tsan-host:
 	    $(TSAN_BUILD)/host/tests/chunkq
 
 tsan-test: all tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
-	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t \
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t tests/tsan/recorder.t \
 	    tests/tsan/serve.t $(TSAN_BUILD)/host/tests/chunkq
