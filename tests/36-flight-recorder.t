@@ -4,14 +4,23 @@
 # only a trigger sends them, as one snapshot on a connection of its own,
 # through a link of 256 KB/s (tests/tools/rateproxy.c).  The workload
 # (tests/recorder/slowcall.c) makes a million fast calls and one of 50 ms:
-# plain streaming through that link drops most of its events; with
+# plain streaming through that link drops nearly all its events; with
 # TRACE_TRIGGER=slow>2ms the slow call arrives with its whole stack and
 # more than 1 MB of what came before it, exactly matched.  A SIGUSR1
 # snapshot of a running program holds no unmatched exit (those of calls
 # entered before it are counted as truncated).  A trigger storm (every call
 # slow) with --max-triggers 2: two snapshots, the rest counted.
+# In a private network namespace whose loopback has small TCP send buffers,
+# as a device's kernel on a slow link keeps them, so that the link and not
+# megabytes of kernel buffering decides what gets through (and how long
+# the test takes); as tests/tools/slowlink.sh does for test 18.
+if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
+    CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
+fi
 source "$(dirname "$0")/lib.sh"
-plan 20
+plan 23
+python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
+    { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
 build_traced "$T/slowcall" "$TESTS/recorder/slowcall.c"
 cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
@@ -55,8 +64,8 @@ link() {
 TRACE_SHM_SIZE=4194304 link plain 1 --codec none -- "$P" 1000000
 ok $? "plain streaming of the workload through 256 KB/s"
 dropped=$(sed -n 's/.*, dropped \([0-9]*\).*/\1/p' "$T/plain.err" | tail -n 1)
-awk -v d="$dropped" 'BEGIN { exit !(d > 0.75 * 6000000) }'
-ok $? "plain streaming drops most of the 6000000 events (dropped ${dropped})"
+awk -v d="$dropped" 'BEGIN { exit !(d > 0.9 * 6000000) }'
+ok $? "plain streaming drops nearly all of the 6000000 events (over 90%) (dropped ${dropped})"
 
 # --- the same run with the recorder and a trigger ---
 TRACE_SHM_SIZE=4194304 TRACE_TRIGGER='slow>2ms' link fr 2 --codec none --flight-recorder -- "$P" 1000000
@@ -94,13 +103,18 @@ is "$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["triggers"]; p
     "1 ['main', 'run', 'work', 'slow'] True" "json: the trigger with its stack"
 
 # --- SIGUSR1 while the program runs ---
-TRACE_TRIGGER= link usr 2 --flight-recorder -- "$P" 30000000 -1 &
-runner=$!
-for _ in $(seq 500); do grep -q "tracer attached" "$T/usr.err" 2>/dev/null && break; sleep 0.02; done
-sleep 0.3
-# link runs in a subshell: find its trace_stream by its ring's name
-kill -USR1 "$(pgrep -f -- "--flight-recorder /callsight-t36-$$-usr" | head -n 1)"
-wait $runner
+# usr_snapshot NAME TS_OPTS...: the running program again, SIGUSR1 once
+usr_snapshot() {
+    local name=$1
+    shift
+    TRACE_TRIGGER= link "$name" 2 --flight-recorder "$@" -- "$P" 10000000 -1 &
+    local runner=$!
+    for _ in $(seq 500); do grep -q "tracer attached" "$T/$name.err" 2>/dev/null && break; sleep 0.02; done
+    sleep 0.3
+    kill -USR1 "$(pgrep -f -- "trace_stream .*/callsight-t36-$$-$name 127.0.0.1" | head -n 1)"
+    wait $runner
+}
+usr_snapshot usr
 ok $? "a running program, SIGUSR1 to trace_stream"
 "$CS" analyze "$T/usr" --exe "$P" --top 0 > "$T/usr.txt" 2>&1
 is "$(field unmatched_exits "$(head -n 1 "$T/usr.txt")") $(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1' "$T/usr.txt")" "0 1" \
@@ -110,6 +124,18 @@ w=$(row "$T/usr.txt" work) s=$(row "$T/usr.txt" step)
 # snapshot may leave its step() whole, so step() has 0 to 2 more
 awk -v w="$w" -v s="$s" 'BEGIN { exit !(w > 1000 && s - w >= 0 && s - w <= 2) }'
 ok $? "whole calls: ${w} of work, ${s} of step"
+
+usr_snapshot after --after 300
+read -r ring all < <(sed -n 's/^trace_stream: snapshot 1 (SIGUSR1): \([0-9]*\) records of the ring, \([0-9]*\) in all, .*/\1 \2/p' "$T/after.err")
+ok $([ -n "$ring" ] && [ "$all" -gt "$ring" ]; echo $?) "--after 300: the snapshot goes on past the ring's contents (${ring:-?} of ${all:-?} records)"
+
+# --- a trace_stream that cannot be a recorder says so ---
+: > "/dev/shm/callsight-t36-$$-taken"
+track_shm "/callsight-t36-$$-taken"
+"$B/trace_stream" --flight-recorder "/callsight-t36-$$-taken" 127.0.0.1 1 > /dev/null 2> "$T/taken.err"
+is "$? $(grep -c 'a flight recorder needs a ring of its own' "$T/taken.err")" "1 1" "a ring that exists already: refused with one line"
+"$B/trace_stream" --after 5 /x 127.0.0.1 1 > /dev/null 2> "$T/after.err"
+is "$? $(cat "$T/after.err")" "2 trace_stream: --after and --max-triggers go with --flight-recorder" "--after alone: a usage error"
 
 # --- a trigger storm: every call slow ---
 TRACE_TRIGGER='slow>500us' link storm 3 --flight-recorder --max-triggers 2 -- "$P" 400 0 storm
