@@ -29,8 +29,10 @@
  *
  * The wire protocol (trace_stream -> serve, little-endian): one 64-byte
  * handshake, then chunks of a 12-byte header and one zstd frame each.  The
- * only bytes a server ever sends back are the 16-byte codec ack, once, and
- * only to a client whose handshake offered the codec (see below).
+ * only bytes a server ever sends back are the 16-byte ack, once, and only
+ * to a client whose handshake offered something (see below), and after it,
+ * to a flight recorder that offered to take them, 16-byte snapshot
+ * requests.
  *
  * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION / TRACE_STREAM_VERSION are
  * bumped on any layout change.
@@ -212,6 +214,17 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_ACK_WAIT_MS 2000u
 
 /*
+ * Handshake flag: the client is a flight recorder (trace_stream
+ * --flight-recorder, its main connection) and takes snapshot requests from
+ * the host: it reads the socket for a trace_stream_ack_t and, if the ack's
+ * features has TRACE_ACK_SNAPSHOT_REQUESTS, for trace_stream_request_t
+ * messages after it, each asking for one snapshot (`callsight trigger`).
+ * A server that predates it never sets the bit and sends no request; a
+ * client that predates it never sets the flag and gets none.
+ */
+#define TRACE_STREAM_FLAG_REQUEST_OFFER 0x400u
+
+/*
  * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER and
  * TRACE_STREAM_FLAG_SUMMARY_OFFER (either or both), sent once right after
  * it has read and accepted the handshake, little-endian.  The client
@@ -225,6 +238,7 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 
 #define TRACE_ACK_SUMMARIES 0x1u /* features bit: the server writes summary records */
 #define TRACE_ACK_SUMMARY_INCREMENTS 0x2u /* features bit: ... and takes TRACE_CHUNK_SUMMARY_INCREMENTS */
+#define TRACE_ACK_SNAPSHOT_REQUESTS 0x4u  /* features bit: the server may send trace_stream_request_t */
 
 typedef struct trace_stream_ack {
     char magic[8];     /* "TKACK\0\0\0" */
@@ -237,6 +251,26 @@ _Static_assert(sizeof(trace_stream_ack_t) == TRACE_STREAM_ACK_SIZE, "ack is 16 b
 _Static_assert(offsetof(trace_stream_ack_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_stream_ack_t, codecs) == 8, "codecs at 8");
 _Static_assert(offsetof(trace_stream_ack_t, features) == 12, "features at 12");
+
+/*
+ * Server to client, after an ack with TRACE_ACK_SNAPSHOT_REQUESTS: take a
+ * flight-recorder snapshot now (cause TRACE_SNAPSHOT_REQUEST).  The client
+ * bounds them like any trigger (--max-triggers); bytes that are not a
+ * request end its reading of requests, never the stream.
+ */
+#define TRACE_STREAM_REQUEST_MAGIC "TKSNAP" /* 6 chars, NUL-padded to 8 */
+#define TRACE_STREAM_REQUEST_SIZE 16u
+
+typedef struct trace_stream_request {
+    char magic[8];   /* "TKSNAP\0\0" */
+    uint32_t seq;    /* the server's count of requests on this connection: 1, 2, ... */
+    uint32_t pad;    /* zero */
+} trace_stream_request_t;
+
+_Static_assert(sizeof(trace_stream_request_t) == TRACE_STREAM_REQUEST_SIZE, "request is 16 bytes");
+_Static_assert(offsetof(trace_stream_request_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_stream_request_t, seq) == 8, "seq at 8");
+_Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
 
 enum trace_chunk_type {
     TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */

@@ -47,7 +47,8 @@
  * Flight recorder.  With --flight-recorder the ring gets a block after its
  * storage and the tracers overwrite its oldest whole batches instead of
  * dropping new ones; nothing but heartbeats is sent until a trigger
- * (SIGUSR1, a TRACE_TRIGGER call that was slow, a tracer that died), and
+ * (SIGUSR1, a TRACE_TRIGGER call that was slow, a tracer that died, a
+ * request the server passes down from `callsight trigger`), and
  * then the ring's contents go as one snapshot on a connection of their
  * own (see "flight recorder" below).
  *
@@ -210,6 +211,10 @@ struct sender {
     struct merger *merge; /* threads' snapshots merged per process (NULL: --summary-threads) */
     unsigned ack_got;     /* bytes of the ack read so far */
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    int req_ok;           /* --flight-recorder: the ack says snapshot requests may come */
+    unsigned req_got;     /* bytes of the request being read */
+    unsigned char req[TRACE_STREAM_REQUEST_SIZE];
+    uint64_t requests;    /* whole requests read and not yet acted on */
     uint64_t coded_chunks; /* event chunks sent coded */
     unsigned char *wire; /* chunk header followed by the zstd frame */
     size_t wire_cap;
@@ -282,8 +287,9 @@ static void usage(FILE *out)
             "  --flight-recorder  keep only the most recent events in the ring (the\n"
             "              tracers overwrite the oldest whole batches, counted) and send\n"
             "              nothing but heartbeats until a trigger: SIGUSR1, a slow call\n"
-            "              (TRACE_TRIGGER=NAME>LIMIT in the program's environment), or a\n"
-            "              tracer that dies.  Then the ring's contents go as one snapshot\n"
+            "              (TRACE_TRIGGER=NAME>LIMIT in the program's environment), a\n"
+            "              tracer that dies, or `callsight trigger` on the host (through\n"
+            "              serve).  Then the ring's contents go as one snapshot\n"
             "              on a connection of its own (its own series in serve's\n"
             "              directory), and recording resumes.  Start it before the program\n"
             "  --after MS  after a trigger, also send what comes in the next MS ms\n"
@@ -843,6 +849,7 @@ static void ack_check(struct sender *s)
     s->acked = s->offered && (codecs & TRACE_CODEC_STACK_SHUFFLE) != 0;
     s->sum_ok = (features & TRACE_ACK_SUMMARIES) != 0;
     s->sum_inc = s->sum_ok && (features & TRACE_ACK_SUMMARY_INCREMENTS) != 0;
+    s->req_ok = s->o->recorder && (features & TRACE_ACK_SNAPSHOT_REQUESTS) != 0;
     if (s->acked && !s->o->quiet)
         fprintf(stderr, "trace_stream: the server decodes coded chunks; sending them from now on\n");
 }
@@ -876,19 +883,37 @@ static long drop_summaries(struct sender *s, unsigned char *raw, long n)
     return out;
 }
 
+/* A whole snapshot request came (after an ack that allows them); anything
+ * else ends our reading of requests, never the stream. */
+static void request_check(struct sender *s)
+{
+    char magic[8] = {0};
+    memcpy(magic, TRACE_STREAM_REQUEST_MAGIC, sizeof TRACE_STREAM_REQUEST_MAGIC - 1);
+    s->req_got = 0;
+    if (memcmp(s->req, magic, sizeof magic) == 0) {
+        s->requests++;
+        return;
+    }
+    s->req_ok = 0;
+    fprintf(stderr, "trace_stream: the server sent something else than a snapshot request; "
+                    "no more requests are taken on this connection\n");
+}
+
 /*
  * Read what the server sent, never blocking: the codec ack while one is
- * due; anything else a server sends is ignored.  0, or 1 when the server
- * closed the connection or it failed (reported).  Bounded, so that a
- * server that floods us cannot keep us from the ring.
+ * due, then snapshot requests if it allowed them; anything else a server
+ * sends is ignored.  0, or 1 when the server closed the connection or it
+ * failed (reported).  Bounded, so that a server that floods us cannot keep
+ * us from the ring.
  */
 static int read_server(struct sender *s)
 {
     for (int round = 0; round < 16; round++) {
         unsigned char junk[256];
-        int want_ack = s->ack_got < TRACE_STREAM_ACK_SIZE;
-        unsigned char *dst = want_ack ? s->ack + s->ack_got : junk;
-        size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->ack_got : sizeof junk;
+        int want_ack = s->ack_got < TRACE_STREAM_ACK_SIZE, want_req = !want_ack && s->req_ok;
+        unsigned char *dst = want_ack ? s->ack + s->ack_got : want_req ? s->req + s->req_got : junk;
+        size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->ack_got
+                              : want_req ? TRACE_STREAM_REQUEST_SIZE - s->req_got : sizeof junk;
         ssize_t n = recv(s->sock, dst, len, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
@@ -900,6 +925,8 @@ static int read_server(struct sender *s)
         }
         if (want_ack && (s->ack_got += (unsigned)n) == TRACE_STREAM_ACK_SIZE)
             ack_check(s);
+        if (want_req && (s->req_got += (unsigned)n) == TRACE_STREAM_REQUEST_SIZE)
+            request_check(s);
     }
     return 0;
 }
@@ -958,16 +985,18 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     memcpy(hs + offsetof(trace_stream_handshake_t, magic), TRACE_STREAM_MAGIC, 8);
     put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
     put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
-    uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER);
+    uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER |
+                                  TRACE_STREAM_FLAG_REQUEST_OFFER);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
     s->offered = s->codec != NULL;
-    s->acked = s->sum_ok = s->sum_inc = 0;
-    s->ack_got = 0;
+    s->acked = s->sum_ok = s->sum_inc = s->req_ok = 0;
+    s->ack_got = s->req_got = 0;
     if (s->merge)
         merge_new_connection(s->merge);
     s->hello_ms = now_ms();
-    flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0);
+    flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
+             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0);
     put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
@@ -2385,8 +2414,9 @@ static int report_vanished(struct ring *r, struct sender *s)
  * --flight-recorder (trace_shm.h, "flight recorder"): the ring is created
  * with its block, RECORDING, so the tracers keep overwriting its oldest
  * whole batches and this client reads nothing; the connection carries
- * heartbeats and drop notices only.  On a trigger (SIGUSR1, the block's
- * `triggers` moving, a tracer found dead) it takes the ring's lock, turns
+ * heartbeats and drop notices only (and brings snapshot requests, if the
+ * server's ack allowed them).  On a trigger (SIGUSR1, the block's
+ * `triggers` moving, a tracer found dead, a request) it takes the ring's lock, turns
  * it to SHIPPING (from then on the ring is an ordinary one, and tail a
  * batch boundary, so nothing it ships can be torn or overwritten), and
  * sends [tail, head of that moment) - plus what comes in --after ms - on a
@@ -2538,7 +2568,7 @@ static int recorder_allowed(struct recorder *rc, const struct options *o)
 }
 
 static const char *const cause_name[] = {"", "SIGUSR1", "a slow call (TRACE_TRIGGER)", "a tracer died",
-                                         "the host asked"};
+                                         "callsight trigger"};
 
 /* Ship from our tail: until `end` is passed, then for the --after window.
  * 0 sent whole, 1 the snapshot's connection failed (said), -1 fatal. */
@@ -2639,7 +2669,7 @@ static int recorder_send_skipped(struct ring *r, struct recorder *rc, struct sen
 }
 
 /* What wakes the recorder: 0 nothing, else an enum trace_snapshot_cause. */
-static unsigned recorder_cause(struct ring *r, struct recorder *rc, int *death_done)
+static unsigned recorder_cause(struct ring *r, struct recorder *rc, struct sender *s, int *death_done)
 {
     /* acquire: pairs with the tracer's release increment, made after the
      * batch with the slow call went in */
@@ -2647,7 +2677,10 @@ static unsigned recorder_cause(struct ring *r, struct recorder *rc, int *death_d
     unsigned cause = 0;
     if (snapshot_requested)
         cause = TRACE_SNAPSHOT_SIGNAL;
-    else if (trig != rc->triggers_seen)
+    else if (s->requests) {
+        s->requests--;
+        cause = TRACE_SNAPSHOT_REQUEST;
+    } else if (trig != rc->triggers_seen)
         cause = TRACE_SNAPSHOT_CALL;
     else if (r->vanished && !*death_done)
         cause = TRACE_SNAPSHOT_DEATH;
@@ -2670,7 +2703,7 @@ static int record(struct ring *r, struct sender *s, struct recorder *rc, struct 
         uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
         if (!r->vanished)
             r->vanished = ring_dead_writers(r);
-        unsigned cause = recorder_cause(r, rc, &death_done);
+        unsigned cause = recorder_cause(r, rc, s, &death_done);
         if (cause && recorder_allowed(rc, o)) {
             /* a slow call that asks while this one ships gets the next */
             if (recorder_snapshot(r, rc, s, snap, cause))
@@ -2725,6 +2758,7 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
         struct options so = *o;
         so.summary_threads = 1; /* a snapshot is what the ring held, as it was */
         so.retry_s = 0;         /* a snapshot's connection is not resumed: a cut shows as one */
+        so.recorder = 0;        /* and takes no requests: the main connection does */
         int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so);
         bad = bad || record(r, s, &rc, &snap) || reach_server_at_end(s, r->hdr);
         if (!bad)

@@ -18,12 +18,13 @@ if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
     CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-plan 23
+plan 27
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
 build_traced "$T/slowcall" "$TESTS/recorder/slowcall.c"
 cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
+cc -std=c11 -O2 -I"$TESTS/../runtime" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
 P=$T/slowcall
 
 # link NAME CONNS TS_OPTS... -- PROGRAM ARGS: serve in $T/NAME, the proxy at
@@ -104,6 +105,7 @@ is "$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["triggers"]; p
 
 # --- SIGUSR1 while the program runs ---
 # usr_snapshot NAME TS_OPTS...: the running program again, SIGUSR1 once
+# (with HOW=trigger: `callsight trigger` instead, its output in $T/NAME.trig)
 usr_snapshot() {
     local name=$1
     shift
@@ -111,7 +113,11 @@ usr_snapshot() {
     local runner=$!
     for _ in $(seq 500); do grep -q "tracer attached" "$T/$name.err" 2>/dev/null && break; sleep 0.02; done
     sleep 0.3
-    kill -USR1 "$(pgrep -f -- "trace_stream .*/callsight-t36-$$-$name 127.0.0.1" | head -n 1)"
+    if [ "${HOW:-}" = trigger ]; then
+        "$CS" trigger "$T/$name" > "$T/$name.trig" 2>&1
+    else
+        kill -USR1 "$(pgrep -f -- "trace_stream .*/callsight-t36-$$-$name 127.0.0.1" | head -n 1)"
+    fi
     wait $runner
 }
 usr_snapshot usr
@@ -128,6 +134,28 @@ ok $? "whole calls: ${w} of work, ${s} of step"
 usr_snapshot after --after 300
 read -r ring all < <(sed -n 's/^trace_stream: snapshot 1 (SIGUSR1): \([0-9]*\) records of the ring, \([0-9]*\) in all, .*/\1 \2/p' "$T/after.err")
 ok $([ -n "$ring" ] && [ "$all" -gt "$ring" ]; echo $?) "--after 300: the snapshot goes on past the ring's contents (${ring:-?} of ${all:-?} records)"
+
+# --- the host asks: callsight trigger, through serve ---
+HOW=trigger usr_snapshot host
+is "$(cat "$T/host.trig")" "callsight trigger: snapshot requested of 1 connection (conn 1)" \
+    "callsight trigger: serve passes the request down the recorder's connection"
+"$CS" analyze "$T/host" --exe "$P" --top 0 > "$T/host.txt" 2>&1
+is "$(field unmatched_exits "$(head -n 1 "$T/host.txt")") $(grep -c '^note: stream 2: flight-recorder snapshot 1, taken for callsight trigger: ' "$T/host.txt") $(cat "$T"/serve.*.log | grep -c '^callsight serve: conn 1: snapshot requested (callsight trigger)$')" \
+    "0 1 1" "the snapshot arrives as its own series, named for the request; serve said it passed it on"
+"$CS" trigger "$T/nowhere" > /dev/null 2> "$T/nowhere.err"
+is "$? $(wc -l < "$T/nowhere.err") $(grep -c '^callsight trigger: no serve is listening in ' "$T/nowhere.err")" "1 1 1" \
+    "no serve in that directory: exit 1, one line"
+start_serve "$T/plainsrv"
+timeout 30 "$T/streamgen" --events 10 --pause-after 1 --paused-file "$T/sg.paused" --resume-file "$T/sg.go" \
+    127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &
+sg=$!
+wait_file "$T/sg.paused"
+"$CS" trigger "$T/plainsrv" > /dev/null 2> "$T/plainsrv.err"
+is "$? $(grep -c 'no flight recorder is connected' "$T/plainsrv.err")" "1 1" \
+    "a serve whose client is no flight recorder: nobody to ask, exit 1"
+touch "$T/sg.go"
+wait $sg
+stop_serve
 
 # --- a trace_stream that cannot be a recorder says so ---
 : > "/dev/shm/callsight-t36-$$-taken"

@@ -48,7 +48,7 @@ static void capture_notes(const struct emit *e)
     if (s->capture_count[TRACE_MARK_EVENT_LIMIT])
         emit(e, "capture stopped: event limit %llu reached", p[TRACE_MARK_EVENT_LIMIT]);
     static const char *const cause[] = {"unknown", "SIGUSR1", "a slow call (TRACE_TRIGGER)",
-                                        "a tracer died", "the host asked"};
+                                        "a tracer that died", "callsight trigger"};
     if (s->snapshot)
         emit(e, "flight-recorder snapshot %u, taken for %s: what the ring held then%s; %llu older "
              "events were overwritten before it", (unsigned)s->snapshot,

@@ -19,5 +19,6 @@ int cmd_scan(int argc, char **argv);    /* scan.c */
 int cmd_select(int argc, char **argv);  /* select.c */
 int cmd_run(int argc, char **argv);     /* run.c */
 int cmd_doctor(int argc, char **argv);  /* doctor.c */
+int cmd_trigger(int argc, char **argv); /* trigger.c */
 
 #endif

@@ -29,6 +29,7 @@ static const struct command commands[] = {
     {"select", cmd_select, "a function and what it calls, for include-func"},
     {"run", cmd_run, "trace a program and print its report, in one step"},
     {"doctor", cmd_doctor, "check this machine, a binary and a project for tracing"},
+    {"trigger", cmd_trigger, "ask serve's flight recorders for a snapshot now"},
 };
 
 static void usage(FILE *out)

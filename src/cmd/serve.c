@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "serve/control.h"
 #include "serve/net.h"
 #include "serve/stream_conn.h"
 #include "serve/stream_file.h"
@@ -123,8 +124,12 @@ static void usage(FILE *out)
             "\n"
             "Prints to stdout, one line each: where it listens (first line), the\n"
             "limits in force (second line), every connection opened and closed, the device's dropped-event notices, and\n"
-            "every %d s per streaming connection its rate, compression and drops.\n",
-            DEFAULT_CONNS, MAX_CONNS, DEFAULT_MIN_FREE_MB, STATUS_SECS);
+            "every %d s per streaming connection its rate, compression and drops.\n"
+            "\n"
+            "`callsight trigger DIR` asks it, through DIR/%s, to have the flight\n"
+            "recorders among its connections (trace_stream --flight-recorder) take a\n"
+            "snapshot now.\n",
+            DEFAULT_CONNS, MAX_CONNS, DEFAULT_MIN_FREE_MB, STATUS_SECS, CONTROL_SOCKET_NAME);
 }
 
 static int parse_mb(const char *opt, const char *s, long *out)
@@ -332,15 +337,22 @@ static void accept_one(int lfd)
 }
 
 /* Accept until SIGINT/SIGTERM; the signals are delivered only inside pselect. */
-static int accept_loop(int lfd, const sigset_t *waitmask)
+/* Connections, and (cfd >= 0) requests on the control socket: one at a
+ * time, each bounded (control.c), so a slow asker delays accepting by a
+ * second at most. */
+static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
 {
     while (!atomic_load(&stopping)) {
         fd_set rd;
         FD_ZERO(&rd);
         FD_SET(lfd, &rd);
-        int rc = pselect(lfd + 1, &rd, NULL, NULL, NULL, waitmask);
-        if (rc > 0)
+        if (cfd >= 0)
+            FD_SET(cfd, &rd);
+        int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, NULL, waitmask);
+        if (rc > 0 && FD_ISSET(lfd, &rd))
             accept_one(lfd);
+        if (rc > 0 && cfd >= 0 && FD_ISSET(cfd, &rd))
+            control_serve_one(cfd);
         else if (rc < 0 && errno != EINTR) {
             fprintf(stderr, "callsight serve: waiting for connections failed: %s\n", strerror(errno));
             return -1;
@@ -447,8 +459,13 @@ int cmd_serve(int argc, char **argv)
     if (!o.allow && !net_bound_loopback(lfd))
         printf("callsight serve: warning: listening on %s without --allow: anyone who can reach it may "
                "send data\n", where);
+    int cfd = control_listen(o.out, err, sizeof err);
+    if (cfd < 0)
+        printf("callsight serve: warning: no control socket (%s): `callsight trigger` cannot reach this "
+               "serve\n", err);
     fflush(stdout);
-    rc = accept_loop(lfd, &waitmask);
+    rc = accept_loop(lfd, cfd, &waitmask);
+    control_close(cfd, o.out);
     accept_backlog(lfd);
     close(lfd);
     stop_conns();

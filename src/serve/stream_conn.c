@@ -107,6 +107,10 @@ struct conn {
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
     int sum_offered;      /* the client may send summary snapshots: the ack says they are welcome */
+    int req_offered;      /* the client takes snapshot requests (a flight recorder) */
+    int req_acked;        /* a flight recorder that takes snapshot requests, and the ack said so */
+    int req_listed;       /* ... listed among the takers (from its file's opening to its end) */
+    uint32_t req_seq;     /* requests sent to it (under takers_lock) */
     struct stream_sums *sums; /* their totals, once increments were acked (the writer's) */
     char writer_end[STREAM_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
     uint64_t chunks;      /* chunks read whole */
@@ -207,7 +211,65 @@ static int read_hello(struct conn *c)
     }
     c->offered = stream_hello_codec_offered(raw);
     c->sum_offered = stream_hello_summary_offered(raw);
+    c->req_offered = stream_hello_requests_offered(raw);
     return 0;
+}
+
+/* ---- snapshot requests --------------------------------------------------
+ * Connections of flight recorders that take snapshot requests, by their
+ * connection id, from the moment their file is opened (when "conn N from"
+ * is said) until their reader ends, just before the socket is closed.
+ * The table is the only state shared with the command's thread that asks
+ * (callsight trigger, through serve's control socket); sending is one
+ * non-blocking 16-byte send under the lock, so an asker never waits on a
+ * connection. */
+#define TAKERS_MAX 1024
+
+static pthread_mutex_t takers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *takers[TAKERS_MAX];
+static uint32_t taker_ids[TAKERS_MAX];
+
+static void takers_add(struct conn *c)
+{
+    pthread_mutex_lock(&takers_lock);
+    for (int i = 0; i < TAKERS_MAX && !c->req_listed; i++)
+        if (!takers[i]) {
+            takers[i] = c;
+            taker_ids[i] = c->file.id;
+            c->req_listed = 1;
+        }
+    pthread_mutex_unlock(&takers_lock);
+}
+
+static void takers_remove(struct conn *c)
+{
+    pthread_mutex_lock(&takers_lock);
+    for (int i = 0; i < TAKERS_MAX && c->req_listed; i++)
+        if (takers[i] == c) {
+            takers[i] = NULL;
+            c->req_listed = 0;
+        }
+    pthread_mutex_unlock(&takers_lock);
+}
+
+size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen)
+{
+    size_t n = 0;
+    *takers_seen = 0;
+    pthread_mutex_lock(&takers_lock);
+    for (int i = 0; i < TAKERS_MAX; i++) {
+        if (!takers[i] || (id && taker_ids[i] != id))
+            continue;
+        ++*takers_seen;
+        unsigned char req[TRACE_STREAM_REQUEST_SIZE];
+        stream_request_encode(req, ++takers[i]->req_seq);
+        if (send(takers[i]->fd, req, sizeof req, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof req && n < max)
+            sent[n++] = taker_ids[i];
+    }
+    pthread_mutex_unlock(&takers_lock);
+    for (size_t k = 0; k < n; k++)
+        say("conn %u: snapshot requested (callsight trigger)", (unsigned)sent[k]);
+    return n;
 }
 
 /*
@@ -234,6 +296,8 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
     c->opened = 1;
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
+    if (c->req_acked)
+        takers_add(c);
     return 0;
 }
 
@@ -254,12 +318,15 @@ static void answer_offer(struct conn *c)
         c->decoded = malloc(STREAM_RAW_CAP);
         codecs = c->codec && c->decoded ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
     }
+    if (c->req_offered)
+        features |= TRACE_ACK_SNAPSHOT_REQUESTS;
     if (!codecs && !features)
         return;
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
     stream_ack_encode(ack, codecs, features);
     int sent = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
     c->acked = sent && codecs;
+    c->req_acked = sent && c->req_offered;
 }
 
 static void *writer_main(void *arg);
@@ -680,6 +747,8 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
         if (c.writer_rc == 3)
             snprintf(c.end, sizeof c.end, "%s", c.writer_end); /* not the reader's cut that followed */
     }
+    c.req_acked = 0;   /* a file opened only now (finish) is not listed */
+    takers_remove(&c); /* the writer, which lists it, is done; the caller closes the socket after */
     if (rc != 2)
         finish(&c);
     else if (c.slot >= 0)

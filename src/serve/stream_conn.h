@@ -15,6 +15,7 @@
 #define CALLSIGHT_STREAM_CONN_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct stream_conn_opts {
@@ -30,5 +31,14 @@ struct stream_conn_opts {
 
 /* Serve one connection to its end; the caller closes fd afterwards. */
 void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o);
+
+/*
+ * Ask the flight recorders among the connections (id 0: all of them, else
+ * conn id) for a snapshot: a snapshot request to each that took the offer
+ * (TRACE_ACK_SNAPSHOT_REQUESTS), never blocking.  Fills sent[] with the ids
+ * reached (at most max) and returns how many; *takers_seen counts those
+ * that take requests, reached or not (a full socket buffer).
+ */
+size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen);
 
 #endif

@@ -55,7 +55,7 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
     }
     out->swapped = big;
     out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big) &
-                 ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER); /* wire flags, never a file's */
+                 ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER | TRACE_STREAM_FLAG_REQUEST_OFFER); /* wire flags, never a file's */
     out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
     out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
     out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);
@@ -78,6 +78,20 @@ int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SI
 int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_SUMMARY_OFFER);
+}
+
+int stream_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    return hello_flag(raw, TRACE_STREAM_FLAG_REQUEST_OFFER);
+}
+
+void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq)
+{
+    memset(out, 0, TRACE_STREAM_REQUEST_SIZE);
+    memcpy(out + offsetof(trace_stream_request_t, magic), TRACE_STREAM_REQUEST_MAGIC,
+           sizeof TRACE_STREAM_REQUEST_MAGIC - 1);
+    for (int i = 0; i < 4; i++)
+        out[offsetof(trace_stream_request_t, seq) + (size_t)i] = (unsigned char)(seq >> (8 * i));
 }
 
 void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,

@@ -38,6 +38,10 @@ struct stream_hello {
 int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* 1 when it offers summary snapshots (TRACE_STREAM_FLAG_SUMMARY_OFFER). */
 int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* Whether it offers to take snapshot requests (TRACE_STREAM_FLAG_REQUEST_OFFER). */
+int stream_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* A snapshot request, little-endian. */
+void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq);
 
 /* A chunk header, in host order. */
 struct stream_chunk {

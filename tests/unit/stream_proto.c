@@ -198,8 +198,32 @@ static void test_fault_chunks(void)
     }
 }
 
+/* The flight recorder's snapshot requests: the offer in a handshake is
+ * seen, never copied into a file's flags, and a request reads as
+ * trace_shm.h lays it out. */
+static void test_requests(void)
+{
+    unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE] = {0}, req[TRACE_STREAM_REQUEST_SIZE];
+    struct stream_hello h;
+    char why[256];
+    memcpy(raw, TRACE_STREAM_MAGIC, 8);
+    put(raw + 8, 4, TRACE_STREAM_VERSION, 0);
+    put(raw + 12, 4, TRACE_EVENT_SIZE, 0);
+    put(raw + 16, 4, TRACE_FLAG_TICKS | TRACE_STREAM_FLAG_REQUEST_OFFER, 0);
+    ok(stream_hello_decode(raw, &h, why, sizeof why) == 0 && stream_hello_requests_offered(raw) &&
+           h.flags == TRACE_FLAG_TICKS,
+       "a request offer is seen, and stays out of the file's flags");
+    put(raw + 16, 4, TRACE_FLAG_TICKS, 0);
+    ok(!stream_hello_requests_offered(raw), "no offer, no requests");
+    stream_request_encode(req, 0x01020304u);
+    ok(memcmp(req, "TKSNAP\0\0", 8) == 0 && req[8] == 4 && req[9] == 3 && req[10] == 2 && req[11] == 1 &&
+           req[12] == 0 && req[15] == 0,
+       "a request: TKSNAP, then its seq little-endian, then zero");
+}
+
 int main(void)
 {
+    test_requests();
     test_fault_chunks();
     test_hello();
     test_chunk_limits();

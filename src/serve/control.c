@@ -1,0 +1,156 @@
+/*
+ * control.c - serve's control socket, both ends (see control.h): serve
+ * listens in its output directory and hands a snapshot request to the
+ * connections of flight recorders (stream_conn_request_snapshot); `callsight
+ * trigger` connects, asks and prints the answer.  Every read and write is
+ * bounded by a poll timeout, so neither end waits for a stuck peer.
+ */
+#include "control.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "stream_conn.h"
+
+#define CONTROL_WAIT_MS 1000 /* serve: for a client's request line */
+#define REQUEST_WAIT_MS 5000 /* trigger: for serve's answer */
+#define CONTROL_MAX_IDS 64   /* ids named in one answer */
+
+static int control_path(const char *dir, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    int n = snprintf(a->sun_path, sizeof a->sun_path, "%s/%s", dir, CONTROL_SOCKET_NAME);
+    return n < 0 || (size_t)n >= sizeof a->sun_path ? -1 : 0;
+}
+
+/* Someone answers on the socket at a: a live serve. */
+static int control_alive(const struct sockaddr_un *a)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int alive = fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof *a) == 0;
+    if (fd >= 0)
+        close(fd);
+    return alive;
+}
+
+int control_listen(const char *dir, char *err, size_t errlen)
+{
+    struct sockaddr_un a;
+    if (control_path(dir, &a)) {
+        snprintf(err, errlen, "the path %s/%s is too long for a UNIX socket", dir, CONTROL_SOCKET_NAME);
+        return -1;
+    }
+    if (control_alive(&a)) {
+        snprintf(err, errlen, "another serve listens on %s", a.sun_path);
+        return -1;
+    }
+    unlink(a.sun_path); /* a stale one, left by a serve that was killed */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    mode_t old = umask(077);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 4) == 0;
+    umask(old);
+    if (!ok) {
+        snprintf(err, errlen, "%s: %s", a.sun_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One line from fd within ms, without its newline; 0, or -1. */
+static int read_line(int fd, char *line, size_t len, int ms)
+{
+    size_t got = 0;
+    while (got + 1 < len) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, ms) <= 0)
+            return -1;
+        ssize_t n = recv(fd, line + got, 1, 0);
+        if (n <= 0)
+            return -1;
+        if (line[got] == '\n') {
+            line[got] = 0;
+            return 0;
+        }
+        got++;
+    }
+    return -1;
+}
+
+static void answer(int fd, const char *line)
+{
+    (void)send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void control_serve_one(int lfd)
+{
+    char line[CONTROL_LINE_MAX];
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        return;
+    unsigned long id;
+    char tail;
+    if (read_line(fd, line, sizeof line, CONTROL_WAIT_MS) != 0) {
+        close(fd);
+        return;
+    }
+    if (sscanf(line, "snapshot %lu%c", &id, &tail) != 1 || id > UINT32_MAX) {
+        answer(fd, "error the request is not 'snapshot ID'\n");
+        close(fd);
+        return;
+    }
+    uint32_t ids[CONTROL_MAX_IDS];
+    size_t takers = 0, n = stream_conn_request_snapshot((uint32_t)id, ids, CONTROL_MAX_IDS, &takers);
+    int used = n ? snprintf(line, sizeof line, "ok %zu ", n) : snprintf(line, sizeof line, "none %zu", takers);
+    for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof line - 16; i++)
+        used += snprintf(line + used, sizeof line - (size_t)used, "%s%u", i ? "," : "", (unsigned)ids[i]);
+    if (used > 0 && (size_t)used < sizeof line - 1)
+        snprintf(line + used, sizeof line - (size_t)used, "\n");
+    answer(fd, line);
+    close(fd);
+}
+
+void control_close(int lfd, const char *dir)
+{
+    struct sockaddr_un a;
+    if (lfd < 0)
+        return;
+    close(lfd);
+    if (control_path(dir, &a) == 0)
+        unlink(a.sun_path);
+}
+
+int control_request(const char *dir, uint32_t id, char *reply, size_t len)
+{
+    struct sockaddr_un a;
+    char line[64];
+    if (control_path(dir, &a)) {
+        snprintf(reply, len, "the path %s/%s is too long for a UNIX socket", dir, CONTROL_SOCKET_NAME);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        snprintf(reply, len, "no serve is listening in %s (%s: %s)", dir, a.sun_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    snprintf(line, sizeof line, "snapshot %u\n", (unsigned)id);
+    int rc = send(fd, line, strlen(line), MSG_NOSIGNAL) == (ssize_t)strlen(line) &&
+                     read_line(fd, reply, len, REQUEST_WAIT_MS) == 0
+                 ? 0
+                 : -1;
+    if (rc)
+        snprintf(reply, len, "serve in %s did not answer", dir);
+    close(fd);
+    return rc;
+}

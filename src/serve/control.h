@@ -1,0 +1,46 @@
+/*
+ * control.h - serve's control socket: how `callsight trigger` asks a
+ * running serve to have its flight recorders take a snapshot.
+ *
+ * serve listens on a UNIX socket in its output directory,
+ * DIR/.callsight-serve.sock (mode 0600: whoever may write DIR's traces may
+ * ask), for one request line at a time:
+ *
+ *   snapshot ID\n      ID: a connection id, or 0 for every connection
+ *
+ * and answers one line:
+ *
+ *   ok N ID,ID,...\n   sent to N connections (their ids), N >= 1
+ *   none TAKERS\n      sent to none: TAKERS connections take requests
+ *                      (0: no flight recorder with TRACE_ACK_SNAPSHOT_REQUESTS
+ *                      is connected; more: their sockets were full)
+ *   error WHY\n        the request was not understood
+ *
+ * The protocol is private to one callsight version on one host, so it is
+ * text and unversioned; the wire to devices is what trace_shm.h defines.
+ */
+#ifndef CALLSIGHT_CONTROL_H
+#define CALLSIGHT_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONTROL_SOCKET_NAME ".callsight-serve.sock"
+#define CONTROL_LINE_MAX 512
+
+/* serve: listen in dir.  The socket's fd, or -1 with why in err (serve
+ * goes on without: no snapshot requests).  A live serve already listening
+ * there is left alone (err says so); a stale socket is replaced. */
+int control_listen(const char *dir, char *err, size_t errlen);
+/* serve: take one request from the listening socket and answer it; bounded
+ * (a client that does not send its line within a second is dropped). */
+void control_serve_one(int lfd);
+/* serve, at the end: close and remove the socket. */
+void control_close(int lfd, const char *dir);
+
+/* callsight trigger: ask the serve writing dir for a snapshot of connection
+ * id (0: all); its answer line (without the newline) in reply.  0, or -1
+ * with why in reply (no serve listening there, no answer in time). */
+int control_request(const char *dir, uint32_t id, char *reply, size_t len);
+
+#endif
