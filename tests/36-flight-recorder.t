@@ -18,7 +18,7 @@ if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
     CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-plan 27
+plan 30
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
@@ -175,3 +175,36 @@ ok $? "the rest counted by trace_stream: $line"
 "$CS" analyze "$T/storm" --exe "$P" --top 0 > "$T/storm.txt" 2>&1
 grep -Eq "^note: stream [0-9]+: flight recorder: triggers that took no snapshot: [1-9][0-9]* over trace_stream's --max-triggers, [1-9][0-9]* slow calls within 100 ms of one that did$" "$T/storm.txt"
 ok $? "and in-band: analyze reports them"
+
+# --- the Perfetto timeline marks the triggers and the snapshots ---
+"$CS" analyze "$T/storm" --exe "$P" --format perfetto -o "$T/storm.pf" 2> "$T/pf.err" &&
+    protoc --decode=callsight_test.Trace -I "$TESTS/tools" perfetto_subset.proto < "$T/storm.pf" > "$T/storm.dec" 2>> "$T/pf.err" &&
+    python3 "$TESTS/tools/perfetto_check.py" < "$T/storm.dec" > "$T/storm.events" 2>> "$T/pf.err"
+# (how many slow calls asked inside the two snapshots varies, from 2 up: the report says)
+rc=$?
+asked=$(grep -c '^trigger: slow ' "$T/storm.txt")
+is "$rc $(grep -c ' I trigger: a call took [0-9.]* ms$' "$T/storm.events") $(grep -c ' I flight-recorder snapshot [12]$' "$T/storm.events") $([ "$asked" -ge 2 ] && echo some)" \
+    "0 $asked 2 some" "perfetto: an instant for each snapshot and for each slow call that asked"
+
+# --- the traced program dies: its last moments are sent ---
+start_serve "$T/death"
+shm=/callsight-t36-$$-death
+track_shm $shm
+"$B/trace_stream" --flight-recorder "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/death.err" &
+client=$!
+track_pid $client
+for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/death.err" 2>/dev/null && break; sleep 0.02; done
+TRACE_ENABLE=1 TRACE_SHM=$shm "$P" 100000000 -1 > /dev/null &
+victim=$!
+for _ in $(seq 500); do grep -q "tracer attached" "$T/death.err" && break; sleep 0.02; done
+sleep 0.3
+kill -KILL $victim
+wait $victim 2>/dev/null
+wait_stream_client $client
+is "$? $(grep -c '^trace_stream: snapshot 1 (a tracer died): ' "$T/death.err")" "3 1" \
+    "SIGKILL to the program: trace_stream sends the ring it left and exits 3"
+wait_serve_closed 2
+stop_serve
+"$CS" analyze "$T/death" --exe "$P" --top 0 > "$T/death.txt" 2>&1
+is "$(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for a tracer that died: ' "$T/death.txt") $(field unmatched_exits "$(head -n 1 "$T/death.txt")")" \
+    "1 0" "analyze names it, and it holds no unmatched exit"
