@@ -354,6 +354,7 @@ typedef struct tl_state {
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
     uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
+    int trig_pending;            /* ... a slow call's trigger waits for its batch to be in the ring */
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions open, by depth modulo TRIG_STACK */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
@@ -830,6 +831,9 @@ static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_
         if (err)
             return err;
     }
+    for (uint32_t i = 0; g_wrap && i < count; i++) /* a last flush's total: as of now, after our own removals */
+        if (ev[i].kind == TRACE_KIND_MARKER && ev[i].func == TRACE_MARK_WRAP)
+            ev[i].call_site = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);
     file_to_le(ev, count);
     int err = file_pwrite_all(t->fd, ev, bytes, t->seg_used);
     if (err) {
@@ -876,6 +880,8 @@ static void file_flush(tl_state_t *t)
     int r = file_append(t, &t->buf[first], count, g_budget_soft);
     if (r == 0)
         tl_head_sent(t);
+    else if (r == FILE_OVER_BUDGET && g_wrap)
+        tl_note_drop(t); /* the budget is all in open segments: this batch goes, counted (THREAD_LOST) */
     else if (r == FILE_OVER_BUDGET)
         file_stop(t, STOP_BUDGET, TRACE_MARK_BUDGET, g_budget_max);
     else
@@ -1144,6 +1150,8 @@ static void ring_put_marks_only(tl_state_t *t)
  * batch that cannot go in is kept and tried again after more events, and
  * dropped when the buffer has no room left; with it, the flush waits up to
  * that long and then drops.  *waited: ns spent waiting (ring_put_wait). */
+static void trig_ask(tl_state_t *t);
+
 static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 {
     uint64_t reentered = tl_take_reentered(t);
@@ -1163,6 +1171,8 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
     }
     if (put) {
         tl_head_sent(t);
+        if (t->trig_pending && count) /* the slow call and its stack are in: now ask */
+            trig_ask(t);
         return 1;
     }
     if (t->n == t->nmarks)
@@ -1175,6 +1185,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
     }
     ring_add_dropped(t->n - t->nmarks);
     tl_note_drop(t);
+    t->trig_pending = 0; /* a slow call's batch that is lost asks for nothing (its loss is counted) */
     if (t->ntail)
         ring_put_marks_only(t);
     return 1;
@@ -1806,12 +1817,15 @@ static TR_COLD void sum_snapshot(tl_state_t *t, int final)
 }
 
 /* One hook's work, in either mode; the flush or snapshot it makes due. */
-/* A snapshot is due: stop overwriting now, so that what led up to the slow
- * call stays however late trace_stream comes for it (it turns the ring
- * back to RECORDING when it has sent it, or declines), then ask.  Without
- * the lock the ring goes on recording until the reader freezes it. */
-static TR_COLD void ring_freeze(uint32_t tid)
+/* A snapshot is due, and the batch with the slow call and its stack is in
+ * the ring: stop overwriting now, so that what led up to it stays however
+ * late trace_stream comes for it (it turns the ring back to RECORDING when
+ * it has sent it, or declines), then ask.  Without the lock the ring goes
+ * on recording until the reader freezes it. */
+static TR_COLD void trig_ask(tl_state_t *t)
 {
+    uint32_t tid = t->tid;
+    t->trig_pending = 0;
     if (ring_lock(tid)) {
         atomic_store_explicit(REC_U32(state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
         /* release: pairs with the next holder's acquire CAS in ring_lock */
@@ -1853,7 +1867,7 @@ static int trig_claim(void)
 static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
 {
     uint32_t open = t->depth > 0 ? (uint32_t)t->depth : 0, keep = open < TRIG_STACK ? open : TRIG_STACK;
-    uint32_t room = TRACE_BUF_EVENTS - TL_NOTE_SLOTS > t->n ? TRACE_BUF_EVENTS - TL_NOTE_SLOTS - t->n : 0;
+    uint32_t room = g_buf_max - TL_NOTE_SLOTS > t->n ? g_buf_max - TL_NOTE_SLOTS - t->n : 0;
     if (room == 0)
         return;
     keep = keep < room - 1 ? keep : room - 1;
@@ -1891,9 +1905,8 @@ static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
     uint64_t at = e->ts;
     tl_flush(t, 0); /* the slow call's exit goes in; then the trigger and its stack */
     trig_write(t, at, took);
+    t->trig_pending = g_rec != NULL; /* asks once they are in (ring_flush): maybe this flush, maybe a later one */
     tl_flush(t, 0);
-    if (g_rec)
-        ring_freeze(t->tid);
     return 1;
 }
 

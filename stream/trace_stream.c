@@ -235,12 +235,12 @@ struct sender {
 };
 
 static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t snapshot_requested; /* SIGUSR1, with --flight-recorder */
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1s so far, with --flight-recorder */
 
 static void on_snapshot_signal(int sig)
 {
     (void)sig;
-    snapshot_requested = 1;
+    snapshot_requested = snapshot_requested + 1; /* counted: one coming while we look is not lost */
 }
 
 static void on_stop_signal(int sig)
@@ -2435,6 +2435,9 @@ struct recorder {
     uint64_t skipped_sent, held_sent; /* as last carried in-band */
     int skipped_said;          /* ... at least once on this connection (the first says "a recorder's") */
     uint64_t failed;           /* snapshots that could not be sent whole */
+    uint64_t asks;             /* what the last look found: 1, or the tracers' asks since the one before */
+    sig_atomic_t signals_seen; /* SIGUSR1s acted on (or declined) */
+    int thaw_due;              /* the ring must go back to RECORDING; the lock was busy so far */
     uint64_t *times;           /* when the last --max-triggers snapshots were taken (ms) */
     int aligned;               /* our tail is a batch boundary */
 };
@@ -2493,8 +2496,10 @@ static int recorder_freeze(struct ring *r, uint64_t *end, uint64_t *over)
 static uint64_t recorder_thaw(struct ring *r, struct recorder *rc)
 {
     uint64_t gone = 0;
+    rc->thaw_due = 1;
     if (recorder_lock(r))
-        return 0; /* still SHIPPING: an ordinary ring, nothing lost; try again later */
+        return 0; /* still SHIPPING: an ordinary ring, nothing lost; record() tries again */
+    rc->thaw_due = 0;
     if (!rc->aligned) {
         uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_relaxed);
         gone = (head - r->tail) / TRACE_EVENT_SIZE;
@@ -2610,6 +2615,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
     if (recorder_freeze(r, &end, &over)) {
         fprintf(stderr, "trace_stream: snapshot (%s) not taken: the ring's lock stays taken\n", cause_name[cause]);
         rc->failed++;
+        rc->thaw_due = 1; /* a tracer that asked may have frozen it */
         return 0;
     }
     rc->taken++;
@@ -2675,17 +2681,19 @@ static unsigned recorder_cause(struct ring *r, struct recorder *rc, struct sende
      * batch with the slow call went in */
     uint64_t trig = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
     unsigned cause = 0;
-    if (snapshot_requested)
+    rc->asks = 1;
+    if (snapshot_requested != rc->signals_seen) {
+        rc->signals_seen = snapshot_requested;
         cause = TRACE_SNAPSHOT_SIGNAL;
-    else if (s->requests) {
+    } else if (s->requests) {
         s->requests--;
         cause = TRACE_SNAPSHOT_REQUEST;
-    } else if (trig != rc->triggers_seen)
-        cause = TRACE_SNAPSHOT_CALL;
-    else if (r->vanished && !*death_done)
+    } else if (trig != rc->triggers_seen) {
+        cause = TRACE_SNAPSHOT_CALL; /* every ask since the last look: one snapshot */
+        rc->asks = trig - rc->triggers_seen;
+        rc->triggers_seen = trig;
+    } else if (r->vanished && !*death_done)
         cause = TRACE_SNAPSHOT_DEATH;
-    snapshot_requested = 0;
-    rc->triggers_seen = trig;
     *death_done |= cause == TRACE_SNAPSHOT_DEATH;
     return cause;
 }
@@ -2711,9 +2719,11 @@ static int record(struct ring *r, struct sender *s, struct recorder *rc, struct 
             continue;
         }
         if (cause) {
-            rc->skipped++;
-            snap->discarded += recorder_thaw(r, rc); /* a tracer that asked froze it */
+            rc->skipped += rc->asks;
+            rc->thaw_due = 1; /* a tracer that asked froze it */
         }
+        if (rc->thaw_due)
+            snap->discarded += recorder_thaw(r, rc);
         if (recorder_send_skipped(r, rc, s))
             return -1;
         if (r->vanished || writers == 0)

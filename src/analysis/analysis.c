@@ -874,12 +874,20 @@ static void settle_cut(struct series_run *run)
     stream_hole(run);
 }
 
+static void forget_exit(struct series_run *run, uint32_t tid)
+{
+    struct thread *t = thread_of(run, tid, 0);
+    if (t)
+        t->have_exit = 0;
+}
+
 /* TRACE_MARK_TRIGGER: the thread's latest exit was a slow call; keep it
  * with the frames open around it (the first ANALYSIS_MAX_TRIGGERS). */
 static void on_trigger(struct series_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
+    run->trigger = NULL; /* frames that follow belong to this trigger or to none */
     if (!t || !t->have_exit)
         return;
     instant(run, &a->threads[t->index], ns, "trigger: a call took %.3f ms", (double)ev->call_site / 1e6);
@@ -911,10 +919,10 @@ static void on_trigger_frame(struct series_run *run, const trace_event_t *ev)
     struct thread *t = thread_of(run, ev->tid, 1);
     if (!g || !t || ev->tid != run->trigger_tid)
         return;
-    if (!g->from_runtime) {
+    if (!g->from_runtime) { /* the outermost kept: its depth (ts) says how many are further out */
         g->from_runtime = 1;
         g->nframes = 0;
-        g->outer = 0;
+        g->outer = ev->ts < UINT32_MAX ? ev->ts : 0;
     }
     struct analysis_process *p = &run->a->procs[t->proc];
     uint64_t off;
@@ -1268,6 +1276,8 @@ static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t n
     case TRACE_MARK_THREAD_RESYNC:
     case TRACE_MARK_THREAD_EXIT:
     case TRACE_MARK_THREAD_NAME:
+        if (code != TRACE_MARK_THREAD_NAME && ev->tid) /* its latest exit may be in the hole */
+            forget_exit(run, ev->tid);
         on_thread_marker(run, ev, ns);
         break;
     case TRACE_MARK_PROCESS:

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stream_conn.h"
@@ -66,13 +67,23 @@ int control_listen(const char *dir, char *err, size_t errlen)
     return fd;
 }
 
-/* One line from fd within ms, without its newline; 0, or -1. */
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* One line from fd within ms in all (however slowly it comes), without
+ * its newline; 0, or -1. */
 static int read_line(int fd, char *line, size_t len, int ms)
 {
     size_t got = 0;
+    long until = now_ms() + ms;
     while (got + 1 < len) {
         struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, ms) <= 0)
+        long left = until - now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
             return -1;
         ssize_t n = recv(fd, line + got, 1, 0);
         if (n <= 0)

@@ -65,6 +65,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h> /* SIOCOUTQ */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
@@ -262,6 +264,11 @@ size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, siz
             continue;
         ++*takers_seen;
         unsigned char req[TRACE_STREAM_REQUEST_SIZE];
+        int queued = -1;
+        /* only into an empty send queue, where 16 bytes surely go whole:
+         * half a request would leave the client reading the rest as junk */
+        if (ioctl(takers[i]->fd, SIOCOUTQ, &queued) != 0 || queued != 0)
+            continue;
         stream_request_encode(req, ++takers[i]->req_seq);
         if (send(takers[i]->fd, req, sizeof req, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof req && n < max)
             sent[n++] = taker_ids[i];
