@@ -353,6 +353,7 @@ typedef struct tl_state {
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
+    uint64_t rec_said_at;        /* flight recorder: the block's `overwritten` when it last wrote them */
     uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
     int trig_pending;            /* ... a slow call's trigger waits for its batch to be in the ring */
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
@@ -1453,12 +1454,30 @@ static void wrap_rotate(tl_state_t *t)
     memset(t->name, 0, sizeof t->name);
 }
 
+/* Flight recorder: a thread's module list and name, written at its first
+ * flush, are overwritten like everything else, and a snapshot without them
+ * names no shared object's function.  So a thread writes them again once
+ * an eighth of the ring has been overwritten since it last did: any
+ * snapshot then holds them for all but the oldest eighth of its records.
+ * One relaxed load per flush. */
+static void rec_say_again(tl_state_t *t)
+{
+    uint64_t over = atomic_load_explicit(REC_U64(overwritten), memory_order_relaxed);
+    if (over - t->rec_said_at < g_ring_cap / EV_BYTES / 8u)
+        return;
+    t->rec_said_at = over;
+    t->mod_list = 0;
+    memset(t->name, 0, sizeof t->name);
+}
+
 static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
     uint64_t start = clock_now(), waited = 0;
     if (!stopped()) {
         if (g_ring) {
+            if (g_rec)
+                rec_say_again(t);
             (void)mod_flush(t, mod_to_ring, 1); /* failed: due again next time */
             if (!ring_flush(t, final, &waited)) {
                 tl_note_tracer(t, start, waited); /* deferred: the batch stays */

@@ -169,7 +169,11 @@ static void module_notes(const struct emit *e)
     for (size_t i = 0; i < e->a->nprocs; i++)
         if (e->a->procs[i].src == (uint32_t)(e->s - e->a->src) && e->a->procs[i].listed)
             unlisted += e->a->procs[i].unlisted;
-    if (unlisted)
+    if (unlisted && e->s->snapshot)
+        emit(e, "%llu function addresses come before their thread's first module list in the snapshot "
+             "(the oldest part of the ring; threads write the list again as it is overwritten): they are "
+             "named as the program's", (unsigned long long)unlisted);
+    else if (unlisted)
         emit(e, "%llu function addresses are from threads that wrote no module list (their flushes found "
              "the list busy for too long?): they are named as the program's", (unsigned long long)unlisted);
 }
