@@ -2648,6 +2648,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
         if (r->tail < end) { /* give the rest up: the ring is the tracers' again */
             snap->discarded += (end - r->tail) / TRACE_EVENT_SIZE;
             r->tail = end;
+            rc->aligned = 1; /* head at the freeze: the end of a put, so of a batch */
             atomic_store_explicit(a64(&r->hdr->tail), end, memory_order_release);
         }
     }
