@@ -357,7 +357,8 @@ typedef struct tl_state {
     uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
     int trig_pending;            /* ... a slow call's trigger waits for its batch to be in the ring */
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
-    uintptr_t trig_stack[TRIG_STACK]; /* ... the functions open, by depth modulo TRIG_STACK */
+    uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
+    int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
     trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
@@ -1885,11 +1886,16 @@ static int trig_claim(void)
  * many as the buffer has room for). */
 static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
 {
-    uint32_t open = t->depth > 0 ? (uint32_t)t->depth : 0, keep = open < TRIG_STACK ? open : TRIG_STACK;
+    uint32_t open = t->depth > 0 ? (uint32_t)t->depth : 0, keep = 0;
     uint32_t room = g_buf_max - TL_NOTE_SLOTS > t->n ? g_buf_max - TL_NOTE_SLOTS - t->n : 0;
     if (room == 0)
         return;
-    keep = keep < room - 1 ? keep : room - 1;
+    /* the innermost frames whose slot still holds their own entry (a deeper
+     * call, since returned, may have taken an outer frame's slot) */
+    while (keep < open && keep < TRIG_STACK && keep < room - 1 &&
+           t->trig_depth[(open - 1 - keep) % TRIG_STACK] == (int32_t)(open - 1 - keep) &&
+           t->trig_stack[(open - 1 - keep) % TRIG_STACK] != 0)
+        keep++;
     mark_fill(&t->buf[TL_HEAD + t->n++], at, t->tid, TRACE_MARK_TRIGGER, took);
     t->nmarks++;
     for (uint32_t d = open - keep; d < open; d++) {
@@ -1949,8 +1955,10 @@ static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_
     }
     int full = tl_record(t, func, site, kind);
     if (TR_UNLIKELY(g_trig_func != 0)) {
-        if (kind == TRACE_KIND_ENTER && t->depth > 0)
+        if (kind == TRACE_KIND_ENTER && t->depth > 0) {
             t->trig_stack[(uint32_t)(t->depth - 1) % TRIG_STACK] = func;
+            t->trig_depth[(uint32_t)(t->depth - 1) % TRIG_STACK] = t->depth - 1;
+        }
         if (func == g_trig_func && trig_step(t, kind))
             return;
     }

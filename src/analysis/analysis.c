@@ -907,12 +907,14 @@ static void on_trigger(struct series_run *run, const trace_event_t *ev, int64_t 
         const struct callstack_frame *f = &t->cs.frames[i];
         g->frames[g->nframes++] = f->placeholder ? UINT32_MAX : (uint32_t)f->func;
     }
-    run->trigger = g;
+    /* the trace's own stack is whole: the runtime's list cannot add to it */
+    run->trigger = !t->cs.holed && !t->cs.overflow && g->outer == 0 ? NULL : g;
     run->trigger_tid = ev->tid;
 }
 
 /* TRACE_MARK_TRIGGER_FRAME: the runtime's own list of the callers, whole
- * even when the trace lost their entries; it replaces the trace's. */
+ * even when the trace lost their entries; it replaces the trace's when
+ * that has a hole (a snapshot's or a wrap's start, a loss). */
 static void on_trigger_frame(struct series_run *run, const trace_event_t *ev)
 {
     struct analysis_trigger *g = run->trigger;
