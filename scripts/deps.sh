@@ -71,6 +71,7 @@ check() {
     if [ "$group" = test ]; then
         command -v prove >/dev/null 2>&1 || need perl
         command -v g++ >/dev/null 2>&1 || need g++ # C++ names in trace.config (tests/70)
+        command -v pgrep >/dev/null 2>&1 || need procps # finding the processes tests signal (36, 50, 71)
         # libFuzzer for make fuzz / fuzz-ci: clang and its sanitizer runtimes
         printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; return (int)n * 0; }\n' |
             clang -fsanitize=fuzzer,address,undefined -x c - -o /dev/null >/dev/null 2>&1 ||
