@@ -18,7 +18,7 @@ if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
     CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-plan 31
+plan 33
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
@@ -186,21 +186,31 @@ asked=$(grep -c '^trigger: slow ' "$T/storm.txt")
 is "$rc $(grep -c ' I trigger: a call took [0-9.]* ms$' "$T/storm.events") $(grep -c ' I flight-recorder snapshot [12]$' "$T/storm.events") $([ "$asked" -ge 2 ] && echo some)" \
     "0 $asked 2 some" "perfetto: an instant for each snapshot and for each slow call that asked"
 
+# recorder_run NAME PROGRAM ARGS...: serve in $T/NAME, trace_stream
+# --flight-recorder straight to it (stderr in $T/NAME.err), and PROGRAM in
+# the background on its ring; returns once the tracer attached, with
+# CLIENT_PID and PROG_PID set.
+recorder_run() {
+    local name=$1 shm=/callsight-t36-$$-$1
+    shift
+    start_serve "$T/$name"
+    track_shm $shm
+    "$B/trace_stream" --flight-recorder "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/$name.err" &
+    CLIENT_PID=$!
+    track_pid $CLIENT_PID
+    for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/$name.err" 2>/dev/null && break; sleep 0.02; done
+    TRACE_ENABLE=1 TRACE_SHM=$shm "$@" > /dev/null &
+    PROG_PID=$!
+    track_pid $PROG_PID
+    for _ in $(seq 500); do grep -q "tracer attached" "$T/$name.err" && break; sleep 0.02; done
+}
+
 # --- the traced program dies: its last moments are sent ---
-start_serve "$T/death"
-shm=/callsight-t36-$$-death
-track_shm $shm
-"$B/trace_stream" --flight-recorder "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/death.err" &
-client=$!
-track_pid $client
-for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/death.err" 2>/dev/null && break; sleep 0.02; done
-TRACE_ENABLE=1 TRACE_SHM=$shm "$P" 100000000 -1 > /dev/null &
-victim=$!
-for _ in $(seq 500); do grep -q "tracer attached" "$T/death.err" && break; sleep 0.02; done
+recorder_run death "$P" 100000000 -1
 sleep 0.3
-kill -KILL $victim
-wait $victim 2>/dev/null
-wait_stream_client $client
+kill -KILL $PROG_PID
+wait $PROG_PID 2>/dev/null
+wait_stream_client $CLIENT_PID
 is "$? $(grep -c '^trace_stream: snapshot 1 (a tracer died): ' "$T/death.err")" "3 1" \
     "SIGKILL to the program: trace_stream sends the ring it left and exits 3"
 wait_serve_closed 2
@@ -212,24 +222,14 @@ is "$(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for a tra
 # --- a shared object's functions are named in a snapshot taken long after
 #     the program's start: threads write their module list again as the
 #     ring is overwritten ---
-cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
-    cc -O0 -g -fPIC -shared -finstrument-functions -o "$T/libw.so" "$TESTS/modules/libw.c" &&
+cc -O0 -g -fPIC -shared -finstrument-functions -o "$T/libw.so" "$TESTS/modules/libw.c" &&
     cc -O0 -g -finstrument-functions -o "$T/libloop" "$TESTS/recorder/libloop.c" "$T/trace.o" -L"$T" -lw \
         -Wl,-rpath,"$T" -pthread
-start_serve "$T/lib"
-shm=/callsight-t36-$$-lib
-track_shm $shm
-"$B/trace_stream" --flight-recorder "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/lib.err" &
-client=$!
-track_pid $client
-for _ in $(seq 500); do grep -q 'waiting for a tracer' "$T/lib.err" 2>/dev/null && break; sleep 0.02; done
-TRACE_ENABLE=1 TRACE_SHM=$shm "$T/libloop" 400000 > /dev/null &
-prog=$!
-for _ in $(seq 500); do grep -q "tracer attached" "$T/lib.err" && break; sleep 0.02; done
+recorder_run lib "$T/libloop" 400000
 sleep 0.5
-kill -USR1 $client
-wait $prog
-wait_stream_client $client
+kill -USR1 $CLIENT_PID
+wait $PROG_PID
+wait_stream_client $CLIENT_PID
 wait_serve_closed 2
 stop_serve
 "$CS" analyze "$T/lib" --exe "$T/libloop" --top 0 > "$T/lib.txt" 2>&1
@@ -237,3 +237,14 @@ over=$(sed -n 's/^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIG
 named=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 && $8 == "[libw.so]" { print $7 }' "$T/lib.txt" | sort | tr '\n' ' ')
 ok $([ "${over:-0}" -gt 4000000 ] && [ "$named" = "w_inner w_outer " ]; echo $?) \
     "after ${over:-?} events overwritten, the snapshot still names libw.so's functions (${named})"
+
+# --- file mode, NAME as a link-time address, and values that are not one ---
+addr=$(nm "$P" | awk '$3 == "slow" { print "0x" $1 }')
+TRACE_ENABLE=1 TRACE_DIR="$T/file" TRACE_TRIGGER="$addr>2ms" "$P" 100000 > /dev/null 2> "$T/file.err"
+"$CS" analyze "$T/file" --exe "$P" --trigger > "$T/file.txt" 2>&1
+is "$? $(wc -c < "$T/file.err") $(grep -Ec '^trigger: slow \(slowcall.c:[0-9]+\) took [0-9.]+ ms, .*; stack: main > run > work > slow$' "$T/file.txt")" \
+    "0 0 1" "file mode, TRACE_TRIGGER=$addr>2ms: the slow call and its stack, no warning"
+TRACE_ENABLE=1 TRACE_DIR="$T/bad" TRACE_TRIGGER='slow>2' "$P" 10 > /dev/null 2> "$T/bad.err"
+TRACE_ENABLE=1 TRACE_DIR="$T/bad" TRACE_TRIGGER='nosuch>2ms' "$P" 10 > /dev/null 2>> "$T/bad.err"
+is "$(cat "$T/bad.err")" "callsight: TRACE_TRIGGER=slow>2 is not NAME>LIMIT (such as parse>2ms; units ns, us, ms, s); no trigger
+callsight: TRACE_TRIGGER: no function nosuch in this program's symbols; no trigger" "a limit without a unit, a name not in the program: one line each"
