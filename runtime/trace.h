@@ -235,7 +235,15 @@ enum trace_mark {
      * = slow calls that did not ask, within TRACE_TRIGGER_GAP_MS of one
      * that did (trace_shm.h).  Both cumulative, saturating.
      */
-    TRACE_MARK_TRIGGERS_SKIPPED = 34
+    TRACE_MARK_TRIGGERS_SKIPPED = 34,
+    /*
+     * Written by serve (tid 0) right after TRACE_MARK_STREAM_ID in a series
+     * whose stream sent a resume key (trace_shm.h): payload = the first 8
+     * bytes of SHA-256 of the key, as a little-endian u64.  A serve
+     * restarted into the directory checks a resume against it; the key
+     * itself never reaches a file.  Readers ignore it.
+     */
+    TRACE_MARK_STREAM_KEY = 36
 };
 
 /* A tracer asks for at most one snapshot per this many ms (a storm of slow

@@ -225,6 +225,22 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_STREAM_FLAG_REQUEST_OFFER 0x400u
 
 /*
+ * Handshake flag: right after the first TRACE_CHUNK_RESUME of every
+ * connection the client sends a TRACE_CHUNK_RESUME_KEY, the stream's
+ * secret: 16 random bytes chosen when the stream starts, the same on every
+ * connection of it, never written to a file.  A server that knows the flag
+ * ties the stream to the key: a later connection continues the stream's
+ * series, or takes over a live connection of it, only with the same key
+ * (a forged resume gets a series of its own).  Such a server reads the key
+ * as the connection's second chunk before it decides where the files go; a
+ * connection that offered the flag and sends anything else there is
+ * malformed.  A server that predates the flag skips the key as an unknown
+ * chunk; a client that predates it sends none, and a server then lets only
+ * the same peer address take over a live connection of that stream.
+ */
+#define TRACE_STREAM_FLAG_RESUME_KEY 0x800u
+
+/*
  * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER and
  * TRACE_STREAM_FLAG_SUMMARY_OFFER (either or both), sent once right after
  * it has read and accepted the handshake, little-endian.  The client
@@ -304,7 +320,13 @@ enum trace_chunk_type {
      * features has TRACE_ACK_SUMMARY_INCREMENTS; a server that did not say
      * so treats it as malformed.
      */
-    TRACE_CHUNK_SUMMARY_INCREMENTS = 5
+    TRACE_CHUNK_SUMMARY_INCREMENTS = 5,
+    /*
+     * trace_stream_resume_key_t (raw_len 16): the stream's secret, right
+     * after a connection's first TRACE_CHUNK_RESUME when the handshake had
+     * TRACE_STREAM_FLAG_RESUME_KEY; never repeated with heartbeats.
+     */
+    TRACE_CHUNK_RESUME_KEY = 6
 };
 
 /*
@@ -402,6 +424,15 @@ _Static_assert(offsetof(trace_stream_resume_t, conn_seq) == 16, "conn_seq at 16"
 _Static_assert(offsetof(trace_stream_resume_t, pad) == 20, "pad at 20");
 _Static_assert(offsetof(trace_stream_resume_t, sent) == 24, "sent at 24");
 _Static_assert(offsetof(trace_stream_resume_t, discarded) == 32, "discarded at 32");
+
+/* Payload of TRACE_CHUNK_RESUME_KEY: see TRACE_STREAM_FLAG_RESUME_KEY. */
+typedef struct trace_stream_resume_key {
+    unsigned char key[16]; /* random bytes (getrandom or /dev/urandom), fixed for one trace_stream */
+} trace_stream_resume_key_t;
+
+#define TRACE_STREAM_RESUME_KEY_SIZE 16u
+_Static_assert(sizeof(trace_stream_resume_key_t) == TRACE_STREAM_RESUME_KEY_SIZE, "resume key is 16 bytes");
+_Static_assert(offsetof(trace_stream_resume_key_t, key) == 0, "key at 0");
 
 typedef struct trace_stream_chunk_header {
     uint32_t type;     /* enum trace_chunk_type; unknown types are skipped */
