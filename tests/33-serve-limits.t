@@ -22,10 +22,12 @@ g=$!
 track_pid $g
 wait_file "$T/paused" && wait_in "$SERVE_LOG" "conn 1 from"
 ok $? "one connection streaming"
-msg=$(timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$SERVE_PORT; cat <&3")
-echo "$msg" | grep -Eq "^callsight serve: connection from $P refused: 1 connections already open$"
-ok $? "the extra connection is told why and closed: 1 connection already open"
-grep -Eq "^callsight serve: connection from $P refused: 1 connections already open$" "$SERVE_LOG"
+printf 'TKSTREAM\002\000\000\000\040\000\000\000' > "$T/hello"
+head -c 48 /dev/zero >> "$T/hello"
+msg=$(timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$SERVE_PORT; cat '$T/hello' >&3; cat <&3")
+echo "$msg" | grep -Eq "^callsight serve: connection from $P refused: 1 connections already streaming \(--max-conns\)$"
+ok $? "the extra connection is told why at its handshake and closed: 1 connection already streaming"
+grep -Eq "^callsight serve: connection from $P refused: 1 connections already streaming \(--max-conns\)$" "$SERVE_LOG"
 ok $? "and serve logs it"
 touch "$T/go"
 wait $g

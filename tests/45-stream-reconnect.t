@@ -40,11 +40,12 @@ is "$(cat "$T/b.out")" "ringwriter: generated 2000 written 2000 dropped 0" "2000
 kill -CONT $client
 wait_in "$T/c.err" "reconnected to 127.0.0.1:$SERVE_PORT \(connection 2\)"
 ok $? "trace_stream reconnects"
+# Tracer C: 500 events on the new connection.  serve opens its file, and
+# says how the stream resumed, at the first events.
+timeout 30 "$RW" "$SHM" 500 > "$T/c.out"
 wait_in "$SERVE_LOG" "resumed"
 grep -q "^callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2): 2000 events lost in the gap" "$SERVE_LOG"
 ok $? "serve states the gap's exact size: 2000"
-# Tracer C: 500 events on the new connection.
-timeout 30 "$RW" "$SHM" 500 > "$T/c.out"
 is "$(cat "$T/c.out")" "ringwriter: generated 500 written 500 dropped 0" "500 events after the reconnection"
 F1=$T/out/trace.stream.1.1.bin
 for _ in $(seq 500); do [ "$(stat -c %s "$F1" 2>/dev/null)" = $((80 + 502 * 32)) ] && break; sleep 0.02; done
@@ -93,10 +94,10 @@ SERVE_LOG=$T/serve2.log
 track_pid $SERVE_PID
 wait_in "$T/c2.err" "reconnected to 127.0.0.1:$PORT1 \(connection 2\)"
 ok $? "trace_stream reconnects to the restarted serve"
+timeout 30 "$RW" "$SHM2" 300 > /dev/null
 wait_in "$T/serve2.log" "resumed"
 grep -Eq "^callsight serve: conn 1: stream [0-9a-f]{16} resumed \(connection 2\): [0-9]+ events lost in the gap \([0-9]+ discarded on the device while disconnected, [0-9]+ lost in flight\)$" "$T/serve2.log"
 ok $? "the restarted serve finds the stream on disk and states the gap's exact size"
-timeout 30 "$RW" "$SHM2" 300 > /dev/null
 kill -TERM $client
 wait $client
 is $? 0 "trace_stream exits 0 on SIGTERM"

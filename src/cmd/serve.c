@@ -41,8 +41,13 @@
 #include "serve/stream_conn.h"
 #include "serve/stream_file.h"
 
-#define MAX_CONNS 1024      /* --max-conns at most; the slot table's size */
+#define MAX_CONNS 1024      /* --max-conns at most */
+/* Slots: the streaming connections, as many again still shaking hands, and
+ * room for evicted ones whose threads are ending. */
+#define MAX_SLOTS (2 * MAX_CONNS + 64)
 #define DEFAULT_CONNS 64
+#define DEFAULT_PER_PEER 32
+#define DEFAULT_IDLE_S 300
 #define DEFAULT_MIN_FREE_MB 1024
 #define IDLE_MAX_S 86400
 #define STATUS_SECS 2
@@ -55,31 +60,44 @@ struct serve_opts {
     int quiet;
     long max_conns, idle_secs, min_free_mb;
     const char *allow; /* NULL: anyone */
+    long max_per_peer;
 };
 
 struct job {
     int fd;
     int slot;
+    uint64_t accepted_ms;
     char peer[NET_NAME_MAX];
 };
 
 static atomic_int stopping;
 static struct stream_conn_opts conn_opts;
 
-/* A connection thread's place, for shutting its socket down and joining it. */
+/*
+ * A connection thread's place, for shutting its socket down and joining it,
+ * and for the caps: a connection is PENDING until its handshake is valid,
+ * then LIVE.  Pending ones have a budget of their own (max_conns, the
+ * stalest evicted when a new one needs room), so peers that connect and
+ * say nothing never keep a stream out.
+ */
+enum slot_state { SLOT_PENDING, SLOT_LIVE, SLOT_EVICTED };
+
 struct slot {
     int fd;           /* the connection's socket; -1 once its thread is done with it */
     int ended;        /* the thread has ended (or is ending) and is not joined yet */
     pthread_t thread;
+    enum slot_state state;
+    uint64_t accepted_ms;
+    char host[NET_NAME_MAX]; /* the peer's address, for --max-per-peer */
 };
 
 /* Open sockets and threads to join; active counts the running threads. */
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
-static struct slot slots[MAX_CONNS];
+static struct slot slots[MAX_SLOTS];
 static int active;
-static unsigned long served;
-static int max_conns = DEFAULT_CONNS;
+static unsigned long served, evicted, refused;
+static int max_conns = DEFAULT_CONNS, max_per_peer = DEFAULT_PER_PEER;
 static struct net_allow allow;
 static const char *out_dir;
 static uint64_t min_free_bytes;
@@ -94,7 +112,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: callsight serve [--host H] [--port P] [--out DIR] [--max-mb N] [--seg-mb N]\n"
-            "                       [--max-conns N] [--idle-timeout S] [--min-free-mb N]\n"
+            "                       [--max-conns N] [--max-per-peer N] [--idle-timeout S]\n"
+            "                       [--min-free-mb N]\n"
             "                       [--allow CIDR[,CIDR...]] [--quiet]\n"
             "\n"
             "Receive event streams from trace_stream clients and write one series of\n"
@@ -109,10 +128,16 @@ static void usage(FILE *out)
             "               budget marker; the rest of its stream is read and counted\n"
             "               (default 4096)\n"
             "  --seg-mb N   start a new segment file every N MB (default 256)\n"
-            "  --max-conns N       at most N connections at once; more are told so and\n"
-            "                      closed (default %d, at most %d)\n"
-            "  --idle-timeout S    close a connection that sends nothing for S seconds\n"
-            "                      (default 0: never)\n"
+            "  --max-conns N       at most N streaming connections at once; more are told\n"
+            "                      so and closed (default %d, at most %d).  As many again\n"
+            "                      may be shaking hands (10 s at most); when they are\n"
+            "                      full, the one that has waited longest makes room\n"
+            "  --max-per-peer N    at most N connections from one address, streaming or\n"
+            "                      not (default %d)\n"
+            "  --idle-timeout S    close a connection that sends nothing for S seconds;\n"
+            "                      trace_stream's heartbeats keep a quiet one open\n"
+            "                      (default %d; 0: never).  A chunk that has begun must\n"
+            "                      arrive at 1 KiB/s or more after 10 s\n"
             "  --min-free-mb N     stop writing (with a marker) and refuse connections\n"
             "                      while DIR's filesystem has less than N MB free\n"
             "                      (default %d; 0: no floor)\n"
@@ -129,7 +154,8 @@ static void usage(FILE *out)
             "`callsight trigger DIR` asks it, through DIR/%s, to have the flight\n"
             "recorders among its connections (trace_stream --flight-recorder) take a\n"
             "snapshot now.\n",
-            DEFAULT_CONNS, MAX_CONNS, DEFAULT_MIN_FREE_MB, STATUS_SECS, CONTROL_SOCKET_NAME);
+            DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_MIN_FREE_MB, STATUS_SECS,
+            CONTROL_SOCKET_NAME);
 }
 
 static int parse_mb(const char *opt, const char *s, long *out)
@@ -173,8 +199,8 @@ static int parse_port(const char *s)
 /* 0 run, 1 done (help printed), -1 usage error. */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-    *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0, DEFAULT_CONNS, 0,
-                             DEFAULT_MIN_FREE_MB, NULL};
+    *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0, DEFAULT_CONNS, DEFAULT_IDLE_S,
+                             DEFAULT_MIN_FREE_MB, NULL, DEFAULT_PER_PEER};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -199,6 +225,9 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                 return -1;
         } else if (!strcmp(a, "--max-conns")) {
             if (parse_count(a, v, 1, MAX_CONNS, &o->max_conns))
+                return -1;
+        } else if (!strcmp(a, "--max-per-peer")) {
+            if (parse_count(a, v, 1, MAX_CONNS, &o->max_per_peer))
                 return -1;
         } else if (!strcmp(a, "--idle-timeout")) {
             if (parse_count(a, v, 0, IDLE_MAX_S, &o->idle_secs))
@@ -225,10 +254,39 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 
 /* ---- connection threads ------------------------------------------------ */
 
+/* Slots in a state (and, with host, from that address). slots_lock held. */
+static int count_slots(enum slot_state st, const char *host)
+{
+    int n = 0;
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (slots[i].fd >= 0 && slots[i].state == st && (!host || !strcmp(slots[i].host, host)))
+            n++;
+    return n;
+}
+
+/* The handshake was valid: a LIVE place, unless the streams fill them. */
+static int admit(void *arg, char *why, size_t why_len)
+{
+    struct job *j = arg;
+    int rc = 0;
+    pthread_mutex_lock(&slots_lock);
+    struct slot *sl = &slots[j->slot];
+    if (sl->state == SLOT_EVICTED)
+        rc = snprintf(why, why_len, "made room for newer connections before its handshake came");
+    else if (count_slots(SLOT_LIVE, NULL) >= max_conns)
+        rc = snprintf(why, why_len, "%d connections already streaming (--max-conns)", max_conns);
+    else
+        sl->state = SLOT_LIVE;
+    if (rc)
+        refused++;
+    pthread_mutex_unlock(&slots_lock);
+    return rc ? -1 : 0;
+}
+
 static void *conn_thread(void *arg)
 {
     struct job *j = arg;
-    stream_conn_serve(j->fd, j->peer, &conn_opts);
+    stream_conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, admit, j);
     pthread_mutex_lock(&slots_lock);
     slots[j->slot].fd = -1;
     slots[j->slot].ended = 1;
@@ -263,42 +321,99 @@ static int disk_low(void)
 /* Join the threads that have ended (slots_lock held: they take it no more). */
 static void reap_ended(void)
 {
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < MAX_SLOTS; i++)
         if (slots[i].ended) {
             pthread_join(slots[i].thread, NULL);
             slots[i].ended = 0;
         }
 }
 
-/* Hand an accepted socket to a new thread, or refuse it when all slots are taken. */
+/* The pending connection (from host, or any) that has waited longest; -1 if none. */
+static int stalest_pending(const char *host)
+{
+    int best = -1;
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (slots[i].fd >= 0 && slots[i].state == SLOT_PENDING && (!host || !strcmp(slots[i].host, host)) &&
+            (best < 0 || slots[i].accepted_ms < slots[best].accepted_ms))
+            best = i;
+    return best;
+}
+
+/* Its thread ends at its next read; the slot frees when it has. */
+static void evict(int i)
+{
+    shutdown(slots[i].fd, SHUT_RDWR);
+    slots[i].state = SLOT_EVICTED;
+    evicted++;
+}
+
+/*
+ * Make room for a new connection from host: within --max-per-peer for its
+ * address, within the pending budget for all, evicting the stalest pending
+ * one where it must.  0, or -1 with why (slots_lock held).
+ */
+static int make_room(const char *host, char *why, size_t why_len)
+{
+    if (count_slots(SLOT_PENDING, host) + count_slots(SLOT_LIVE, host) >= max_per_peer) {
+        int v = stalest_pending(host);
+        if (v < 0) {
+            snprintf(why, why_len, "%d connections from %s already open (--max-per-peer)", max_per_peer, host);
+            return -1;
+        }
+        evict(v);
+    }
+    if (count_slots(SLOT_PENDING, NULL) >= max_conns)
+        evict(stalest_pending(NULL));
+    return 0;
+}
+
+/* A free slot for a new thread; -1 when even the evicted ones fill the table. */
+static int free_slot(void)
+{
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (slots[i].fd < 0)
+            return i;
+    return -1;
+}
+
+/* Hand an accepted socket to a new thread, or refuse it. */
 static void start_conn(int fd, const char *peer)
 {
+    char why[NET_NAME_MAX + 96] = "out of memory";
     struct job *j = malloc(sizeof *j);
-    if (!j) {
-        printf("callsight serve: connection from %s refused: out of memory\n", peer);
-        fflush(stdout);
-        close(fd);
-        return;
+    int ok = 0;
+    if (j) {
+        j->fd = fd;
+        j->accepted_ms = net_now_ms();
+        snprintf(j->peer, sizeof j->peer, "%s", peer);
+        pthread_mutex_lock(&slots_lock);
+        reap_ended();
+        char host[NET_NAME_MAX];
+        net_host_of(peer, host, sizeof host);
+        j->slot = make_room(host, why, sizeof why) == 0 ? free_slot() : -2;
+        if (j->slot == -1)
+            snprintf(why, sizeof why, "%d connections open or closing", MAX_SLOTS);
+        if (j->slot >= 0) {
+            struct slot *sl = &slots[j->slot];
+            *sl = (struct slot){.fd = fd, .state = SLOT_PENDING, .accepted_ms = j->accepted_ms};
+            snprintf(sl->host, sizeof sl->host, "%s", host);
+            ok = pthread_create(&sl->thread, NULL, conn_thread, j) == 0;
+            if (!ok) {
+                sl->fd = -1;
+                snprintf(why, sizeof why, "cannot start a thread");
+            }
+        }
+        if (ok) {
+            active++;
+            served++;
+        } else
+            refused++;
+        pthread_mutex_unlock(&slots_lock);
     }
-    j->fd = fd;
-    snprintf(j->peer, sizeof j->peer, "%s", peer);
-    pthread_mutex_lock(&slots_lock);
-    reap_ended();
-    for (j->slot = 0; j->slot < max_conns && slots[j->slot].fd >= 0; j->slot++)
-        ;
-    int ok = j->slot < max_conns && pthread_create(&slots[j->slot].thread, NULL, conn_thread, j) == 0;
-    if (ok) {
-        slots[j->slot].fd = fd;
-        active++;
-        served++;
-    }
-    pthread_mutex_unlock(&slots_lock);
     if (!ok) {
-        char msg[128];
-        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %d connections already open\n",
-                         peer, max_conns);
-        fputs(msg, stdout);
-        fflush(stdout);
+        char msg[sizeof why + NET_NAME_MAX + 64];
+        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", peer, why);
+        stream_conn_say_limited("connection from %s refused: %s", peer, why);
         refuse(fd, msg, n);
         free(j);
     }
@@ -319,8 +434,8 @@ static void accept_one(int lfd)
     }
     net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
     if (!net_allow_match(&allow, (struct sockaddr *)&ss)) {
-        printf("callsight serve: connection from %s refused: not in --allow\n", peer);
-        fflush(stdout);
+        stream_conn_say_limited("connection from %s refused: not in --allow", peer);
+        refused++;
         close(fd);
         return;
     }
@@ -328,8 +443,9 @@ static void accept_one(int lfd)
         char msg[NET_NAME_MAX + 160];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: less than %lu MB "
                          "free in %s\n", peer, (unsigned long)(min_free_bytes >> 20), out_dir);
-        fputs(msg, stdout);
-        fflush(stdout);
+        stream_conn_say_limited("connection from %s refused: less than %lu MB free in %s", peer,
+                                (unsigned long)(min_free_bytes >> 20), out_dir);
+        refused++;
         refuse(fd, msg, n);
         return;
     }
@@ -348,7 +464,9 @@ static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
         FD_SET(lfd, &rd);
         if (cfd >= 0)
             FD_SET(cfd, &rd);
-        int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, NULL, waitmask);
+        struct timespec tick = {STATUS_SECS, 0}; /* for the lines kept quiet (stream_conn_say_limited) */
+        int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, &tick, waitmask);
+        stream_conn_say_flush();
         if (rc > 0 && FD_ISSET(lfd, &rd))
             accept_one(lfd);
         if (rc > 0 && cfd >= 0 && FD_ISSET(cfd, &rd))
@@ -371,7 +489,7 @@ static void accept_backlog(int lfd)
     int fl = fcntl(lfd, F_GETFL);
     if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0)
         return;
-    for (int i = 0; i < MAX_CONNS; i++) {
+    for (int i = 0; i < MAX_SLOTS; i++) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
         char peer[NET_NAME_MAX];
@@ -390,7 +508,7 @@ static void accept_backlog(int lfd)
 static void stop_conns(void)
 {
     pthread_mutex_lock(&slots_lock);
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < MAX_SLOTS; i++)
         if (slots[i].fd >= 0)
             shutdown(slots[i].fd, SHUT_RD);
     while (active > 0)
@@ -437,9 +555,10 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "callsight serve: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < MAX_SLOTS; i++)
         slots[i] = (struct slot){.fd = -1};
     max_conns = (int)o.max_conns;
+    max_per_peer = (int)o.max_per_peer;
     out_dir = o.out;
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;
     conn_opts = (struct stream_conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
@@ -454,8 +573,8 @@ int cmd_serve(int argc, char **argv)
     if (o.min_free_mb)
         snprintf(floor, sizeof floor, "%ld MB", o.min_free_mb);
     printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, at most %ld "
-           "connections, idle timeout %s, free-space floor %s\n",
-           o.max_mb, o.seg_mb, o.max_conns, idle, floor);
+           "connections (%ld per address), idle timeout %s, free-space floor %s\n",
+           o.max_mb, o.seg_mb, o.max_conns, o.max_per_peer, idle, floor);
     if (!o.allow && !net_bound_loopback(lfd))
         printf("callsight serve: warning: listening on %s without --allow: anyone who can reach it may "
                "send data\n", where);
@@ -469,7 +588,11 @@ int cmd_serve(int argc, char **argv)
     accept_backlog(lfd);
     close(lfd);
     stop_conns();
-    printf("callsight serve: stopped after %lu connection%s\n", served, served == 1 ? "" : "s");
+    stream_conn_say_flush();
+    printf("callsight serve: stopped after %lu connection%s", served, served == 1 ? "" : "s");
+    if (evicted || refused)
+        printf(" (%lu more refused; %lu closed before their handshake to make room)", refused, evicted);
+    printf("\n");
     fflush(stdout);
     return rc ? 1 : 0;
 }

@@ -8,10 +8,12 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 void net_addr_name(const struct sockaddr *sa, socklen_t len, char *buf, size_t buf_len)
@@ -90,6 +92,79 @@ int net_read_full(int fd, void *buf, size_t len, size_t *got)
     }
     *got = have;
     return 0;
+}
+
+uint64_t net_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* How long the next poll may wait; 0 with errno set when the time is up. */
+static int wait_ms(size_t have, int first_ms, uint64_t deadline, int *wait)
+{
+    *wait = have == 0 ? first_ms : -1;
+    if (deadline == 0)
+        return 1;
+    uint64_t now = net_now_ms();
+    if (now >= deadline) {
+        errno = ETIMEDOUT;
+        return 0;
+    }
+    uint64_t left = deadline - now;
+    if (*wait < 0 || left < (uint64_t)*wait)
+        *wait = left > INT32_MAX ? INT32_MAX : (int)left;
+    return 1;
+}
+
+int net_read_by(int fd, void *buf, size_t len, size_t *got, int first_ms, uint64_t *deadline,
+                int then_ms)
+{
+    unsigned char *p = buf;
+    size_t have = 0;
+    int rc = 0;
+    while (have < len) {
+        int wait;
+        if (!wait_ms(have, first_ms, *deadline, &wait)) {
+            rc = -1;
+            break;
+        }
+        struct pollfd pf = {fd, POLLIN, 0};
+        int n = poll(&pf, 1, wait);
+        if (n == 0 && have == 0 && wait == first_ms) {
+            errno = EAGAIN;
+            rc = -1;
+            break;
+        }
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 0)
+                errno = ETIMEDOUT;
+            rc = -1;
+            break;
+        }
+        ssize_t r = recv(fd, p + have, len - have, MSG_DONTWAIT);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (r <= 0) {
+            rc = r == 0 ? 1 : -1;
+            break;
+        }
+        if (have == 0 && *deadline == 0 && then_ms >= 0)
+            *deadline = net_now_ms() + (uint64_t)then_ms;
+        have += (size_t)r;
+    }
+    *got = have;
+    return rc;
+}
+
+void net_host_of(const char *name, char *host, size_t len)
+{
+    const char *colon = strrchr(name, ':');
+    size_t n = colon ? (size_t)(colon - name) : strlen(name);
+    snprintf(host, len, "%.*s", (int)n, name);
 }
 
 /* ---- who may connect --------------------------------------------------- */

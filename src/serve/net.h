@@ -9,6 +9,7 @@
 #define CALLSIGHT_NET_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 /* "host:port" or "[v6]:port", numeric; large enough for any address. */
@@ -30,6 +31,24 @@ void net_addr_name(const struct sockaddr *sa, socklen_t len, char *buf, size_t b
  * bytes arrived either way.
  */
 int net_read_full(int fd, void *buf, size_t len, size_t *got);
+
+/* CLOCK_MONOTONIC in ms, for net_read_by's deadlines. */
+uint64_t net_now_ms(void);
+
+/*
+ * Read exactly len bytes, paced: wait at most first_ms for the first byte
+ * (-1: no limit of its own), and finish by *deadline (CLOCK_MONOTONIC ms).
+ * A *deadline of 0 is set when the first byte arrives, to then_ms later
+ * (-1: none), so a caller can give a chunk a budget from its first byte
+ * and extend it for the payload.  Returns as net_read_full; a missed wait
+ * is -1 with errno EAGAIN (nothing came: idle), a missed deadline -1 with
+ * errno ETIMEDOUT (too slow).
+ */
+int net_read_by(int fd, void *buf, size_t len, size_t *got, int first_ms, uint64_t *deadline,
+                int then_ms);
+
+/* The host part of a name from net_addr_name ("127.0.0.1", "[::1]"). */
+void net_host_of(const char *name, char *host, size_t len);
 
 /* Who may connect: up to NET_ALLOW_MAX IPv4 or IPv6 prefixes. */
 #define NET_ALLOW_MAX 32

@@ -52,8 +52,12 @@
  * this connection continues an earlier one's series (stream_registry.c, or
  * after a restart of serve, stream_series.c), and a new series of a
  * resumable stream starts with a TRACE_MARK_STREAM_ID naming it.
- * A silent socket is closed after --idle-timeout (SO_RCVTIMEO), and free
- * space is checked at most once a second (--min-free-mb).
+ * A silent socket is closed after --idle-timeout; the handshake must be
+ * whole CONN_HANDSHAKE_MS after accept, and a chunk that has begun must
+ * end at CONN_MIN_RATE after a grace (net_read_by), so a peer that
+ * trickles bytes holds nothing for long.  serve admits a connection (its
+ * caps) only once its handshake is valid, and the buffers come with the
+ * first chunk.  Free space is checked at most once a second (--min-free-mb).
  */
 #include "stream_conn.h"
 
@@ -72,6 +76,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "chunkq.h"
@@ -85,6 +90,13 @@
 #include "trace.h"
 
 #define MB (1024.0 * 1024.0)
+
+/* The whole handshake must arrive this soon after accept. */
+#define CONN_HANDSHAKE_MS 10000u
+/* A chunk that has begun must end within the grace plus its length at
+ * this rate: a slow link is fine, a peer that trickles to hold a slot is not. */
+#define CONN_GRACE_MS 10000u
+#define CONN_MIN_RATE 1024u
 
 /* Chunk buffers between reader and writer: enough for each side to work on
  * one while a third waits, so neither waits for the other in a steady stream. */
@@ -134,29 +146,109 @@ struct conn {
     uint64_t stream_received; /* records received on the stream, all its connections */
     double space_at;      /* when free space on the out filesystem is next checked */
     int stopped;          /* serve was stopping when reading ended: the stop cut it */
+    uint64_t accepted_ms; /* when serve accepted it: the handshake's deadline counts from here */
+    uint64_t deadline;    /* the chunk being read must be whole by then (0: none begun) */
+    stream_conn_admit_fn admit; /* serve's say on a valid handshake */
+    void *admit_arg;
+    int key_offered;      /* the handshake says a resume key follows the resume notice */
+    int have_resume;      /* the first chunk was a resume notice, kept until the file opens */
+    struct stream_resume resume;
+    int have_key;         /* the resume key came; key_hash is its hash */
+    uint64_t key_hash;
+    uint64_t notices_quiet; /* drop notices not said since the last line (one per interval) */
+    double notice_at;     /* when a notice was last said */
 };
 
-static void say(const char *fmt, ...)
+static void vsay(const char *fmt, va_list ap)
 {
-    va_list ap;
-    va_start(ap, fmt);
     flockfile(stdout);
     fputs("callsight serve: ", stdout);
     vfprintf(stdout, fmt, ap);
     fputc('\n', stdout);
     fflush(stdout);
     funlockfile(stdout);
+}
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
     va_end(ap);
 }
 
-/* What a failed read means: the peer went quiet past --idle-timeout, or an error. */
+/* ---- lines about connections without an id ------------------------------
+ * Refused, evicted or handshake-less connections cost an attacker nothing,
+ * so their lines are limited: at most PRE_BURST per PRE_WINDOW_MS, the rest
+ * counted into one line when the window has passed. */
+#define PRE_BURST 20u
+#define PRE_WINDOW_MS 2000u
+
+static pthread_mutex_t pre_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t pre_window, pre_quiet;
+static unsigned pre_said;
+
+/* Start a new window if this one has passed; what it kept quiet, else 0. */
+static uint64_t pre_roll(uint64_t now)
+{
+    uint64_t quiet = 0;
+    if (now - pre_window >= PRE_WINDOW_MS) {
+        quiet = pre_quiet;
+        pre_quiet = 0;
+        pre_said = 0;
+        pre_window = now;
+    }
+    return quiet;
+}
+
+static void say_quiet(uint64_t quiet)
+{
+    if (quiet)
+        say("%" PRIu64 " more line%s about refused connections or connections without a handshake "
+            "not printed", quiet, quiet == 1 ? "" : "s");
+}
+
+void stream_conn_say_flush(void)
+{
+    pthread_mutex_lock(&pre_lock);
+    uint64_t quiet = pre_roll(net_now_ms());
+    pthread_mutex_unlock(&pre_lock);
+    say_quiet(quiet);
+}
+
+void stream_conn_say_limited(const char *fmt, ...)
+{
+    pthread_mutex_lock(&pre_lock);
+    uint64_t quiet = pre_roll(net_now_ms());
+    int speak = pre_said < PRE_BURST;
+    if (speak)
+        pre_said++;
+    else
+        pre_quiet++;
+    pthread_mutex_unlock(&pre_lock);
+    say_quiet(quiet);
+    if (!speak)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
+#define say_pre stream_conn_say_limited
+
+/* What a failed read means: the peer went quiet past --idle-timeout, was
+ * too slow to finish what it started, or an error. */
 static const char *read_error(const struct conn *c, char *buf, size_t len)
 {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
         snprintf(buf, len, "idle: nothing received for %d s", c->o->idle_secs);
-        return buf;
-    }
-    return strerror(errno);
+    else if (errno == ETIMEDOUT)
+        snprintf(buf, len, "too slow: less than %u bytes/s after a grace of %u s", CONN_MIN_RATE,
+                 CONN_GRACE_MS / 1000u);
+    else
+        return strerror(errno);
+    return buf;
 }
 
 static double now_s(void)
@@ -170,7 +262,7 @@ static double now_s(void)
 static int read_exact(struct conn *c, void *buf, size_t len, const char *what)
 {
     size_t got;
-    int rc = net_read_full(c->fd, buf, len, &got);
+    int rc = net_read_by(c->fd, buf, len, &got, -1, &c->deadline, -1);
     c->received += got;
     if (rc == 0)
         return 0;
@@ -190,30 +282,45 @@ static int read_hello(struct conn *c)
     unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE];
     char why[STREAM_WHY_MAX];
     size_t got;
-    int rc = net_read_full(c->fd, raw, sizeof raw, &got);
+    uint64_t by = c->accepted_ms + CONN_HANDSHAKE_MS;
+    int idle = c->o->idle_secs > 0 && c->o->idle_secs * 1000 < (int)CONN_HANDSHAKE_MS;
+    int rc = net_read_by(c->fd, raw, sizeof raw, &got, idle ? c->o->idle_secs * 1000 : -1, &by, -1);
     c->received += got;
     if (rc == 1 && got == 0) {
-        say("connection from %s closed before sending a handshake", c->peer);
+        say_pre("connection from %s closed before sending a handshake", c->peer);
+        return -1;
+    }
+    if (rc < 0 && (errno == ETIMEDOUT || (errno == EAGAIN && !idle))) {
+        say_pre("connection from %s closed: error: no whole handshake within %u s (%zu of %u bytes)",
+                c->peer, CONN_HANDSHAKE_MS / 1000u, got, TRACE_STREAM_HANDSHAKE_SIZE);
         return -1;
     }
     if (rc == 1) {
-        say("connection from %s closed: error: truncated handshake (%zu of %u bytes)", c->peer, got,
-            TRACE_STREAM_HANDSHAKE_SIZE);
+        say_pre("connection from %s closed: error: truncated handshake (%zu of %u bytes)", c->peer, got,
+                TRACE_STREAM_HANDSHAKE_SIZE);
         return -1;
     }
     if (rc < 0) {
         char idle[64];
-        say("connection from %s closed: error: reading the handshake failed: %s", c->peer,
-            read_error(c, idle, sizeof idle));
+        say_pre("connection from %s closed: error: reading the handshake failed: %s", c->peer,
+                read_error(c, idle, sizeof idle));
         return -1;
     }
     if (stream_hello_decode(raw, &c->hello, why, sizeof why)) {
-        say("connection from %s closed: error: %s", c->peer, why);
+        say_pre("connection from %s closed: error: %s", c->peer, why);
+        return -1;
+    }
+    if (c->admit && c->admit(c->admit_arg, why, sizeof why)) {
+        char msg[STREAM_WHY_MAX + NET_NAME_MAX + 64];
+        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", c->peer, why);
+        (void)!send(c->fd, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+        say_pre("connection from %s refused: %s", c->peer, why);
         return -1;
     }
     c->offered = stream_hello_codec_offered(raw);
     c->sum_offered = stream_hello_summary_offered(raw);
     c->req_offered = stream_hello_requests_offered(raw);
+    c->key_offered = stream_hello_key_offered(raw);
     return 0;
 }
 
@@ -321,9 +428,8 @@ static void answer_offer(struct conn *c)
     if (c->sum_offered && (c->sums = stream_sums_new()) != NULL)
         features |= TRACE_ACK_SUMMARY_INCREMENTS; /* no memory: whole snapshots only */
     if (c->offered && !c->hello.swapped) {
-        c->codec = stream_codec_new();
-        c->decoded = malloc(STREAM_RAW_CAP);
-        codecs = c->codec && c->decoded ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
+        c->codec = stream_codec_new(); /* its 4 MiB output buffer comes with the first chunk */
+        codecs = c->codec ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
     }
     if (c->req_offered)
         features |= TRACE_ACK_SNAPSHOT_REQUESTS;
@@ -338,24 +444,36 @@ static void answer_offer(struct conn *c)
 
 static void *writer_main(void *arg);
 
-/* Handshake, memory, codec ack, writer thread.  0 go on, 1 ended (c->end says why), -1 no handshake (said). */
+/* Handshake, admission, codec ack.  0 go on, -1 no handshake or refused (said). */
 static int start(struct conn *c)
 {
     if (read_hello(c))
         return -1;
+    answer_offer(c);
+    c->status_at = now_s();
+    return 0;
+}
+
+/*
+ * The buffers and the writer thread, at the first chunk: a peer that only
+ * connects, or only shakes hands, costs no more than its thread.  0 go
+ * on, -1 ended (c->end says why).
+ */
+static int start_writer(struct conn *c)
+{
     c->dctx = ZSTD_createDCtx();
     c->frame = malloc(STREAM_FRAME_CAP);
     c->q = chunkq_new(CONN_SLOTS, STREAM_RAW_CAP);
+    if (c->acked && !(c->decoded = malloc(STREAM_RAW_CAP)))
+        c->frame = (free(c->frame), NULL);
     if (!c->dctx || !c->frame || !c->q) {
         snprintf(c->end, sizeof c->end, "error: out of memory");
-        return 1;
+        return -1;
     }
-    answer_offer(c);
-    c->status_at = now_s();
     int err = pthread_create(&c->writer, NULL, writer_main, c);
     if (err) {
         snprintf(c->end, sizeof c->end, "error: cannot start the writer thread: %s", strerror(err));
-        return 1;
+        return -1;
     }
     c->writer_running = 1;
     return 0;
@@ -496,61 +614,125 @@ static void unsized_gap(struct conn *c, const struct stream_resume *r, const str
     report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
 }
 
+/* A resume claim the registry (or the disk) refused: say why; the
+ * connection gets a series of its own, nameless, so no later claim finds it. */
+static void refused_claim(struct conn *c, const char *why)
+{
+    say("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
+        c->resume.stream_id, why);
+}
+
+/* The key's hash, as TRACE_MARK_STREAM_KEY carries it: SHA-256's first 8 bytes. */
+static int hash_key(const unsigned char *key, uint64_t *out)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
+        return -1;
+    *out = le64_at(md);
+    return 0;
+}
+
+/* Claim the stream in the registry, or (unknown there, a reconnection)
+ * find its series on disk.  0 claimed or new, -2 refused (said). */
+static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
+{
+    char host[NET_NAME_MAX];
+    net_host_of(c->peer, host, sizeof host);
+    struct stream_claim who = {c->resume.stream_id, c->resume.start_ns, c->have_key, c->key_hash, host};
+    int rc = stream_registry_claim(&who, c->fd, prev, &c->slot);
+    if (rc == -2) {
+        c->slot = -1;
+        refused_claim(c, c->have_key ? "its resume key does not match" : "it runs on a connection from another address");
+        return -2;
+    }
+    if (rc)
+        c->slot = -1;
+    else if (!prev->known && c->resume.conn_seq > 1)
+        *exact = prev_from_disk(c, &c->resume, prev);
+    return 0;
+}
+
 /*
  * The stream says who it is and what it did before this connection.  Claim
  * it, continue its series (known to the registry, or found on disk after a
  * restart), and on a reconnection count exactly what went missing:
  * everything it sent or discarded before, less what we received.  A new
- * series starts by naming its stream, for a serve restarted later.
+ * series starts by naming its stream (and its key's hash), for a serve
+ * restarted later.
  */
-static int on_resume(struct conn *c, const unsigned char *raw)
+static int on_resume(struct conn *c)
 {
-    struct stream_resume r;
+    const struct stream_resume *r = &c->resume;
     struct stream_prev prev = {0, 0, 0, 0};
     int exact = 1;
-    stream_resume_decode(raw, c->hello.swapped, &r);
-    if (stream_registry_claim(r.stream_id, r.start_ns, c->fd, &prev, &c->slot))
-        c->slot = -1;
-    else if (!prev.known && r.conn_seq > 1)
-        exact = prev_from_disk(c, &r, &prev);
+    int refused = claim_stream(c, &prev, &exact) == -2;
     if (open_file(c, &prev))
         return -1;
-    if (c->file.seq == 0)
-        report_news(c, stream_file_mark_at(&c->file, TRACE_MARK_STREAM_ID, r.stream_id, r.start_ns));
-    c->stream_received = prev.received;
-    if (r.conn_seq <= 1)
+    if (refused)
         return 0;
-    if (!prev.known || !exact || r.sent < prev.received) {
-        unsized_gap(c, &r, &prev, exact);
+    if (c->file.seq == 0)
+        report_news(c, stream_file_mark_at(&c->file, TRACE_MARK_STREAM_ID, r->stream_id, r->start_ns));
+    if (c->file.seq == 0 && c->have_key)
+        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_KEY, c->key_hash));
+    c->stream_received = prev.received;
+    if (r->conn_seq <= 1)
+        return 0;
+    if (!prev.known || !exact || r->sent < prev.received) {
+        unsized_gap(c, r, &prev, exact);
         return 0;
     }
-    uint64_t lost = r.sent + r.discarded - prev.received;
+    uint64_t lost = r->sent + r->discarded - prev.received;
     say("conn %u: stream %016" PRIx64 " resumed (connection %u): %" PRIu64 " events lost in the gap (%"
         PRIu64 " discarded on the device while disconnected, %" PRIu64 " lost in flight)",
-        (unsigned)c->file.id, r.stream_id, (unsigned)r.conn_seq, lost, r.discarded, r.sent - prev.received);
+        (unsigned)c->file.id, r->stream_id, (unsigned)r->conn_seq, lost, r->discarded, r->sent - prev.received);
     report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
     if (lost)
         report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
     return 0;
 }
 
+/* The device's drop count, said at most once per status interval: a
+ * client may send a notice per chunk, and each would be a line. */
+static void say_dropped(struct conn *c)
+{
+    uint64_t quiet = c->notices_quiet;
+    c->notices_quiet = 0;
+    c->notice_at = now_s();
+    if (quiet)
+        say("conn %u: device dropped %" PRIu64 " events (cumulative; %" PRIu64 " more notice%s in the last "
+            "%d s)", (unsigned)c->file.id, c->dropped, quiet, quiet == 1 ? "" : "s", c->o->status_secs);
+    else
+        say("conn %u: device dropped %" PRIu64 " events (cumulative)", (unsigned)c->file.id, c->dropped);
+}
+
 static void on_notice(struct conn *c, const unsigned char *raw)
 {
     c->dropped = stream_notice_count(raw, c->hello.swapped);
-    say("conn %u: device dropped %" PRIu64 " events (cumulative)", (unsigned)c->file.id, c->dropped);
+    if (now_s() - c->notice_at >= c->o->status_secs)
+        say_dropped(c);
+    else
+        c->notices_quiet++;
     report_news(c, stream_file_mark(&c->file, TRACE_MARK_DEVICE_DROPPED, c->dropped));
 }
 
 static void on_unknown(struct conn *c, const struct stream_chunk *h)
 {
+    char who[NET_NAME_MAX + 24];
+    if (c->opened)
+        snprintf(who, sizeof who, "conn %u", (unsigned)c->file.id);
+    else
+        snprintf(who, sizeof who, "connection from %s", c->peer);
     if (c->unknown++ == 0)
-        say("conn %u: warning: skipping chunk of unknown type %u (%u bytes); later ones silently",
-            (unsigned)c->file.id, (unsigned)h->type, (unsigned)h->zstd_len);
+        say("%s: warning: skipping chunk of unknown type %u (%u bytes); later ones silently", who,
+            (unsigned)h->type, (unsigned)h->zstd_len);
 }
 
 static void maybe_status(struct conn *c)
 {
     double t = now_s();
+    if (c->notices_quiet && t - c->notice_at >= c->o->status_secs)
+        say_dropped(c);
     if (c->o->quiet || t - c->status_at < c->o->status_secs)
         return;
     double rate = (double)(c->file.events - c->status_events) / (t - c->status_at);
@@ -567,7 +749,9 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
     unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE];
     char why[STREAM_WHY_MAX];
     size_t got;
-    int rc = net_read_full(c->fd, raw, sizeof raw, &got);
+    int idle_ms = c->o->idle_secs > 0 ? c->o->idle_secs * 1000 : -1;
+    c->deadline = 0; /* set at the chunk's first byte */
+    int rc = net_read_by(c->fd, raw, sizeof raw, &got, idle_ms, &c->deadline, (int)CONN_GRACE_MS);
     c->received += got;
     if (rc == 1 && got == 0)
         return 1;
@@ -597,6 +781,7 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
                  "ack the codec (%s)", n, c->offered ? "not for this stream" : "never offered");
         return -1;
     }
+    c->deadline += (uint64_t)h->zstd_len * 1000u / CONN_MIN_RATE;
     return 0;
 }
 
@@ -626,6 +811,8 @@ static int read_chunk(struct conn *c)
     if (rc)
         return rc;
     snprintf(what, sizeof what, "chunk %" PRIu64, n);
+    if (!c->writer_running && start_writer(c))
+        return -1;
     if (read_exact(c, c->frame, h.zstd_len, what))
         return -1;
     c->chunks++;
@@ -639,15 +826,59 @@ static int read_chunk(struct conn *c)
     return 0;
 }
 
-/* Writer: act on one chunk, in the order they came.  0 go on, 2 no file could be opened (said). */
+/*
+ * Chunks before the file opens: a resume notice as the first chunk (it
+ * decides where the files go) and, if the handshake offered one, the key
+ * as the second.  1 taken, 0 not one of them, 3 malformed (writer_end).
+ */
+static int take_intro(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
+{
+    if (h->type == TRACE_CHUNK_RESUME && c->chunks_written == 1) {
+        stream_resume_decode(raw, c->hello.swapped, &c->resume);
+        c->have_resume = 1;
+        return 1;
+    }
+    if (!c->key_offered || !c->have_resume || c->have_key)
+        return 0;
+    if (h->type != TRACE_CHUNK_RESUME_KEY || c->chunks_written != 2) {
+        snprintf(c->writer_end, sizeof c->writer_end, "error: chunk %" PRIu64 ": type %u where the "
+                 "handshake promised the resume key", c->chunks_written, (unsigned)h->type);
+        return 3;
+    }
+    if (hash_key(raw, &c->key_hash)) {
+        snprintf(c->writer_end, sizeof c->writer_end, "error: cannot hash the resume key (SHA-256)");
+        return 3;
+    }
+    c->have_key = 1;
+    return 1;
+}
+
+/* Chunks that put something in the files, and so open them. */
+static int writes_file(uint32_t type)
+{
+    return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_TRACER_LOST ||
+           type == TRACE_CHUNK_SUMMARY_INCREMENTS;
+}
+
+/* Writer: act on one chunk, in the order they came.  0 go on, 2 no file
+ * could be opened (said), 3 malformed (writer_end says why).  A series
+ * file is created at the first chunk that writes to it, so a peer that
+ * sends only a handshake and notices costs no inode. */
 static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
 {
     c->chunks_written++;
-    /* Only a resume notice as the first chunk decides where the files go. */
-    if (!c->opened && h->type == TRACE_CHUNK_RESUME)
-        return on_resume(c, raw) ? 2 : 0;
-    if (!c->opened && open_file(c, NULL))
-        return 2;
+    if (!c->opened) {
+        int rc = take_intro(c, h, raw);
+        if (rc)
+            return rc == 1 ? 0 : rc;
+        if (!writes_file(h->type)) {
+            if (!stream_chunk_known(h->type))
+                on_unknown(c, h);
+            return 0; /* a heartbeat, a key out of place: nothing to write yet */
+        }
+        if (c->have_resume ? on_resume(c) : open_file(c, NULL))
+            return 2;
+    }
     if (!stream_chunk_known(h->type)) {
         on_unknown(c, h);
         return 0;
@@ -700,8 +931,12 @@ static void finish(struct conn *c)
     char extra[256] = "";
     size_t len = 0;
     const struct stream_file *f = &c->file;
-    if (!c->opened && open_file(c, NULL))
+    if (!c->opened) {
+        say_pre("connection from %s closed before sending events: %" PRIu64 " bytes received in %" PRIu64
+                " chunk%s%s%s%s", c->peer, c->received, c->chunks, c->chunks == 1 ? "" : "s",
+                c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
         return;
+    }
     /* An abnormal end loses what was in flight: say so in the trace itself.
      * A resumable stream's loss is counted exactly if it comes back. */
     if (c->end[0])
@@ -725,7 +960,8 @@ static void finish(struct conn *c)
         c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
 }
 
-void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o)
+void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o, uint64_t accepted_ms,
+                       stream_conn_admit_fn admit, void *admit_arg)
 {
     struct conn c;
     memset(&c, 0, sizeof c);
@@ -733,10 +969,9 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     c.peer = peer;
     c.o = o;
     c.slot = -1;
-    if (o->idle_secs > 0) {
-        struct timeval tv = {o->idle_secs, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    }
+    c.accepted_ms = accepted_ms;
+    c.admit = admit;
+    c.admit_arg = admit_arg;
     int rc = start(&c);
     if (rc < 0)
         return;

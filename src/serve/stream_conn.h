@@ -29,8 +29,20 @@ struct stream_conn_opts {
     uint64_t min_free_bytes; /* stop writing below this much free space; 0 never */
 };
 
-/* Serve one connection to its end; the caller closes fd afterwards. */
-void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o);
+/* serve's say once a connection's handshake is valid: 0 admits it, else it
+ * is refused, with why (one line, said by the connection). */
+typedef int (*stream_conn_admit_fn)(void *arg, char *why, size_t why_len);
+
+/* Serve one connection to its end; the caller closes fd afterwards.
+ * accepted_ms (net_now_ms) starts the handshake's deadline. */
+void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o, uint64_t accepted_ms,
+                       stream_conn_admit_fn admit, void *admit_arg);
+
+/* A line about a connection without an id (refused, evicted, no
+ * handshake): at most 20 per 2 s are printed, the rest counted in one
+ * line.  serve calls stream_conn_say_flush now and then to print that. */
+void stream_conn_say_limited(const char *fmt, ...);
+void stream_conn_say_flush(void);
 
 /*
  * Ask the flight recorders among the connections (id 0: all of them, else

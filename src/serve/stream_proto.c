@@ -85,6 +85,11 @@ int stream_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE
     return hello_flag(raw, TRACE_STREAM_FLAG_REQUEST_OFFER);
 }
 
+int stream_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    return hello_flag(raw, TRACE_STREAM_FLAG_RESUME_KEY);
+}
+
 void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq)
 {
     memset(out, 0, TRACE_STREAM_REQUEST_SIZE);
@@ -105,7 +110,8 @@ void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE]
 int stream_chunk_known(uint32_t type)
 {
     return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
-           type == TRACE_CHUNK_TRACER_LOST || type == TRACE_CHUNK_SUMMARY_INCREMENTS;
+           type == TRACE_CHUNK_TRACER_LOST || type == TRACE_CHUNK_SUMMARY_INCREMENTS ||
+           type == TRACE_CHUNK_RESUME_KEY;
 }
 
 int stream_chunk_has_events(uint32_t type)
@@ -144,10 +150,13 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
                  TRACE_EVENT_SIZE);
         return -1;
     }
-    uint32_t fixed = c->type == TRACE_CHUNK_RESUME ? TRACE_STREAM_RESUME_SIZE : 8u;
+    uint32_t fixed = c->type == TRACE_CHUNK_RESUME       ? TRACE_STREAM_RESUME_SIZE
+                     : c->type == TRACE_CHUNK_RESUME_KEY ? TRACE_STREAM_RESUME_KEY_SIZE
+                                                         : 8u;
     if (!records && c->raw_len != fixed) {
         snprintf(why, why_len, "%s raw_len %u (expected %u)", c->type == TRACE_CHUNK_NOTICE ? "notice"
-                 : c->type == TRACE_CHUNK_RESUME ? "resume notice" : "tracer-lost notice",
+                 : c->type == TRACE_CHUNK_RESUME ? "resume notice"
+                 : c->type == TRACE_CHUNK_RESUME_KEY ? "resume key" : "tracer-lost notice",
                  (unsigned)c->raw_len, (unsigned)fixed);
         return -1;
     }

@@ -40,6 +40,8 @@ int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SI
 int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* Whether it offers to take snapshot requests (TRACE_STREAM_FLAG_REQUEST_OFFER). */
 int stream_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* 1 when the handshake says a TRACE_CHUNK_RESUME_KEY follows the first resume notice. */
+int stream_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* A snapshot request, little-endian. */
 void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq);
 

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -19,6 +21,9 @@ struct entry {
     int fd;             /* socket of the connection holding it, -1 when idle */
     uint64_t last_use;  /* for eviction */
     struct stream_prev prev;
+    int keyed;          /* claimed with a key: only that key claims it again */
+    uint64_t key_hash;
+    char host[64];      /* the last claimant's address */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,11 +66,26 @@ static int take_over(int i)
     return 0;
 }
 
-int stream_registry_claim(uint64_t id, uint64_t start_ns, int fd, struct stream_prev *prev, int *slot)
+/* May who claim entry e?  A key decides when there is one; without, only
+ * the same address may cut a live connection (a dead one's series is
+ * anyone's to continue, as before keys). */
+static int may_claim(const struct entry *e, const struct stream_claim *who)
 {
+    if (e->keyed || who->keyed)
+        return e->keyed && who->keyed && e->key_hash == who->key_hash;
+    return e->fd < 0 || strcmp(e->host, who->host) == 0;
+}
+
+int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_prev *prev, int *slot)
+{
+    uint64_t id = who->id, start_ns = who->start_ns;
     pthread_mutex_lock(&reg_lock);
     int i = find(id, start_ns);
     int rc = 0;
+    if (i >= 0 && !may_claim(&table[i], who)) {
+        pthread_mutex_unlock(&reg_lock);
+        return -2;
+    }
     if (i >= 0) {
         rc = take_over(i);
         /* it may have been evicted and reused while we waited */
@@ -74,9 +94,12 @@ int stream_registry_claim(uint64_t id, uint64_t start_ns, int fd, struct stream_
     }
     if (rc == 0 && i < 0) {
         i = make_room();
-        if (i >= 0)
-            table[i] = (struct entry){1, id, start_ns, -1, 0, {0, 0, 0, 0}};
+        if (i >= 0) {
+            table[i] = (struct entry){1, id, start_ns, -1, 0, {0, 0, 0, 0}, who->keyed, who->key_hash, ""};
+        }
     }
+    if (rc == 0 && i >= 0)
+        snprintf(table[i].host, sizeof table[i].host, "%s", who->host);
     if (rc == 0 && i >= 0) {
         *prev = table[i].prev;
         table[i].fd = fd;

@@ -12,6 +12,11 @@
  * to let go.  Bounded size: the least recently used idle entry makes room.
  * In memory only: for a stream a restarted serve does not know, stream_conn.c
  * looks on disk (stream_series.h).
+ *
+ * Nobody else may take a stream over: one that sent a resume key
+ * (trace_shm.h) is claimed again only with the same key (its hash is kept,
+ * never the key); one without a key is taken over while a connection of it
+ * runs only from the same peer address.
  */
 #ifndef CALLSIGHT_STREAM_REGISTRY_H
 #define CALLSIGHT_STREAM_REGISTRY_H
@@ -28,13 +33,23 @@ struct stream_prev {
     uint64_t received;  /* records received on all its earlier connections */
 };
 
+/* Who claims a stream. */
+struct stream_claim {
+    uint64_t id, start_ns; /* the stream, from its resume notice */
+    int keyed;             /* it sent a resume key ... */
+    uint64_t key_hash;     /* ... whose hash this is (stream_conn.c) */
+    const char *host;      /* the peer's address, without the port */
+};
+
 /*
- * Claim stream (id, start_ns) for the connection on socket fd.  0 with *prev
- * filled; -1 when the registry is full of running streams or the earlier
- * connection would not let go in time (the caller starts a new series).
- * The returned slot is passed to stream_registry_release.
+ * Claim stream who for the connection on socket fd.  0 with *prev filled;
+ * -1 when the registry is full of running streams or the earlier
+ * connection would not let go in time; -2 when the claim is refused (the
+ * key differs, or a live stream without a key is claimed from another
+ * address).  On -1 and -2 the caller starts a new series.  The returned
+ * slot is passed to stream_registry_release.
  */
-int stream_registry_claim(uint64_t id, uint64_t start_ns, int fd, struct stream_prev *prev, int *slot);
+int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_prev *prev, int *slot);
 
 /* The connection ends: remember where its series stands (file_id 0: it has none). */
 void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
