@@ -112,8 +112,8 @@ is "$($PEER client "$SERVE_PORT" plain)" "received 0 bytes: " \
 is "$($PEER client "$SERVE_PORT" offer)" "received 16 bytes: 544b41434b0000000100000000000000" \
     "a client that offers it gets the 16-byte ack"
 $PEER client "$SERVE_PORT" plain coded > /dev/null
-wait_in "$SERVE_LOG" "^callsight serve: conn [0-9]+ closed .*error: chunk 1: coded events, but this server did not ack the codec \(never offered\)$" > /dev/null
-ok $? "a coded chunk without an ack ends its connection with a clear error"
+wait_in "$SERVE_LOG" "^callsight serve: connection from 127\.0\.0\.1:[0-9]+ closed before sending events: .*error: chunk 1: coded events, but this server did not ack the codec \(never offered\)$" > /dev/null
+ok $? "a coded chunk without an ack ends its connection with a clear error (and makes no file)"
 
 "$TS" --codec zip "$SHM" 127.0.0.1 1 2> "$T/usage.err"
 is "$?:$(cat "$T/usage.err")" "2:trace_stream: --codec needs 'stack' or 'none'" "--codec takes stack or none"

@@ -23,6 +23,7 @@
  * itself go to stderr.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "read/stream_series.h"
 #include "serve/control.h"
 #include "serve/net.h"
 #include "serve/stream_conn.h"
@@ -545,8 +547,13 @@ int cmd_serve(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc > 0 ? 0 : 2;
+    uint64_t left_out = 0;
     if (stream_file_init_dir(o.out, err, sizeof err)) {
         fprintf(stderr, "callsight serve: %s\n", err);
+        return 1;
+    }
+    if (stream_series_index_build(stream_file_dir_fd(), &left_out)) {
+        fprintf(stderr, "callsight serve: cannot read %s: %s\n", o.out, strerror(errno));
         return 1;
     }
     take_signals(&waitmask);
@@ -575,6 +582,9 @@ int cmd_serve(int argc, char **argv)
     printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, at most %ld "
            "connections (%ld per address), idle timeout %s, free-space floor %s\n",
            o.max_mb, o.seg_mb, o.max_conns, o.max_per_peer, idle, floor);
+    if (left_out)
+        printf("callsight serve: warning: %" PRIu64 " series in %s are too many to index; their streams "
+               "start new series if they reconnect\n", left_out, o.out);
     if (!o.allow && !net_bound_loopback(lfd))
         printf("callsight serve: warning: listening on %s without --allow: anyone who can reach it may "
                "send data\n", where);

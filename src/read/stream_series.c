@@ -2,8 +2,8 @@
  * stream_series.c - a resumable stream's series on disk (see stream_series.h).
  *
  * Only the connection thread of a reconnecting stream that the registry
- * does not know calls this, holding that stream's registry slot, so no
- * other connection writes the files it counts.
+ * does not know counts, holding that stream's registry slot, so no other
+ * connection writes the files it counts.  The index is shared: one mutex.
  */
 #include "stream_series.h"
 
@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "stream_name.h"
@@ -32,16 +34,39 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-/* Open a segment positioned after its header; -1 if it is missing or its header is not whole. */
-static int open_segment(const char *dir, uint32_t id, uint32_t seq)
+/* The index: every series that names its stream, from one scan at startup
+ * and from serve as it starts new ones. */
+struct indexed {
+    uint64_t sid, start_ns;
+    uint32_t file_id;
+    int keyed;
+    uint64_t key_hash;
+};
+
+static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct indexed *index_of;
+static size_t index_n, index_cap;
+static uint64_t index_left_out;
+
+/*
+ * Open a segment positioned after its header; -1 if it is missing, is not
+ * a regular file (a FIFO would block, a device would lie) or its header is
+ * not whole.  Never follows a symlink, never blocks on open.
+ */
+static int open_segment(int dirfd, uint32_t id, uint32_t seq)
 {
-    char path[PATH_MAX];
+    char name[64];
     unsigned char h[TRACE_FILE_HEADER_SIZE];
-    if (stream_name_path(path, sizeof path, dir, id, seq))
+    struct stat st;
+    if (stream_name_path(name, sizeof name, ".", id, seq))
         return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
     uint64_t hsize = 0;
     if (read(fd, h, sizeof h) == (ssize_t)sizeof h && !memcmp(h, TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC))
         hsize = get_le(h + offsetof(trace_file_header_t, header_size), 4);
@@ -77,36 +102,97 @@ static int own_record(const unsigned char *r, int *stop)
     case TRACE_MARK_STREAM_CUT:
     case TRACE_MARK_STREAM_RESUMED:
     case TRACE_MARK_STREAM_ID:
+    case TRACE_MARK_STREAM_KEY:
         return 1;
     default:
         return 0;
     }
 }
 
-/* Does series id's seq-0 segment begin by naming stream (sid, start_ns)? */
-static int names_stream(const char *dir, uint32_t id, uint64_t sid, uint64_t start_ns)
+/* The stream series id's seq-0 segment names at its head, into *e; 0 if none. */
+static int read_names(int dirfd, uint32_t id, struct indexed *e)
 {
     unsigned char r[ID_PROBE * REC];
-    int fd = open_segment(dir, id, 0);
+    int fd = open_segment(dirfd, id, 0), named = 0;
     if (fd < 0)
         return 0;
     ssize_t n = read(fd, r, sizeof r);
     close(fd);
+    *e = (struct indexed){0, 0, id, 0, 0};
     for (ssize_t i = 0; n > 0 && i + (ssize_t)REC <= n; i += REC) {
-        uint64_t code;
-        if (serve_marker(r + i, &code) && code == TRACE_MARK_STREAM_ID &&
-            get_le(r + i + offsetof(trace_event_t, call_site), 8) == sid &&
-            get_le(r + i + offsetof(trace_event_t, ts), 8) == start_ns)
-            return 1;
+        uint64_t code, payload = get_le(r + i + offsetof(trace_event_t, call_site), 8);
+        if (!serve_marker(r + i, &code))
+            continue;
+        if (code == TRACE_MARK_STREAM_ID && !named) {
+            e->sid = payload;
+            e->start_ns = get_le(r + i + offsetof(trace_event_t, ts), 8);
+            named = 1;
+        } else if (code == TRACE_MARK_STREAM_KEY && named) {
+            e->keyed = 1;
+            e->key_hash = payload;
+        }
     }
+    return named;
+}
+
+static void index_put(const struct indexed *e)
+{
+    if (index_n == index_cap) {
+        size_t cap = index_cap ? 2 * index_cap : 64;
+        struct indexed *p = cap <= STREAM_SERIES_INDEX_MAX ? realloc(index_of, cap * sizeof *p) : NULL;
+        if (!p) {
+            index_left_out++;
+            return;
+        }
+        index_of = p;
+        index_cap = cap;
+    }
+    index_of[index_n++] = *e;
+}
+
+void stream_series_index_add(uint64_t sid, uint64_t start_ns, uint32_t file_id, int keyed, uint64_t key_hash)
+{
+    struct indexed e = {sid, start_ns, file_id, keyed, key_hash};
+    pthread_mutex_lock(&index_lock);
+    index_put(&e);
+    pthread_mutex_unlock(&index_lock);
+}
+
+/* A DIR for dirfd that leaves dirfd open, with a file offset of its own
+ * (a dup would share one, and threads read the directory at once). */
+static DIR *open_dir(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own offset: readdir in two threads */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
+int stream_series_index_build(int dirfd, uint64_t *left_out)
+{
+    DIR *d = open_dir(dirfd);
+    if (!d)
+        return -1;
+    uint32_t id, seq;
+    struct indexed e;
+    pthread_mutex_lock(&index_lock);
+    index_n = 0;
+    index_left_out = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        if (stream_name_parse(de->d_name, &id, &seq) && seq == 0 && read_names(dirfd, id, &e))
+            index_put(&e);
+    *left_out = index_left_out;
+    pthread_mutex_unlock(&index_lock);
+    closedir(d);
     return 0;
 }
 
 /* Add one segment's device records to out; a torn last record is not one. -1 on a read error. */
-static int count_segment(const char *dir, uint32_t id, uint32_t seq, unsigned char *buf,
+static int count_segment(int dirfd, uint32_t id, uint32_t seq, unsigned char *buf,
                          struct stream_found *out)
 {
-    int fd = open_segment(dir, id, seq), stop = 0;
+    int fd = open_segment(dirfd, id, seq), stop = 0;
     size_t have = 0;
     ssize_t n = 0;
     if (fd < 0)
@@ -133,19 +219,28 @@ static int listed(const uint32_t *ids, int n, uint32_t id)
     return 0;
 }
 
-/* Pass 1: the series whose seq-0 segment names the stream. */
-static int find_ids(DIR *d, const char *dir, uint64_t sid, uint64_t start_ns, uint32_t *ids)
+/* The series the index says are the stream's; the newest one's key. */
+static int find_ids(uint64_t sid, uint64_t start_ns, uint32_t *ids, struct stream_found *out)
 {
     int n = 0;
-    uint32_t id, seq;
-    for (struct dirent *e; n < STREAM_SERIES_MAX && (e = readdir(d));)
-        if (stream_name_parse(e->d_name, &id, &seq) && seq == 0 && names_stream(dir, id, sid, start_ns))
-            ids[n++] = id;
+    pthread_mutex_lock(&index_lock);
+    for (size_t i = 0; i < index_n && n < STREAM_SERIES_MAX; i++) {
+        const struct indexed *e = &index_of[i];
+        if (e->sid != sid || e->start_ns != start_ns)
+            continue;
+        ids[n++] = e->file_id;
+        if (e->file_id >= out->file_id) {
+            out->file_id = e->file_id;
+            out->keyed = e->keyed;
+            out->key_hash = e->key_hash;
+        }
+    }
+    pthread_mutex_unlock(&index_lock);
     return n;
 }
 
-/* Pass 2: count those series' records and find where the newest continues. */
-static int count_ids(DIR *d, const char *dir, const uint32_t *ids, int n, struct stream_found *out)
+/* Count those series' records and find where the newest continues. */
+static int count_ids(DIR *d, int dirfd, const uint32_t *ids, int n, struct stream_found *out)
 {
     unsigned char *buf = malloc(BUF_RECS * REC);
     uint32_t id, seq;
@@ -153,7 +248,7 @@ static int count_ids(DIR *d, const char *dir, const uint32_t *ids, int n, struct
     for (struct dirent *e; rc == 0 && (e = readdir(d));) {
         if (!stream_name_parse(e->d_name, &id, &seq) || !listed(ids, n, id))
             continue;
-        rc = count_segment(dir, id, seq, buf, out);
+        rc = count_segment(dirfd, id, seq, buf, out);
         if (id == out->file_id && seq >= out->next_seq)
             out->next_seq = seq + 1;
     }
@@ -161,23 +256,23 @@ static int count_ids(DIR *d, const char *dir, const uint32_t *ids, int n, struct
     return rc;
 }
 
-int stream_series_find(const char *dir, uint64_t id, uint64_t start_ns, struct stream_found *out)
+int stream_series_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, int keyed,
+                       struct stream_found *out)
 {
     uint32_t ids[STREAM_SERIES_MAX];
     memset(out, 0, sizeof *out);
-    DIR *d = opendir(dir);
+    int n = find_ids(id, start_ns, ids, out);
+    if (n == 0)
+        return 0;
+    if (out->keyed != keyed || out->key_hash != key_hash) {
+        out->refused = 1; /* counted for nobody but the key's holder */
+        return 0;
+    }
+    DIR *d = open_dir(dirfd);
     if (!d)
         return -1;
-    int n = find_ids(d, dir, id, start_ns, ids);
-    for (int i = 0; i < n; i++)
-        if (ids[i] > out->file_id)
-            out->file_id = ids[i];
-    int rc = 0;
-    if (n > 0) {
-        out->found = out->exact = 1;
-        rewinddir(d);
-        rc = count_ids(d, dir, ids, n, out);
-    }
+    out->found = out->exact = 1;
+    int rc = count_ids(d, dirfd, ids, n, out);
     closedir(d);
     return rc;
 }

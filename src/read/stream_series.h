@@ -13,8 +13,13 @@
  * write error): what it then read but discarded is on no disk, and the
  * count is reported as inexact.
  *
- * Bounded: a few records of each seq-0 segment, then one pass with a fixed
- * buffer over the stream's own files; at most STREAM_SERIES_MAX series.
+ * Bounded, and no work for a stranger: the directory is scanned once, at
+ * startup, into an index of which series name which stream (and its key's
+ * hash, TRACE_MARK_STREAM_KEY); serve adds the series it starts.  A resume
+ * is looked up there; only a stream found, with its key, costs one pass
+ * with a fixed buffer over its own files (at most STREAM_SERIES_MAX
+ * series).  Files are opened relative to serve's directory, without
+ * following symlinks or blocking, and must be regular files.
  */
 #ifndef CALLSIGHT_STREAM_SERIES_H
 #define CALLSIGHT_STREAM_SERIES_H
@@ -22,16 +27,30 @@
 #include <stdint.h>
 
 #define STREAM_SERIES_MAX 16
+#define STREAM_SERIES_INDEX_MAX (1u << 20) /* series indexed; more are not resumable after a restart */
 
 struct stream_found {
     int found;          /* some series in the directory belongs to the stream */
+    int refused;        /* ... but its key is not the one the claim showed: not counted, not found */
+    int keyed;          /* the newest series names a key ... */
+    uint64_t key_hash;  /* ... with this hash */
     int exact;          /* received is exactly what serve received on it */
     uint32_t file_id;   /* its newest series, to continue */
     uint32_t next_seq;  /* that series' next segment number */
     uint64_t received;  /* device records in all its series */
 };
 
-/* Look for stream (id, start_ns) in dir.  0 with *out filled (found may be 0), -1 on a read error. */
-int stream_series_find(const char *dir, uint64_t id, uint64_t start_ns, struct stream_found *out);
+/* Scan the directory (once, at startup).  0 with *left_out the series the
+ * index had no room for, or -1 when it cannot be read. */
+int stream_series_index_build(int dirfd, uint64_t *left_out);
+
+/* serve started a series that names stream (sid, start_ns) and maybe a key. */
+void stream_series_index_add(uint64_t sid, uint64_t start_ns, uint32_t file_id, int keyed, uint64_t key_hash);
+
+/* Look for stream (id, start_ns) claimed with (keyed, key_hash).  0 with
+ * *out filled (found may be 0; refused when the key differs), -1 on a read
+ * error. */
+int stream_series_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, int keyed,
+                       struct stream_found *out);
 
 #endif

@@ -581,14 +581,16 @@ static void on_tracer_lost(struct conn *c, const unsigned char *raw)
  * Returns whether prev->received is exact (it is not when a connection of
  * the series stopped writing and discarded what it still read).
  */
-static int prev_from_disk(struct conn *c, const struct stream_resume *r, struct stream_prev *prev)
+static int prev_from_disk(struct conn *c, const struct stream_resume *r, struct stream_prev *prev,
+                          int *refused)
 {
     struct stream_found s;
-    if (stream_series_find(c->o->dir, r->stream_id, r->start_ns, &s)) {
+    if (stream_series_find(stream_file_dir_fd(), r->stream_id, r->start_ns, c->key_hash, c->have_key, &s)) {
         say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
             r->stream_id, c->o->dir, strerror(errno));
         return 1;
     }
+    *refused = s.refused;
     if (s.found)
         *prev = (struct stream_prev){1, s.file_id, s.next_seq, s.received};
     return s.exact;
@@ -646,10 +648,18 @@ static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
         refused_claim(c, c->have_key ? "its resume key does not match" : "it runs on a connection from another address");
         return -2;
     }
+    int refused = 0;
     if (rc)
         c->slot = -1;
     else if (!prev->known && c->resume.conn_seq > 1)
-        *exact = prev_from_disk(c, &c->resume, prev);
+        *exact = prev_from_disk(c, &c->resume, prev, &refused);
+    if (refused) {
+        stream_registry_release(c->slot, 0, 0, 0);
+        c->slot = -1;
+        refused_claim(c, c->have_key ? "its resume key does not match its series on disk"
+                                     : "its series on disk was started with a resume key");
+        return -2;
+    }
     return 0;
 }
 
@@ -671,10 +681,12 @@ static int on_resume(struct conn *c)
         return -1;
     if (refused)
         return 0;
-    if (c->file.seq == 0)
+    if (c->file.seq == 0) {
         report_news(c, stream_file_mark_at(&c->file, TRACE_MARK_STREAM_ID, r->stream_id, r->start_ns));
-    if (c->file.seq == 0 && c->have_key)
-        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_KEY, c->key_hash));
+        if (c->have_key)
+            report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_KEY, c->key_hash));
+        stream_series_index_add(r->stream_id, r->start_ns, c->file.id, c->have_key, c->key_hash);
+    }
     c->stream_received = prev.received;
     if (r->conn_seq <= 1)
         return 0;

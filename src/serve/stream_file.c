@@ -18,14 +18,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/u64map.h"
 #include "read/stream_name.h"
 #include "trace.h"
 
 #define REC TRACE_EVENT_SIZE
 
-/* The connection-id allocator: the one thing connections share. */
+/* The connection-id allocator: the one thing connections share.  Ids that
+ * some file in the directory had at startup are never claimed, whoever put
+ * it there. */
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t ids_next = 1;
+static struct u64map ids_used;
+
+/* The out directory, opened once: every file is made and removed relative
+ * to it, so a path swapped for a symlink later redirects nothing. */
+static int dir_fd = -1;
 
 static void put_le32(unsigned char *p, uint32_t v)
 {
@@ -77,19 +85,37 @@ static int make_dirs(const char *dir)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        if (mkdir(path, 0750) != 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+    if (mkdir(path, 0750) != 0 && errno != EEXIST)
         return -1;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
+    return 0;
+}
+
+/* Note the ids in the directory; the highest.  -1 when it cannot be read. */
+static int scan_ids(uint32_t *highest)
+{
+    int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
+    u64map_init(&ids_used);
+    *highest = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        uint32_t id = 0, seq;
+        if (!stream_name_parse(e->d_name, &id, &seq))
+            continue;
+        if (u64map_put(&ids_used, id, 1) < 0)
+            break;
+        if (id > *highest)
+            *highest = id;
+    }
+    closedir(d);
     return 0;
 }
 
@@ -99,40 +125,49 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len)
         snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, err_len, "cannot read %s: %s", dir, strerror(errno));
+    dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+        snprintf(err, err_len, "%s is a symbolic link or not a directory; give the directory itself", dir);
         return -1;
     }
     uint32_t highest = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        uint32_t id = 0, seq;
-        (void)stream_name_parse(e->d_name, &id, &seq);
-        if (id > highest)
-            highest = id;
-    }
-    closedir(d);
-    if (highest == UINT32_MAX) {
-        snprintf(err, err_len, "%s has used up every connection id", dir);
+    if (dir_fd < 0 || scan_ids(&highest) != 0) {
+        snprintf(err, err_len, "cannot read %s: %s", dir, strerror(errno));
         return -1;
     }
     pthread_mutex_lock(&ids_lock);
-    ids_next = highest + 1;
+    ids_next = highest == UINT32_MAX ? 1 : highest + 1; /* a planted last id: start over, skipping */
     pthread_mutex_unlock(&ids_lock);
     return 0;
 }
 
-static int segment_path(const struct stream_file *f, uint32_t seq, char *path, size_t len)
+int stream_file_dir_fd(void)
 {
-    return stream_name_path(path, len, f->dir, f->id, seq);
+    return dir_fd;
 }
 
+static int segment_name(const struct stream_file *f, uint32_t seq, char *name, size_t len)
+{
+    return stream_name_path(name, len, ".", f->id, seq);
+}
+
+/* Readable by the owner's group (the analysis), by nobody else. */
 static int create_segment(const struct stream_file *f, uint32_t seq)
 {
-    char path[PATH_MAX];
-    if (segment_path(f, seq, path, sizeof path))
+    char name[64];
+    if (segment_name(f, seq, name, sizeof name))
         return -1;
-    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    return openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+}
+
+/* The next id no file had at startup (ids_lock held); 0 when none is left. */
+static uint32_t next_unused(void)
+{
+    uint32_t v;
+    for (uint64_t n = 0; n <= (uint64_t)UINT32_MAX; n++, ids_next++)
+        if (ids_next != 0 && u64map_get(&ids_used, ids_next, &v) == 0)
+            return ids_next++;
+    return 0;
 }
 
 /* Claim the lowest free id from ids_next on; the seq-0 file is the claim. */
@@ -140,8 +175,7 @@ static int claim_id(struct stream_file *f)
 {
     int fd = -1;
     pthread_mutex_lock(&ids_lock);
-    for (int tries = 0; fd < 0 && tries < 1000 && ids_next != 0; tries++) {
-        f->id = ids_next++;
+    for (int tries = 0; fd < 0 && tries < 1000 && (f->id = next_unused()) != 0; tries++) {
         fd = create_segment(f, 0);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -183,10 +217,10 @@ static int start_segment(struct stream_file *f, int fd)
         return 0;
     }
     int err = errno;
-    char path[PATH_MAX];
+    char name[64];
     close(fd);
-    if (segment_path(f, f->seq, path, sizeof path) == 0)
-        unlink(path);
+    if (segment_name(f, f->seq, name, sizeof name) == 0)
+        unlinkat(dir_fd, name, 0);
     errno = err;
     return -1;
 }

@@ -13,8 +13,10 @@
  *
  * Connection ids never repeat, not even across restarts of serve into the
  * same directory: an id is claimed by creating its seq-0 file with O_EXCL,
- * counting up from the highest id found in the directory at startup.  This
- * allocator is the only state connections share.
+ * counting up from the highest id found in the directory at startup and
+ * skipping every id a file there had (planted ones too).  This allocator is
+ * the only state connections share.  The directory is opened once, without
+ * following a symlink, and files are made relative to it, mode 0640.
  */
 #ifndef CALLSIGHT_STREAM_FILE_H
 #define CALLSIGHT_STREAM_FILE_H
@@ -59,6 +61,10 @@ enum stream_file_news {
  * in it.  Call once before any stream_file_open.  0, or -1 with the reason.
  */
 int stream_file_init_dir(const char *dir, char *err, size_t err_len);
+
+/* The out directory as stream_file_init_dir opened it (O_NOFOLLOW), for
+ * reading serve's own files back relative to it. */
+int stream_file_dir_fd(void);
 
 /*
  * Claim a fresh connection id and write its first segment's header.  The

@@ -6,8 +6,10 @@
  * every series of the stream, and a series that stopped writing makes the
  * count inexact.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "read/stream_series.h"
@@ -46,6 +48,7 @@ static uint32_t new_series(uint64_t sid, uint64_t start, size_t events, uint64_t
     if (stream_file_open(&f, dir, 80 + 8 * 32, budget, &hello, err, sizeof err))
         return 0;
     stream_file_mark_at(&f, TRACE_MARK_STREAM_ID, sid, start);
+    stream_series_index_add(sid, start, f.id, 0, 0); /* as serve does */
     append(&f, events);
     stream_file_mark(&f, TRACE_MARK_DEVICE_DROPPED, 3);
     stream_file_mark(&f, TRACE_MARK_STREAM_CUT, events);
@@ -78,11 +81,11 @@ static void test_found_and_counted(void)
     struct stream_found s;
     uint32_t a = new_series(0xa1, 100, 20, 1 << 20);
     uint32_t next = continue_series(a, 4, 11);
-    ok(stream_series_find(dir, 0xa1, 100, &s) == 0 && s.found && s.exact, "stream a is found, exactly");
+    ok(stream_series_find(stream_file_dir_fd(), 0xa1, 100, 0, 0, &s) == 0 && s.found && s.exact, "stream a is found, exactly");
     ok(s.file_id == a && s.next_seq == next, "continue its series after its last segment");
     ok(s.received == 31, "received: 20 + 11 device records, not serve's markers nor a torn record");
-    ok(stream_series_find(dir, 0xa1, 101, &s) == 0 && !s.found, "same id, other start time: not found");
-    ok(stream_series_find(dir, 0xb2, 100, &s) == 0 && !s.found, "other id: not found");
+    ok(stream_series_find(stream_file_dir_fd(), 0xa1, 101, 0, 0, &s) == 0 && !s.found, "same id, other start time: not found");
+    ok(stream_series_find(stream_file_dir_fd(), 0xb2, 100, 0, 0, &s) == 0 && !s.found, "other id: not found");
 }
 
 static void test_two_series_and_budget(void)
@@ -90,11 +93,11 @@ static void test_two_series_and_budget(void)
     struct stream_found s;
     uint32_t c1 = new_series(0xc3, 5, 6, 1 << 20);
     uint32_t c2 = new_series(0xc3, 5, 9, 1 << 20);
-    ok(stream_series_find(dir, 0xc3, 5, &s) == 0 && s.found && s.exact && s.file_id == c2 && c2 > c1 &&
+    ok(stream_series_find(stream_file_dir_fd(), 0xc3, 5, 0, 0, &s) == 0 && s.found && s.exact && s.file_id == c2 && c2 > c1 &&
            s.received == 15,
        "a stream with two series: both counted, the newer continued");
     new_series(0xd4, 6, 40, 80 + 20 * 32);
-    ok(stream_series_find(dir, 0xd4, 6, &s) == 0 && s.found && !s.exact,
+    ok(stream_series_find(stream_file_dir_fd(), 0xd4, 6, 0, 0, &s) == 0 && s.found && !s.exact,
        "a series that reached its budget: its count is not exact");
 }
 
@@ -105,10 +108,16 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     ok(stream_file_init_dir(dir, err, sizeof err) == 0, "init an empty directory");
-    ok(stream_series_find(dir, 1, 1, &s) == 0 && !s.found, "nothing in an empty directory");
+    ok(stream_series_find(stream_file_dir_fd(), 1, 1, 0, 0, &s) == 0 && !s.found, "nothing in an empty directory");
     test_found_and_counted();
     test_two_series_and_budget();
-    ok(stream_series_find("/nonexistent/callsight", 1, 1, &s) == -1, "a directory that cannot be read: -1");
+    uint64_t left = 9;
+    ok(stream_series_index_build(stream_file_dir_fd(), &left) == 0 && left == 0, "the index built from the directory");
+    ok(stream_series_find(stream_file_dir_fd(), 0xc3, 5, 0, 0, &s) == 0 && s.found && s.received == 15,
+       "finds what serve added as it went");
+    ok(stream_series_find(stream_file_dir_fd(), 0xc3, 5, 77, 1, &s) == 0 && !s.found && s.refused,
+       "a claim with a key for a series started without one is refused, not counted");
+    ok(stream_series_index_build(-1, &left) == -1, "a directory that cannot be read: -1");
     printf("1..%d\n", n_test);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
