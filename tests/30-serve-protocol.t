@@ -6,7 +6,7 @@
 # valid handshake, and leave the good stream's file with exactly the events
 # sent.  Protocol bytes come from tests/tools/streamgen.c.
 source "$(dirname "$0")/lib.sh"
-plan 39
+plan 40
 
 RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd

@@ -50,6 +50,8 @@
 #define DEFAULT_CONNS 64
 #define DEFAULT_PER_PEER 32
 #define DEFAULT_IDLE_S 300
+#define DEFAULT_TOTAL_MB 65536
+#define DEFAULT_FREE_INODES 1000
 #define DEFAULT_MIN_FREE_MB 1024
 #define IDLE_MAX_S 86400
 #define STATUS_SECS 2
@@ -62,7 +64,7 @@ struct serve_opts {
     int quiet;
     long max_conns, idle_secs, min_free_mb;
     const char *allow; /* NULL: anyone */
-    long max_per_peer;
+    long max_per_peer, max_total_mb, min_free_inodes;
 };
 
 struct job {
@@ -115,7 +117,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: callsight serve [--host H] [--port P] [--out DIR] [--max-mb N] [--seg-mb N]\n"
             "                       [--max-conns N] [--max-per-peer N] [--idle-timeout S]\n"
-            "                       [--min-free-mb N]\n"
+            "                       [--max-total-mb N] [--min-free-mb N] [--min-free-inodes N]\n"
             "                       [--allow CIDR[,CIDR...]] [--quiet]\n"
             "\n"
             "Receive event streams from trace_stream clients and write one series of\n"
@@ -140,9 +142,14 @@ static void usage(FILE *out)
             "                      trace_stream's heartbeats keep a quiet one open\n"
             "                      (default %d; 0: never).  A chunk that has begun must\n"
             "                      arrive at 1 KiB/s or more after 10 s\n"
+            "  --max-total-mb N    stop writing (with a budget marker) once DIR's trace\n"
+            "                      files, all connections' and those already there,\n"
+            "                      reach N MB; refuse connections meanwhile\n"
+            "                      (default %d; 0: no cap)\n"
             "  --min-free-mb N     stop writing (with a marker) and refuse connections\n"
             "                      while DIR's filesystem has less than N MB free\n"
             "                      (default %d; 0: no floor)\n"
+            "  --min-free-inodes N ... or fewer than N free inodes (default %d; 0: none)\n"
             "  --allow CIDRS       only these IPv4/IPv6 prefixes may connect, e.g.\n"
             "                      10.0.0.0/8,192.168.1.7 (default: anyone; binding a\n"
             "                      non-loopback address without it prints a warning)\n"
@@ -156,7 +163,8 @@ static void usage(FILE *out)
             "`callsight trigger DIR` asks it, through DIR/%s, to have the flight\n"
             "recorders among its connections (trace_stream --flight-recorder) take a\n"
             "snapshot now.\n",
-            DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_MIN_FREE_MB, STATUS_SECS,
+            DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_TOTAL_MB, DEFAULT_MIN_FREE_MB,
+            DEFAULT_FREE_INODES, STATUS_SECS,
             CONTROL_SOCKET_NAME);
 }
 
@@ -202,7 +210,8 @@ static int parse_port(const char *s)
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
     *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0, DEFAULT_CONNS, DEFAULT_IDLE_S,
-                             DEFAULT_MIN_FREE_MB, NULL, DEFAULT_PER_PEER};
+                             DEFAULT_MIN_FREE_MB, NULL, DEFAULT_PER_PEER, DEFAULT_TOTAL_MB,
+                             DEFAULT_FREE_INODES};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -227,6 +236,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                 return -1;
         } else if (!strcmp(a, "--max-conns")) {
             if (parse_count(a, v, 1, MAX_CONNS, &o->max_conns))
+                return -1;
+        } else if (!strcmp(a, "--max-total-mb")) {
+            if (parse_count(a, v, 0, (long)MAX_MB * 64, &o->max_total_mb))
+                return -1;
+        } else if (!strcmp(a, "--min-free-inodes")) {
+            if (parse_count(a, v, 0, 1L << 40, &o->min_free_inodes))
                 return -1;
         } else if (!strcmp(a, "--max-per-peer")) {
             if (parse_count(a, v, 1, MAX_CONNS, &o->max_per_peer))
@@ -311,14 +326,6 @@ static void refuse(int fd, const char *msg, int len)
     close(fd);
 }
 
-/* 1 when the out directory's filesystem is below --min-free-mb. */
-static int disk_low(void)
-{
-    struct statvfs sv;
-    if (min_free_bytes == 0 || statvfs(out_dir, &sv) != 0)
-        return 0;
-    return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < min_free_bytes;
-}
 
 /* Join the threads that have ended (slots_lock held: they take it no more). */
 static void reap_ended(void)
@@ -441,12 +448,12 @@ static void accept_one(int lfd)
         close(fd);
         return;
     }
-    if (disk_low()) {
-        char msg[NET_NAME_MAX + 160];
-        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: less than %lu MB "
-                         "free in %s\n", peer, (unsigned long)(min_free_bytes >> 20), out_dir);
-        stream_conn_say_limited("connection from %s refused: less than %lu MB free in %s", peer,
-                                (unsigned long)(min_free_bytes >> 20), out_dir);
+    char why[128];
+    if (stream_file_disk_full(why, sizeof why)) {
+        char msg[NET_NAME_MAX + 300];
+        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s in %s\n", peer, why,
+                         out_dir);
+        stream_conn_say_limited("connection from %s refused: %s in %s", peer, why, out_dir);
         refused++;
         refuse(fd, msg, n);
         return;
@@ -519,6 +526,32 @@ static void stop_conns(void)
     pthread_mutex_unlock(&slots_lock);
 }
 
+/* Say so at startup when a floor or the cap already stops every write,
+ * or always will. */
+static void warn_floors(const struct serve_opts *o)
+{
+    struct statvfs sv;
+    uint64_t used = stream_file_dir_bytes();
+    if (o->max_total_mb && used >= (uint64_t)o->max_total_mb * MIB)
+        printf("callsight serve: warning: %s already holds %" PRIu64 " MB of traces, at --max-total-mb %ld: "
+               "nothing will be written until some are moved away\n", o->out, used >> 20, o->max_total_mb);
+    if (statvfs(o->out, &sv) != 0)
+        return;
+    uint64_t size = (uint64_t)sv.f_blocks * (uint64_t)sv.f_frsize;
+    uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    if (min_free_bytes && size < min_free_bytes)
+        printf("callsight serve: warning: the filesystem of %s holds %" PRIu64 " MB in all, less than "
+               "--min-free-mb %ld: nothing will ever be written (lower it, or 0 for no floor)\n", o->out,
+               size >> 20, o->min_free_mb);
+    else if (min_free_bytes && avail < min_free_bytes)
+        printf("callsight serve: warning: %s has %" PRIu64 " MB free, below --min-free-mb %ld: connections are "
+               "refused until space is freed\n", o->out, avail >> 20, o->min_free_mb);
+    if (o->min_free_inodes && sv.f_files && (uint64_t)sv.f_files < (uint64_t)o->min_free_inodes)
+        printf("callsight serve: warning: the filesystem of %s has %" PRIu64 " inodes in all, fewer than "
+               "--min-free-inodes %ld: no file will ever be made\n", o->out, (uint64_t)sv.f_files,
+               o->min_free_inodes);
+}
+
 /* Block SIGINT/SIGTERM everywhere (threads inherit this); *waitmask lets them in. */
 static void take_signals(sigset_t *waitmask)
 {
@@ -570,18 +603,25 @@ int cmd_serve(int argc, char **argv)
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;
     conn_opts = (struct stream_conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
                                           o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
-                                          min_free_bytes};
+                                          min_free_bytes, (uint64_t)o.min_free_inodes,
+                                          (uint64_t)o.max_total_mb * MIB};
+    stream_file_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
-    char idle[32] = "off", floor[32] = "off";
+    char idle[32] = "off", floor[32] = "off", inodes[32] = "off", total[32] = "none";
     if (o.idle_secs)
         snprintf(idle, sizeof idle, "%ld s", o.idle_secs);
     if (o.min_free_mb)
         snprintf(floor, sizeof floor, "%ld MB", o.min_free_mb);
-    printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, at most %ld "
-           "connections (%ld per address), idle timeout %s, free-space floor %s\n",
-           o.max_mb, o.seg_mb, o.max_conns, o.max_per_peer, idle, floor);
+    if (o.min_free_inodes)
+        snprintf(inodes, sizeof inodes, "%ld inodes", o.min_free_inodes);
+    if (o.max_total_mb)
+        snprintf(total, sizeof total, "%ld MB", o.max_total_mb);
+    printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, %s in all, at most "
+           "%ld connections (%ld per address), idle timeout %s, free-space floor %s and %s\n",
+           o.max_mb, o.seg_mb, total, o.max_conns, o.max_per_peer, idle, floor, inodes);
+    warn_floors(&o);
     if (left_out)
         printf("callsight serve: warning: %" PRIu64 " series in %s are too many to index; their streams "
                "start new series if they reconnect\n", left_out, o.out);

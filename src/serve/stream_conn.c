@@ -144,7 +144,6 @@ struct conn {
     int opened;           /* the file exists: opened at the first chunk or at the end */
     int slot;             /* stream registry slot, -1 for a stream without identity */
     uint64_t stream_received; /* records received on the stream, all its connections */
-    double space_at;      /* when free space on the out filesystem is next checked */
     int stopped;          /* serve was stopping when reading ended: the stop cut it */
     uint64_t accepted_ms; /* when serve accepted it: the handshake's deadline counts from here */
     uint64_t deadline;    /* the chunk being read must be whole by then (0: none begun) */
@@ -484,31 +483,17 @@ static int start_writer(struct conn *c)
 static void report_news(struct conn *c, enum stream_file_news news)
 {
     if (news == STREAM_FILE_DISK_LOW)
-        say("conn %u: free space in %s is below %" PRIu64 " MB; discarding the rest of the stream",
-            (unsigned)c->file.id, c->o->dir, c->o->min_free_bytes / (1024u * 1024u));
+        say("conn %u: free space in %s is below %" PRIu64 " MB or %" PRIu64 " inodes; discarding the rest "
+            "of the stream", (unsigned)c->file.id, c->o->dir, c->o->min_free_bytes / (1024u * 1024u),
+            c->o->min_free_inodes);
+    else if (news == STREAM_FILE_TOTAL_REACHED)
+        say("conn %u: %s holds %" PRIu64 " MB of traces, its cap (--max-total-mb); discarding the rest of the "
+            "stream", (unsigned)c->file.id, c->o->dir, c->o->total_bytes / (1024u * 1024u));
     else if (news == STREAM_FILE_BUDGET_REACHED)
         say("conn %u: budget of %.0f MB reached; discarding the rest of the stream",
             (unsigned)c->file.id, (double)c->file.budget / MB);
     else if (news == STREAM_FILE_WRITE_FAILED)
         say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
-}
-
-/*
- * The whole out directory is bounded: at most once a second per connection,
- * statvfs the filesystem, and stop writing this connection below the floor.
- */
-static void check_space(struct conn *c)
-{
-    struct statvfs sv;
-    double t = now_s();
-    if (c->o->min_free_bytes == 0 || c->file.stopped || t < c->space_at)
-        return;
-    c->space_at = t + 1.0;
-    if (statvfs(c->o->dir, &sv) != 0)
-        return; /* the write itself will fail and say why */
-    uint64_t free_bytes = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
-    if (free_bytes < c->o->min_free_bytes)
-        report_news(c, stream_file_stop_disk_low(&c->file, c->o->min_free_bytes));
 }
 
 static uint64_t le64_at(const unsigned char *p)
@@ -540,14 +525,12 @@ static void on_events(struct conn *c, const struct stream_chunk *h, unsigned cha
     c->zstd_in += h->zstd_len;
     c->stream_received += h->raw_len / TRACE_EVENT_SIZE;
     count_waits(c, raw, h->raw_len / TRACE_EVENT_SIZE);
-    check_space(c);
     report_news(c, stream_file_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
 }
 
 static int put_whole(void *ctx, const unsigned char *records, size_t n)
 {
     struct conn *c = ctx;
-    check_space(c);
     report_news(c, stream_file_append(&c->file, records, n));
     return 0;
 }
@@ -959,7 +942,8 @@ static void finish(struct conn *c)
         stream_registry_release(c->slot, f->id, f->seq + 1, c->stream_received);
     if (f->discarded)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
-                                f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low" : "budget reached");
+                                f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low"
+                                : f->total_cap ? "directory cap reached" : "budget reached");
     if (c->unknown && len < sizeof extra)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " unknown chunks skipped", c->unknown);
     if (c->waits && len < sizeof extra)

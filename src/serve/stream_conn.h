@@ -27,6 +27,8 @@ struct stream_conn_opts {
     const atomic_int *stopping; /* set when serve shuts down, for the close line */
     int idle_secs;           /* close a connection silent this long; 0 never */
     uint64_t min_free_bytes; /* stop writing below this much free space; 0 never */
+    uint64_t min_free_inodes; /* ... or below this many free inodes; 0 never */
+    uint64_t total_bytes;    /* the directory's cap (all connections, stream_file_set_limits) */
 };
 
 /* serve's say once a connection's handshake is valid: 0 admits it, else it

@@ -10,12 +10,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/u64map.h"
@@ -52,6 +55,107 @@ static uint64_t get_le64(const unsigned char *p)
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
         v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* ---- the directory's disk, shared by every connection -------------------
+ * Every byte is accounted before it is written, under one lock, against
+ * the directory's cap and the filesystem's free space less what was
+ * written since it was last asked (once a second), so connections writing
+ * at once cannot together pass either. */
+#define DISK_CHECK_MS 1000u
+
+static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t disk_used;            /* bytes of series files in the directory */
+static uint64_t disk_cap = UINT64_MAX; /* --max-total-mb */
+static uint64_t disk_floor;           /* --min-free-mb, bytes; 0: none */
+static uint64_t disk_inode_floor;     /* free inodes a new file must leave; 0: none */
+static uint64_t disk_free;            /* at the last statvfs, less what was written since */
+static uint64_t disk_checked_ms;      /* 0: never */
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1u;
+}
+
+/* Refresh disk_free when it is stale (disk_lock held). */
+static void disk_refresh(void)
+{
+    struct statvfs sv;
+    uint64_t now = mono_ms();
+    if (disk_checked_ms && now - disk_checked_ms < DISK_CHECK_MS)
+        return;
+    disk_checked_ms = now;
+    if (fstatvfs(dir_fd, &sv) == 0)
+        disk_free = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+}
+
+/* May len more bytes be written?  OK, or why not (nothing is taken then). */
+static enum stream_file_news disk_take(uint64_t len)
+{
+    enum stream_file_news news = STREAM_FILE_OK;
+    pthread_mutex_lock(&disk_lock);
+    if (disk_used + len > disk_cap)
+        news = STREAM_FILE_TOTAL_REACHED;
+    else if (disk_floor && (disk_refresh(), disk_free < disk_floor + len))
+        news = STREAM_FILE_DISK_LOW;
+    else {
+        disk_used += len;
+        disk_free = disk_free > len ? disk_free - len : 0;
+    }
+    pthread_mutex_unlock(&disk_lock);
+    return news;
+}
+
+/* The last marker of a connection always fits: counted, never refused. */
+static void disk_take_anyway(uint64_t len)
+{
+    pthread_mutex_lock(&disk_lock);
+    disk_used += len;
+    disk_free = disk_free > len ? disk_free - len : 0;
+    pthread_mutex_unlock(&disk_lock);
+}
+
+/* 1 when a new file would leave fewer free inodes than the floor. */
+static int inodes_low(void)
+{
+    struct statvfs sv;
+    if (!disk_inode_floor || fstatvfs(dir_fd, &sv) != 0 || sv.f_files == 0)
+        return 0; /* some filesystems have no fixed inode count (f_files 0) */
+    return (uint64_t)sv.f_favail < disk_inode_floor;
+}
+
+void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor)
+{
+    pthread_mutex_lock(&disk_lock);
+    disk_cap = total_cap ? total_cap : UINT64_MAX;
+    disk_floor = floor_bytes;
+    disk_inode_floor = inode_floor;
+    disk_checked_ms = 0;
+    pthread_mutex_unlock(&disk_lock);
+}
+
+int stream_file_disk_full(char *why, size_t len)
+{
+    int full = 0;
+    pthread_mutex_lock(&disk_lock);
+    if (disk_used >= disk_cap)
+        full = snprintf(why, len, "the directory holds %" PRIu64 " MB, its cap (--max-total-mb)", disk_used >> 20);
+    else if (disk_floor && (disk_refresh(), disk_free < disk_floor))
+        full = snprintf(why, len, "less than %" PRIu64 " MB free", disk_floor >> 20);
+    pthread_mutex_unlock(&disk_lock);
+    if (!full && inodes_low())
+        full = snprintf(why, len, "fewer than %" PRIu64 " inodes free", disk_inode_floor);
+    return full != 0;
+}
+
+uint64_t stream_file_dir_bytes(void)
+{
+    pthread_mutex_lock(&disk_lock);
+    uint64_t v = disk_used;
+    pthread_mutex_unlock(&disk_lock);
     return v;
 }
 
@@ -112,6 +216,9 @@ static int scan_ids(uint32_t *highest)
             continue;
         if (u64map_put(&ids_used, id, 1) < 0)
             break;
+        struct stat st;
+        if (fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            disk_used += (uint64_t)st.st_size;
         if (id > *highest)
             *highest = id;
     }
@@ -157,6 +264,10 @@ static int create_segment(const struct stream_file *f, uint32_t seq)
     char name[64];
     if (segment_name(f, seq, name, sizeof name))
         return -1;
+    if (inodes_low()) {
+        errno = ENOSPC;
+        return -1;
+    }
     return openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 }
 
@@ -210,6 +321,7 @@ static int start_segment(struct stream_file *f, int fd)
 {
     unsigned char h[TRACE_FILE_HEADER_SIZE];
     encode_header(f, h);
+    disk_take_anyway(sizeof h); /* the file itself was allowed (inodes; the caps at accept) */
     if (write_all(fd, h, sizeof h) == 0) {
         f->fd = fd;
         f->seg_bytes = TRACE_FILE_HEADER_SIZE;
@@ -316,9 +428,18 @@ static void write_final_marker(struct stream_file *f, uint32_t code, uint64_t pa
 {
     unsigned char r[REC];
     encode_marker(f, r, code, payload);
+    disk_take_anyway(REC);
     if (write_records(f, r, 1) != 0 && !f->error[0])
         stop_after_failure(f, "writing a marker failed", errno);
     f->stopped = 1;
+}
+
+/* The directory's cap (--max-total-mb), shared by every connection, is reached. */
+static enum stream_file_news stop_for_total(struct stream_file *f)
+{
+    f->total_cap = 1;
+    write_final_marker(f, TRACE_MARK_BUDGET, disk_cap);
+    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_TOTAL_REACHED;
 }
 
 static enum stream_file_news stop_for_budget(struct stream_file *f)
@@ -364,6 +485,8 @@ static enum stream_file_news make_room(struct stream_file *f)
     int old = f->fd;
     if (rotate(f) != 0) {
         f->fd = old;
+        if (errno == ENOSPC && disk_inode_floor && inodes_low())
+            return stream_file_stop_disk_low(f, disk_floor);
         return stop_for_failure(f, "cannot start the next segment");
     }
     close(old);
@@ -392,6 +515,11 @@ static enum stream_file_news put_records(struct stream_file *f, const unsigned c
             k = fit_budget;
         if (k == 0) {
             news = stop_for_budget(f);
+            continue;
+        }
+        enum stream_file_news disk = disk_take(k * REC);
+        if (disk != STREAM_FILE_OK) {
+            news = disk == STREAM_FILE_TOTAL_REACHED ? stop_for_total(f) : stream_file_stop_disk_low(f, disk_floor);
             continue;
         }
         if (write_records(f, p, (size_t)k) != 0) {

@@ -44,7 +44,8 @@ struct stream_file {
     uint64_t last_ts;      /* ts of the last device record written */
     int stopped;           /* budget reached or a write failed: nothing more is written */
     int summary;           /* summary snapshots came: headers say TRACE_FILE_VERSION_SUMMARY */
-    int low_space;         /* stopped because the filesystem ran low */
+    int low_space;         /* stopped because the filesystem ran low (bytes or inodes) */
+    int total_cap;         /* stopped because the directory reached --max-total-mb */
     char error[STREAM_FILE_ERR_MAX]; /* why it stopped, when a write failed */
 };
 
@@ -53,7 +54,8 @@ enum stream_file_news {
     STREAM_FILE_OK = 0,
     STREAM_FILE_BUDGET_REACHED, /* this write hit the budget; the rest is discarded */
     STREAM_FILE_WRITE_FAILED,   /* a write failed; f->error says why; the rest is discarded */
-    STREAM_FILE_DISK_LOW        /* free space fell below the floor; the rest is discarded */
+    STREAM_FILE_DISK_LOW,       /* free space fell below the floor; the rest is discarded */
+    STREAM_FILE_TOTAL_REACHED   /* the directory's cap is reached; the rest is discarded */
 };
 
 /*
@@ -61,6 +63,22 @@ enum stream_file_news {
  * in it.  Call once before any stream_file_open.  0, or -1 with the reason.
  */
 int stream_file_init_dir(const char *dir, char *err, size_t err_len);
+
+/*
+ * The limits every connection shares, checked before each write: the
+ * directory's files together within total_cap bytes (0: none; what was
+ * there at startup counts), the filesystem's free space above floor_bytes,
+ * and a new file only while more than inode_floor inodes are free (0: no
+ * floor).  A connection that meets one stops writing with a marker
+ * (TRACE_MARK_BUDGET carrying total_cap, or TRACE_MARK_DISK_FLOOR).
+ */
+void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor);
+
+/* 1 (why said) when a new connection could write nothing now. */
+int stream_file_disk_full(char *why, size_t len);
+
+/* Bytes of series files in the directory: found at startup plus written since. */
+uint64_t stream_file_dir_bytes(void);
 
 /* The out directory as stream_file_init_dir opened it (O_NOFOLLOW), for
  * reading serve's own files back relative to it. */
