@@ -61,6 +61,8 @@ check() {
     have_header stdio.h || need libc6-dev
     have_header zstd.h -lzstd || need libzstd-dev
     have_header jansson.h -ljansson || need libjansson-dev # diff reads reports with it
+    # serve keeps a SHA-256 of each stream's resume key, never the key (libcrypto)
+    have_header openssl/evp.h -lcrypto || need libssl-dev
     # analyze asks debuginfod servers for shared objects' debug files
     have_header elfutils/debuginfod.h -ldebuginfod || need libdebuginfod-dev
     # and names functions with libdw (elfutils), for any target's ELF

@@ -27,10 +27,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -436,6 +438,13 @@ static void accept_one(int lfd)
     socklen_t len = sizeof ss;
     char peer[NET_NAME_MAX];
     int fd = accept(lfd, (struct sockaddr *)&ss, &len);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        /* out of descriptors: the connection waits in the backlog; do not spin on it */
+        stream_conn_say_limited("cannot accept a connection now: %s", strerror(errno));
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        return;
+    }
     if (fd < 0) {
         if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
             fprintf(stderr, "callsight serve: accept failed: %s\n", strerror(errno));
@@ -552,6 +561,16 @@ static void warn_floors(const struct serve_opts *o)
                o->min_free_inodes);
 }
 
+/* A socket per connection and its files: as many descriptors as allowed. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 /* Block SIGINT/SIGTERM everywhere (threads inherit this); *waitmask lets them in. */
 static void take_signals(sigset_t *waitmask)
 {
@@ -590,6 +609,7 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     take_signals(&waitmask);
+    raise_fd_limit();
     int lfd = net_listen(o.host, o.port, where, sizeof where, err, sizeof err);
     if (lfd < 0) {
         fprintf(stderr, "callsight serve: %s\n", err);

@@ -1,0 +1,344 @@
+/*
+ * attack.c - test helper: a hostile (or a carefully legitimate) peer of
+ * callsight serve, for tests/51-serve-hostile.t.
+ *
+ *   attack [--src ADDR] [--hold-ms MS] MODE N HOST PORT [MODE ARGS]
+ *
+ * Modes (N: how many connections, all open at once):
+ *   idle        connect and send nothing
+ *   slowloris   send the handshake one byte per second
+ *   hello       a valid handshake and a resume notice, then nothing
+ *   notices     one connection (N ignored: 1): handshake, then COUNT drop
+ *               notices (MODE ARGS: COUNT), then close
+ *   stream      one resumable stream: handshake, resume notice (MODE ARGS:
+ *               SID START SEQ EVENTS [KEYHEX|-] [PAUSEFILE GOFILE]), with
+ *               the resume key if KEYHEX, then EVENTS events in chunks of
+ *               100; with PAUSEFILE, touches it after the first chunk and
+ *               waits for GOFILE before the rest
+ * All connections are held until --hold-ms has passed (default 0) or, for
+ * idle/slowloris/hello, every one of them was closed by the server.  Prints
+ * "attack: MODE: N opened, K closed by the server".
+ * --src binds the connections to ADDR first (127.0.0.2: another peer).
+ *
+ * Event i of `stream`: ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40,
+ * call_site = 0x500000 + i, tid = 7 + i % 5, kind = i % 2, as streamgen's.
+ *
+ * Built by the tests with: cc -std=c11 -I runtime -o attack attack.c -lzstd
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "trace.h"
+#include "trace_shm.h"
+
+#define MAX_FDS 4096
+
+static const char *src_addr;
+static long hold_ms;
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int dial(const char *host, int port)
+{
+    struct sockaddr_in a = {0};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    if (src_addr) {
+        struct sockaddr_in s = {0};
+        s.sin_family = AF_INET;
+        inet_pton(AF_INET, src_addr, &s.sin_addr);
+        if (bind(fd, (struct sockaddr *)&s, sizeof s) != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, host, &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int send_all(int fd, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    while (len) {
+        ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return -1;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void make_hello(unsigned char *h, uint32_t flags)
+{
+    memset(h, 0, TRACE_STREAM_HANDSHAKE_SIZE);
+    memcpy(h, TRACE_STREAM_MAGIC, 8);
+    put32(h + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
+    put32(h + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
+    put32(h + offsetof(trace_stream_handshake_t, flags), TRACE_FLAG_TICKS | flags);
+    put64(h + offsetof(trace_stream_handshake_t, load_bias), 0x1000);
+    put64(h + offsetof(trace_stream_handshake_t, tick_hz), 3000000000u);
+    put64(h + offsetof(trace_stream_handshake_t, t0_ticks), 111);
+    put64(h + offsetof(trace_stream_handshake_t, t0_ns), 222);
+    put64(h + offsetof(trace_stream_handshake_t, hook_ns), 33);
+}
+
+/* One zstd-framed chunk. */
+static int send_chunk(int fd, uint32_t type, const void *raw, size_t len)
+{
+    size_t cap = ZSTD_compressBound(len);
+    unsigned char *z = malloc(cap + TRACE_STREAM_CHUNK_HEADER_SIZE);
+    if (!z)
+        return -1;
+    size_t zl = ZSTD_compress(z + TRACE_STREAM_CHUNK_HEADER_SIZE, cap, raw, len, 1);
+    if (ZSTD_isError(zl)) {
+        free(z);
+        return -1;
+    }
+    put32(z, type);
+    put32(z + 4, (uint32_t)len);
+    put32(z + 8, (uint32_t)zl);
+    int rc = send_all(fd, z, zl + TRACE_STREAM_CHUNK_HEADER_SIZE);
+    free(z);
+    return rc;
+}
+
+static int send_resume(int fd, uint64_t sid, uint64_t start, uint32_t seq)
+{
+    unsigned char r[TRACE_STREAM_RESUME_SIZE] = {0};
+    put64(r + offsetof(trace_stream_resume_t, stream_id), sid);
+    put64(r + offsetof(trace_stream_resume_t, start_ns), start);
+    put32(r + offsetof(trace_stream_resume_t, conn_seq), seq);
+    return send_chunk(fd, TRACE_CHUNK_RESUME, r, sizeof r);
+}
+
+static void make_event(unsigned char *e, long i)
+{
+    memset(e, 0, TRACE_EVENT_SIZE);
+    put64(e + offsetof(trace_event_t, ts), 1000 + 10 * (uint64_t)i);
+    put64(e + offsetof(trace_event_t, func), 0x401000 + (uint64_t)(i % 13) * 0x40);
+    put64(e + offsetof(trace_event_t, call_site), 0x500000 + (uint64_t)i);
+    put32(e + offsetof(trace_event_t, tid), 7 + (uint32_t)(i % 5));
+    e[offsetof(trace_event_t, kind)] = (unsigned char)(i % 2);
+}
+
+static int send_events(int fd, long first, long n)
+{
+    unsigned char *raw = malloc((size_t)n * TRACE_EVENT_SIZE);
+    if (!raw)
+        return -1;
+    for (long i = 0; i < n; i++)
+        make_event(raw + (size_t)i * TRACE_EVENT_SIZE, first + i);
+    int rc = send_chunk(fd, TRACE_CHUNK_EVENTS, raw, (size_t)n * TRACE_EVENT_SIZE);
+    free(raw);
+    return rc;
+}
+
+/* 1 when the server has closed fd (or reset it). */
+static int closed_by_peer(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char b[256];
+    if (poll(&p, 1, 0) <= 0)
+        return 0;
+    ssize_t n = recv(fd, b, sizeof b, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Hold fds until hold_ms has passed or all were closed; slowloris trickles. */
+static int hold(int *fds, int n, int trickle)
+{
+    static unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE];
+    int closed = 0, sent = 0;
+    char *gone = calloc((size_t)n, 1);
+    make_hello(hello, 0);
+    long end = now_ms() + hold_ms, next = now_ms();
+    while (gone && closed < n && now_ms() < end) {
+        for (int i = 0; i < n; i++)
+            if (!gone[i] && closed_by_peer(fds[i])) {
+                gone[i] = 1;
+                closed++;
+            }
+        if (trickle && now_ms() >= next && sent < (int)sizeof hello) {
+            for (int i = 0; i < n; i++)
+                if (!gone[i])
+                    (void)!send(fds[i], hello + sent, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            sent++;
+            next += 1000;
+        }
+        sleep_ms(20);
+    }
+    free(gone);
+    return closed;
+}
+
+static int many(const char *mode, int n, const char *host, int port)
+{
+    static int fds[MAX_FDS];
+    int opened = 0;
+    unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE];
+    make_hello(hello, 0);
+    for (int i = 0; i < n && i < MAX_FDS; i++) {
+        int fd = dial(host, port);
+        if (fd < 0)
+            break;
+        if (!strcmp(mode, "hello") && (send_all(fd, hello, sizeof hello) ||
+                                       send_resume(fd, 0xbad0000 + (uint64_t)i, 5, 1))) {
+            close(fd);
+            continue;
+        }
+        fds[opened++] = fd;
+    }
+    int closed = hold(fds, opened, !strcmp(mode, "slowloris"));
+    printf("attack: %s: %d opened, %d closed by the server\n", mode, opened, closed);
+    for (int i = 0; i < opened; i++)
+        close(fds[i]);
+    return 0;
+}
+
+static int notices(const char *host, int port, long count)
+{
+    unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE], v[8];
+    int fd = dial(host, port);
+    make_hello(hello, 0);
+    if (fd < 0 || send_all(fd, hello, sizeof hello) || send_events(fd, 0, 10))
+        return 1;
+    for (long i = 1; i <= count; i++) {
+        put64(v, (uint64_t)i);
+        if (send_chunk(fd, TRACE_CHUNK_NOTICE, v, sizeof v))
+            return 1;
+    }
+    close(fd);
+    printf("attack: notices: %ld sent\n", count);
+    return 0;
+}
+
+static int parse_key(const char *hex, unsigned char *key)
+{
+    if (strlen(hex) != 2 * TRACE_STREAM_RESUME_KEY_SIZE)
+        return -1;
+    for (int i = 0; i < (int)TRACE_STREAM_RESUME_KEY_SIZE; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return -1;
+        key[i] = (unsigned char)v;
+    }
+    return 0;
+}
+
+static void wait_for(const char *pause, const char *go)
+{
+    FILE *f = fopen(pause, "w");
+    if (f)
+        fclose(f);
+    struct stat st;
+    for (int i = 0; i < 3000 && stat(go, &st) != 0; i++)
+        sleep_ms(10);
+}
+
+static int stream(const char *host, int port, char **a, int na)
+{
+    unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE], key[TRACE_STREAM_RESUME_KEY_SIZE];
+    if (na < 4)
+        return 2;
+    uint64_t sid = strtoull(a[0], NULL, 0), start = strtoull(a[1], NULL, 0);
+    uint32_t seq = (uint32_t)strtoul(a[2], NULL, 0);
+    long events = atol(a[3]);
+    int keyed = na > 4 && strcmp(a[4], "-") != 0;
+    if (keyed && parse_key(a[4], key))
+        return 2;
+    int fd = dial(host, port);
+    make_hello(hello, keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
+    if (fd < 0 || send_all(fd, hello, sizeof hello) || send_resume(fd, sid, start, seq))
+        return 1;
+    if (keyed && send_chunk(fd, TRACE_CHUNK_RESUME_KEY, key, sizeof key))
+        return 1;
+    for (long sent = 0; sent < events; sent += 100) {
+        if (send_events(fd, sent, events - sent < 100 ? events - sent : 100))
+            return 1;
+        if (sent == 0 && na > 6)
+            wait_for(a[5], a[6]);
+    }
+    shutdown(fd, SHUT_WR);
+    char b[64];
+    while (recv(fd, b, sizeof b, 0) > 0)
+        ;
+    close(fd);
+    printf("attack: stream: %ld events sent\n", events);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (!strcmp(argv[i], "--src"))
+            src_addr = argv[i + 1];
+        else if (!strcmp(argv[i], "--hold-ms"))
+            hold_ms = atol(argv[i + 1]);
+        else
+            break;
+    }
+    if (argc - i < 4) {
+        fprintf(stderr, "usage: attack [--src ADDR] [--hold-ms MS] MODE N HOST PORT [ARGS]\n");
+        return 2;
+    }
+    const char *mode = argv[i];
+    int n = atoi(argv[i + 1]), port = atoi(argv[i + 3]);
+    const char *host = argv[i + 2];
+    if (!strcmp(mode, "idle") || !strcmp(mode, "slowloris") || !strcmp(mode, "hello"))
+        return many(mode, n, host, port);
+    if (!strcmp(mode, "notices"))
+        return argc - i > 4 ? notices(host, port, atol(argv[i + 4])) : 2;
+    if (!strcmp(mode, "stream"))
+        return stream(host, port, argv + i + 4, argc - i - 4);
+    fprintf(stderr, "attack: unknown mode %s\n", mode);
+    return 2;
+}
