@@ -1469,7 +1469,10 @@ static void close_thread(struct series_run *run, struct thread *t)
                  label, (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);
     if (c->overflow_enters)
         analysis_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
-                 (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
+                 t->cs.max_depth, (unsigned long long)c->overflow_enters);
+    if (c->bad_resyncs)
+        analysis_note(a, run->src, "%s: %llu resync markers claimed depths its lost events cannot reach "
+                 "(damaged or hostile): taken as holes of unknown shape", label, (unsigned long long)c->bad_resyncs);
     if (t->mlist)
         modlist_free(t->mlist);
     run->mlists_open -= (size_t)t->mlist_counted;
