@@ -1,6 +1,7 @@
 # fuzz/fuzz.mk - fuzzing serve's wire parser, its decoder of coded event
 # chunks, the trace-file reader, the call graph reader, trace.config and
-# summary snapshots, serve's summary increments and module lists.
+# summary snapshots, serve's summary increments, module lists and analyze's
+# whole pass over a trace file.
 #
 #   make fuzz            each harness for FUZZ_SECS (default 300) under
 #                        clang -fsanitize=fuzzer,address,undefined
@@ -19,7 +20,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 10
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist analyze
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -42,6 +43,9 @@ FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
 FUZZ_LIBS_stream_sums :=
 FUZZ_DEPS_modlist := src/read/modlist.c
 FUZZ_LIBS_modlist :=
+FUZZ_DEPS_analyze := $(wildcard src/analysis/*.c) src/read/trace_reader.c src/read/modlist.c \
+                     src/read/addrindex.c src/read/elf_buildid.c src/lib/u64map.c
+FUZZ_LIBS_analyze := -lm
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
@@ -76,7 +80,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary stream_sums modlist,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary stream_sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

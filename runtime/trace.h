@@ -403,7 +403,7 @@ typedef struct trace_file_header {
     char magic[8];        /* "MLTRACE\0" */
     uint32_t version;     /* TRACE_FILE_VERSION */
     uint32_t event_size;  /* TRACE_EVENT_SIZE */
-    uint32_t header_size; /* readers skip this many bytes, never assume 80 */
+    uint32_t header_size; /* readers skip this many bytes, never assume 80; 80 or a multiple of 32 */
     uint32_t flags;       /* TRACE_FLAG_* */
     uint64_t load_bias;   /* subtract from addresses before symbolizing */
     uint64_t tick_hz;     /* ticks per second; 0 = ts are already ns */

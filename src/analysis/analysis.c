@@ -135,6 +135,8 @@ void analysis_init(struct analysis *a, FILE *diag, const char *prog)
     a->prog = prog;
     a->sinks[a->nsinks++] = (struct sink){.ctx = &a->funcs, .close = table_close};
     a->interval_ns = 1000000000;
+    a->max_threads = ANALYSIS_MAX_THREADS;
+    a->max_depth = CALLSTACK_MAX_DEPTH;
 }
 
 void analysis_free(struct analysis *a)
@@ -325,13 +327,16 @@ static void tell_thread(struct analysis *a, const struct analysis_thread *t)
             a->sinks[i].thread(a->sinks[i].ctx, t);
 }
 
-/* The analysis-wide thread (src, tid), created on first sight; -1 oom. */
+/* The analysis-wide thread (src, tid), created on first sight; -1 oom, -2
+ * when max_threads exist already. */
 static long thread_index(struct analysis *a, size_t src, uint32_t tid)
 {
     uint64_t key = (uint64_t)src << 32 | tid;
     uint32_t pos;
     if (u64map_get(&a->thread_index, key, &pos))
         return pos;
+    if (a->nthreads >= a->max_threads)
+        return -2; /* beyond --max-threads: counted by the caller */
     if (grow(&a->threads, &a->capthreads, a->nthreads, sizeof *a->threads) < 0 ||
         u64map_put(&a->thread_index, key, (uint32_t)a->nthreads) < 0)
         return -1;
@@ -531,7 +536,7 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
         f->tag.site = t->run->site;
         f->tag.site_bin = t->run->site_bin;
         const struct funcstats_entry *e = &a->funcs.v[f->func];
-        f->tag.target = a->filter.nfuncs && u64map_get(&a->targets, e->addr, &v) &&
+        f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
                         (v >> a->bins[e->bin].exe & 1u);
     }
     t->in_fn += f->tag.target;
@@ -578,7 +583,8 @@ static void instant(struct series_run *run, const struct analysis_thread *t, int
 /* ---- the main pass ------------------------------------------------------ */
 
 /* The thread of tid in this series from the map, created if `create`;
- * NULL if absent or out of memory. */
+ * NULL if absent, out of memory (a->oom set) or beyond max_threads (its
+ * record counted in a->records_over). */
 static struct thread *thread_find(struct series_run *run, uint32_t tid, int create)
 {
     uint32_t pos;
@@ -587,6 +593,10 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
     if (!create)
         return NULL;
     long gi = thread_index(run->a, run->src, tid);
+    if (gi == -2) {
+        run->a->records_over++;
+        return NULL;
+    }
     struct thread *t = malloc(sizeof *t);
     if (gi < 0 || !t || grow(&run->threads, &run->capthreads, run->nthreads, sizeof *run->threads) < 0 ||
         u64map_put(&run->tids, tid, (uint32_t)run->nthreads) < 0) {
@@ -608,7 +618,7 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
     t->mods = NULL;
     t->nmods = t->mod_last = 0;
     t->mlist_counted = 0;
-    callstack_init(&t->cs, CALLSTACK_MAX_DEPTH, &frame_hooks, t);
+    callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
     run->threads[run->nthreads++] = t;
@@ -778,7 +788,6 @@ static void on_summary(struct series_run *run, const struct trace_reader *r, con
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
     if (!t) {
-        a->oom = 1;
         return;
     }
     if (!t->sum) {
@@ -1179,7 +1188,6 @@ static void on_module(struct series_run *run, const trace_event_t *ev)
 {
     struct thread *t = thread_of(run, ev->tid, 1);
     if (!t) {
-        run->a->oom = 1;
         return;
     }
     if (!t->mlist) {
@@ -1346,7 +1354,6 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
     if (a->events == 1 || ns > a->last_ns)
         a->last_ns = ns;
     if (!(t = thread_of(run, ev->tid, 1))) {
-        a->oom = 1;
         return;
     }
     struct analysis_process *p = &a->procs[t->proc];
@@ -1379,8 +1386,10 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
 {
     struct trace_reader_batch b;
     enum trace_reader_status st;
+    uint64_t bad = 0;
     run->file_bias = r->hdr.load_bias;
-    while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT)
+    while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
+        run->a->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
             if (ev->kind == TRACE_KIND_MODULE) {
@@ -1395,7 +1404,13 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
                 on_marker(run, ev, b.ns[i]);
             else if (ev->kind == TRACE_KIND_SUMMARY)
                 on_summary(run, r, ev, b.ns[i]);
+            else if (ev->kind != TRACE_KIND_HWC)
+                bad++; /* no kind trace.h defines: damaged, or not ours */
         }
+    }
+    run->a->bad_kinds += bad;
+    if (bad)
+        diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)bad);
     if (st == TRACE_READER_TRUNCATED)
         diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
     else if (st == TRACE_READER_IOERR)
@@ -1469,7 +1484,10 @@ static void close_thread(struct series_run *run, struct thread *t)
                  label, (unsigned long long)c->lost_frames, (unsigned long long)c->orphan_exits);
     if (c->overflow_enters)
         analysis_note(a, run->src, "%s: call depth beyond %zu frames: %llu calls not timed", label,
-                 (size_t)CALLSTACK_MAX_DEPTH, (unsigned long long)c->overflow_enters);
+                 t->cs.max_depth, (unsigned long long)c->overflow_enters);
+    if (c->bad_resyncs)
+        analysis_note(a, run->src, "%s: %llu resync markers claimed depths its lost events cannot reach "
+                 "(damaged or hostile): taken as holes of unknown shape", label, (unsigned long long)c->bad_resyncs);
     if (t->mlist)
         modlist_free(t->mlist);
     run->mlists_open -= (size_t)t->mlist_counted;

@@ -20,7 +20,10 @@
  * waiting for the ring under TRACE_SHM_WAIT_US (TRACE_MARK_TRACER_WAIT) is
  * summed too.  Memory is bounded by threads x depth of the series being
  * read, plus sources, distinct threads and distinct functions, and what the
- * sinks keep.
+ * sinks keep; threads, depth and functions are capped (max_threads,
+ * max_depth, funcs.max): records of threads beyond the cap are counted, not
+ * analyzed; frames beyond the depth are counted, not timed; functions beyond
+ * theirs go to one "[other]" row.  Records of unknown kind are counted.
  *
  * Summary traces (TRACE_MODE=summary) have no frames: each whole snapshot
  * of a thread, minus its previous one, goes into the function table and
@@ -60,6 +63,7 @@
 #define ANALYSIS_MAX_BINS 4096             /* distinct build-ids kept; damaged input may hold more */
 #define ANALYSIS_MAX_TRIGGERS 16           /* slow calls (TRACE_MARK_TRIGGER) kept with their stacks */
 #define ANALYSIS_TRIGGER_DEPTH 64          /* frames kept of each, innermost */
+#define ANALYSIS_MAX_THREADS 65536u        /* distinct threads kept by default (--max-threads) */
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
@@ -203,6 +207,13 @@ struct analysis {
     struct timeline timeline;     /* per interval of interval_ns (default 1 s) */
     uint64_t interval_ns;
     int keep_tracer_time;         /* count flushes in the frames they interrupted */
+    /* Caps (analysis_init sets the defaults; raise them before the pass):
+     * what is beyond them is counted, and the notes say so. */
+    size_t max_threads;           /* distinct threads (ANALYSIS_MAX_THREADS) */
+    size_t max_depth;             /* frames kept per thread (CALLSTACK_MAX_DEPTH) */
+    uint64_t records_over;        /* records of threads beyond max_threads: counted only */
+    uint64_t records;             /* every record read */
+    uint64_t bad_kinds;           /* ... of a kind trace.h does not define: skipped */
     size_t files_read, files_bad;
     struct analysis_filter filter;
     int filtering;                /* any filter set */

@@ -38,7 +38,7 @@ CALLSTACK_RARE static int grow(struct callstack *s)
 {
     if (s->cap >= s->max_depth)
         return 0;
-    size_t cap = s->cap ? s->cap * 2 : 64;
+    size_t cap = s->cap ? s->cap * 2 : 16; /* many threads are shallow */
     if (cap > s->max_depth)
         cap = s->max_depth;
     struct callstack_frame *f = realloc(s->frames, cap * sizeof *f);
@@ -57,7 +57,7 @@ static void see_time(struct callstack *s, int64_t ts)
 }
 
 /* Fill the next frame, which there is room for, and tell the owner. */
-static void place(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+static void place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
     struct callstack_frame *f = &s->frames[s->n++];
     *f = (struct callstack_frame){.func = func, .start = ts, .excluded_at = s->excluded,
@@ -67,7 +67,7 @@ static void place(struct callstack *s, uint64_t func, int64_t ts, int placeholde
 }
 
 /* A push with no room: grow, or count it as over max_depth. */
-CALLSTACK_RARE static void push_full(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+CALLSTACK_RARE static void push_full(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
     /* Once over, stay over until back under: the frames' order must not be
      * broken by a later push that happens to fit. */
@@ -75,14 +75,14 @@ CALLSTACK_RARE static void push_full(struct callstack *s, uint64_t func, int64_t
         place(s, func, ts, placeholder);
         return;
     }
-    s->overflow++;
+    s->overflow += placeholder ? placeholder : 1;
     if (!placeholder)
         s->c.overflow_enters++;
 }
 
-static void push(struct callstack *s, uint64_t func, int64_t ts, int placeholder)
+static void push(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
-    s->depth++;
+    s->depth += placeholder ? placeholder : 1;
     if (s->overflow || s->n == s->cap)
         push_full(s, func, ts, placeholder);
     else
@@ -176,9 +176,13 @@ CALLSTACK_RARE static void exit_other(struct callstack *s, uint64_t func, int64_
         return;
     }
     struct callstack_frame *top = &s->frames[s->n - 1];
-    if (top->placeholder) {
-        cut_top(s);
+    if (top->placeholder) { /* one level of it: the frame goes with its last */
         s->c.orphan_exits++;
+        if (top->placeholder > 1) {
+            top->placeholder--;
+            top->depth--;
+        } else
+            cut_top(s);
         return;
     }
     /* top->func != func here: callstack_exit took the matching exit */
@@ -207,19 +211,29 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
         exit_other(s, func, ts);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 void callstack_lost(struct callstack *s, uint64_t n)
 {
-    s->c.lost_events += n;
+    s->c.lost_events = sat_add(s->c.lost_events, n);
+    s->unsynced = sat_add(s->unsynced, n);
 }
 
 /* Open frames after `low`, then after - low placeholders for the frames
- * entered inside the hole and still open. */
+ * entered inside the hole and still open: one by one up to CALLSTACK_RUN,
+ * the outermost standing for the rest of a deeper hole, so a hole costs
+ * at most CALLSTACK_RUN frames however deep it claims to be. */
 static void push_placeholders(struct callstack *s, int32_t low, int32_t after)
 {
     s->depth = low;
     int64_t open = (int64_t)after - (int64_t)low;
-    if (open > (int64_t)s->max_depth)
-        open = (int64_t)s->max_depth;
+    if (open > CALLSTACK_RUN) {
+        push(s, 0, s->last_ts, (uint32_t)(open - CALLSTACK_RUN + 1));
+        open = CALLSTACK_RUN - 1;
+    }
     for (int64_t k = 0; k < open; k++)
         push(s, 0, s->last_ts, 1);
     s->depth = after;
@@ -232,16 +246,59 @@ static void resync_unknown_depth(struct callstack *s, int32_t low, int32_t after
 {
     s->c.lost_frames += s->overflow;
     s->overflow = 0;
-    for (size_t i = 0; i < s->n; i++)
-        s->frames[i].depth = (int64_t)low - (int64_t)(s->n - 1 - i);
+    int64_t d = low;
+    for (size_t i = s->n; i-- > 0;) {
+        s->frames[i].depth = d;
+        d -= s->frames[i].placeholder ? s->frames[i].placeholder : 1;
+    }
     s->holed = 1;
     s->hole_n = s->n;
     s->depth_lost = 0;
     push_placeholders(s, low, after);
 }
 
+/* The depths of a resync are what the events lost since the one before
+ * can have done: from the depth before the hole (when known) down to low,
+ * then up to after, one lost event at least per level. */
+static int resync_plausible(const struct callstack *s, int32_t low, int32_t after, uint64_t lost)
+{
+    if (after < low)
+        return 0;
+    uint64_t need = (uint64_t)((int64_t)after - (int64_t)low);
+    if (!s->depth_lost) {
+        if (s->depth < low)
+            return 0;
+        need += (uint64_t)(s->depth - (int64_t)low);
+    }
+    return need <= lost;
+}
+
+/* Frames above the low mark were exited inside the hole; a placeholder run
+ * that reaches down past it keeps its levels up to it. */
+static void cut_above(struct callstack *s, int32_t low)
+{
+    while (s->n && s->frames[s->n - 1].depth > low) {
+        struct callstack_frame *top = &s->frames[s->n - 1];
+        if (top->placeholder > 1 && top->depth - (int64_t)top->placeholder < low) {
+            top->placeholder -= (uint32_t)(top->depth - low);
+            top->depth = low;
+            return;
+        }
+        if (!top->placeholder)
+            s->c.lost_frames++;
+        cut_top(s);
+    }
+}
+
 void callstack_resync(struct callstack *s, int32_t low, int32_t after)
 {
+    uint64_t lost = s->unsynced;
+    s->unsynced = 0;
+    if (!resync_plausible(s, low, after, lost)) {
+        s->c.bad_resyncs++;
+        callstack_hole(s); /* something was lost here; what, the marker cannot say */
+        return;
+    }
     if (s->depth_lost) {
         resync_unknown_depth(s, low, after);
         return;
@@ -255,12 +312,7 @@ void callstack_resync(struct callstack *s, int32_t low, int32_t after)
         s->c.lost_frames += s->overflow - (uint64_t)keep;
         s->overflow = (uint64_t)keep;
     }
-    /* Frames above the low mark were exited inside the hole. */
-    while (s->n && s->frames[s->n - 1].depth > low) {
-        if (!s->frames[s->n - 1].placeholder)
-            s->c.lost_frames++;
-        cut_top(s);
-    }
+    cut_above(s, low);
     push_placeholders(s, low, after);
 }
 
@@ -280,6 +332,7 @@ static void clear(struct callstack *s)
     s->depth = 0;
     s->holed = s->depth_lost = 0;
     s->hole_n = 0;
+    s->unsynced = 0;
 }
 
 void callstack_reset(struct callstack *s)

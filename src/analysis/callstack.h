@@ -17,6 +17,13 @@
  *     exits were lost: "lost frames", neither calls nor unclosed), and the
  *     frames entered inside the hole are pushed as placeholders of unknown
  *     function; an exit that pops a placeholder is an orphaned exit, a loss;
+ *     a resync is checked against the events lost since the one before
+ *     (THREAD_LOST): going from the depth before the hole down to `low` and
+ *     up to `after` takes that many events at least, so depths the loss
+ *     cannot explain are hostile or damaged: such a resync is counted
+ *     (bad_resyncs) and taken as a hole of unknown shape.  A hole that did
+ *     leave many frames open costs one frame, not one per level: beyond
+ *     CALLSTACK_RUN placeholders the outermost stands for the rest;
  *   - callstack_hole marks a hole whose shape is unknown (a stream gap: the
  *     records of every thread were lost there): the frames open before it
  *     may have been exited inside it, and calls entered inside it may be
@@ -58,7 +65,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CALLSTACK_MAX_DEPTH ((size_t)1 << 20)
+#define CALLSTACK_MAX_DEPTH ((size_t)1 << 16) /* frames kept per thread by default; deeper ones are counted */
+#define CALLSTACK_RUN 64 /* placeholders a resync pushes one by one; more share one frame */
 #define CALLSTACK_TRACER_MAX ((uint64_t)1 << 48) /* ns one TRACER_TIME may exclude (3 days) */
 
 /* Carried with a frame for its owner; set by the open hook, zero before. */
@@ -77,7 +85,8 @@ struct callstack_frame {
     uint64_t child_ns;  /* inclusive time of completed direct children */
     uint64_t excluded_at; /* the stack's `excluded` when it was pushed */
     int64_t depth;      /* running depth after this enter */
-    int placeholder;    /* entered inside a hole: function unknown */
+    uint32_t placeholder; /* entered inside a hole, function unknown: how many levels
+                          * it stands for (1, or more for a deep hole), 0: not one */
     struct callstack_tag tag;
 };
 
@@ -90,6 +99,7 @@ struct callstack_counts {
     uint64_t orphan_exits;    /* exits of frames entered inside a hole */
     uint64_t overflow_enters; /* enters beyond max_depth (not timed) */
     uint64_t dead_frames;     /* open frames cut by their process dying */
+    uint64_t bad_resyncs;     /* resyncs with depths the lost events cannot reach */
 };
 
 enum callstack_end {
@@ -118,6 +128,7 @@ struct callstack {
     int holed;         /* a hole of unknown shape (stream gap) was passed */
     int depth_lost;    /* ... so the running depth no longer matches the runtime's */
     size_t hole_n;     /* frames below this index were open before the hole */
+    uint64_t unsynced; /* events lost (THREAD_LOST) since the last resync */
     struct callstack_counts c;
     const struct callstack_hooks *hooks; /* NULL: just count */
     void *ctx;
@@ -131,7 +142,8 @@ void callstack_exit(struct callstack *s, uint64_t func, int64_t ts);
 /* TRACE_MARK_THREAD_LOST: the thread lost n events here. */
 void callstack_lost(struct callstack *s, uint64_t n);
 /* TRACE_MARK_THREAD_RESYNC: depth went down to low inside the hole, and is
- * after at its end. */
+ * after at its end.  Checked against the events lost since the last
+ * resync (see above). */
 void callstack_resync(struct callstack *s, int32_t low, int32_t after);
 /* TRACE_MARK_TRACER_TIME: the tracer had the thread for ns nanoseconds
  * here; the frames open now do not count it. */

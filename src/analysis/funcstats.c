@@ -9,6 +9,8 @@
 void funcstats_init(struct funcstats *fs)
 {
     memset(fs, 0, sizeof *fs);
+    fs->max = FUNCSTATS_MAX;
+    fs->other = UINT32_MAX;
 }
 
 void funcstats_free(struct funcstats *fs)
@@ -17,10 +19,32 @@ void funcstats_free(struct funcstats *fs)
         hist_free(&fs->v[i].lat);
     free(fs->v);
     addrindex_free(&fs->index);
+    size_t max = fs->max;
     funcstats_init(fs);
+    fs->max = max;
+}
+
+static int add(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id);
+
+/* At the cap: a function kept, else the "[other]" row (made on first need). */
+static int beyond_cap(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id)
+{
+    if (addrindex_find(&fs->index, bin, addr, id))
+        return 0;
+    if (fs->other == UINT32_MAX && add(fs, FUNCSTATS_OTHER_BIN, 0, &fs->other) < 0)
+        return -1;
+    *id = fs->other;
+    return 0;
 }
 
 int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id)
+{
+    if (fs->n >= fs->max)
+        return beyond_cap(fs, bin, addr, id);
+    return add(fs, bin, addr, id);
+}
+
+static int add(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id)
 {
     int added;
     if (fs->n == fs->cap) { /* room first: an id never exists without its entry */
@@ -42,19 +66,20 @@ int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id
     return 0;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Sums saturate: a hostile file can give any call 2^63 ns. */
 void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns)
 {
     struct funcstats_entry *e = &fs->v[id];
     e->calls++;
-    e->incl_ns += incl_ns;
-    e->self_ns += self_ns;
+    e->incl_ns = sat_add(e->incl_ns, incl_ns);
+    e->self_ns = sat_add(e->self_ns, self_ns);
     if (hist_add(&e->lat, incl_ns) < 0)
         fs->oom = 1;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 /* Totals from a device's snapshots, untrusted: they saturate. */

@@ -7,7 +7,9 @@
  * one function traced in several processes of a PIE is one row, and two
  * programs traced into one ring keep their functions apart.  Each gets a dense index, which is what the matcher carries in
  * its frames, so a completed call costs no lookup.  Memory grows with the
- * number of distinct functions only.
+ * number of distinct functions only, and they are capped (max, by default
+ * FUNCSTATS_MAX): a function first seen beyond the cap is counted in one
+ * more row, "[other]" (bin FUNCSTATS_OTHER_BIN), so totals stay exact.
  */
 #ifndef CALLSIGHT_FUNCSTATS_H
 #define CALLSIGHT_FUNCSTATS_H
@@ -17,6 +19,9 @@
 
 #include "hist.h"
 #include "read/addrindex.h"
+
+#define FUNCSTATS_MAX ((size_t)1 << 20) /* distinct functions kept by default */
+#define FUNCSTATS_OTHER_BIN UINT32_MAX  /* the "[other]" row's bin (address 0) */
 
 struct funcstats_entry {
     uint64_t addr;    /* link-time address */
@@ -32,12 +37,14 @@ struct funcstats {
     size_t n, cap;
     struct addrindex index; /* (bin, addr) -> position in v */
     int oom;             /* a histogram could not grow: report, don't guess */
+    size_t max;          /* distinct functions kept (funcstats_init: FUNCSTATS_MAX) */
+    uint32_t other;      /* the "[other]" row, UINT32_MAX until needed */
 };
 
 void funcstats_init(struct funcstats *fs);
 void funcstats_free(struct funcstats *fs);
-/* The dense index of (bin, addr), added on first sight.  0 ok, -1 out of
- * memory. */
+/* The dense index of (bin, addr), added on first sight; beyond max, the
+ * "[other]" row's.  0 ok, -1 out of memory. */
 int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id);
 /* One completed call of function id. */
 void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns);

@@ -251,6 +251,30 @@ static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const 
     }
 }
 
+/* What analyze's own caps left out or what the files held that is no
+ * record: counted, so that nothing is lost silently. */
+static void limit_notes(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
+{
+    char buf[512];
+    if (a->records_over) {
+        snprintf(buf, sizeof buf, "analyze kept %zu threads (--max-threads): %llu records of further threads were "
+                 "counted, not analyzed (their calls are in no row)", a->max_threads,
+                 (unsigned long long)a->records_over);
+        fn(ctx, buf);
+    }
+    if (a->funcs.other != UINT32_MAX) {
+        snprintf(buf, sizeof buf, "analyze kept %zu functions (--max-funcs): the calls of further functions "
+                 "are counted in the [other] row (%llu calls)", a->funcs.max,
+                 (unsigned long long)a->funcs.v[a->funcs.other].calls);
+        fn(ctx, buf);
+    }
+    if (a->bad_kinds) {
+        snprintf(buf, sizeof buf, "%llu of %llu records are of no kind trace.h defines (damaged, or not written "
+                 "by callsight?): skipped", (unsigned long long)a->bad_kinds, (unsigned long long)a->records);
+        fn(ctx, buf);
+    }
+}
+
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
     for (size_t i = 0; i < a->nsrc; i++) {
@@ -262,6 +286,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         module_notes(&e);
     }
     summary_notes(a, fn, ctx);
+    limit_notes(a, fn, ctx);
 }
 
 static void print_note(void *ctx, const char *note)

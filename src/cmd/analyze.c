@@ -23,6 +23,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/callsites.h"
+#include "analysis/callstack.h"
 #include "analysis/cctree.h"
 #include "analysis/notes.h"
 #include "commands.h"
@@ -55,6 +56,9 @@ struct options {
     enum format format;
     const char *out_path;
     size_t max_stacks;
+    size_t max_threads, max_funcs, max_depth; /* --max-threads, --max-funcs, --max-depth (0: default) */
+    size_t folded_depth;   /* --max-folded-depth (0: default) */
+    uint64_t folded_bytes; /* --max-folded-mb, in bytes (0: default) */
     int force; /* --force: analyze even if --exe is not the traced binary */
     int keep_tracer_time; /* --keep-tracer-time */
     int trigger;          /* --trigger: only the slow calls and their stacks */
@@ -73,6 +77,8 @@ static void usage(FILE *out)
 "                         [--function NAME] [--max-stacks N] [--interval T]\n"
 "                         [--addr2line TOOL] [--force] [--keep-tracer-time]\n"
 "                         [--sysroot DIR] [--debug-dir DIR ...] [--trigger]\n"
+"                         [--max-threads N] [--max-funcs N] [--max-depth N]\n"
+"                         [--max-folded-depth N] [--max-folded-mb N]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -135,7 +141,17 @@ static void usage(FILE *out)
 "                     NAME as in the table, or a link-time address 0x...\n"
 "  --max-stacks N     folded and svg: distinct stacks kept (default %u); calls\n"
 "                     on further stacks are counted under [other stacks]\n"
-"  --interval T       summary traces, json: the width of each interval of the\n"
+"  --max-folded-depth N\n"
+"                     folded: frames per line (default %u); deeper frames are\n"
+"                     folded into their ancestor's '...;[deeper] SELF_NS' line\n"
+"  --max-folded-mb N  folded: MiB of output at most (default %llu); further\n"
+"                     stacks are left out, and a note says how many\n"
+"  --max-threads N    threads analyzed (default %u); records of further threads\n"
+"                     are counted, not analyzed, and a note says how many\n"
+"  --max-funcs N      distinct functions kept (default %zu); calls of further\n"
+"                     functions are counted in one row, [other]\n"
+"  --max-depth N      frames kept per thread (default %zu); deeper calls are\n"
+"                     counted, not timed (a note per thread)\n""  --interval T       summary traces, json: the width of each interval of the\n"
 "                     series (default 1s, at least 1ms; set it no finer than\n"
 "                     the run's TRACE_SUMMARY_MS, or in stream mode than\n"
 "                     trace_stream's --summary-ms); a long run's intervals\n"
@@ -146,7 +162,8 @@ static void usage(FILE *out)
 "                     runs the nm beside it (default: nm)\n"
 "  -h, --help         print this help\n"
 "\n",
-            CCTREE_DEFAULT_MAX);
+            CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
+            ANALYSIS_MAX_THREADS, FUNCSTATS_MAX, CALLSTACK_MAX_DEPTH);
     fprintf(out,
 "formats (docs/analysis.md has the details and the JSON schema):\n"
 "  text      the header line, notes and the per-function table below\n"
@@ -282,6 +299,7 @@ static const char *take_filter(struct analysis_filter *f, const char *name, cons
 static int take_value(struct options *o, const char *name, const char *v)
 {
     const char *bad = NULL;
+    size_t mb = 0;
     if (!strcmp(name, "--exe") && o->nexes == ANALYSIS_MAX_EXES)
         bad = "--exe is given at most " STR(ANALYSIS_MAX_EXES) " times";
     else if (!strcmp(name, "--exe"))
@@ -302,6 +320,16 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--format needs one of text, json, folded, svg, perfetto, callers";
     else if (!strcmp(name, "--max-stacks") && (parse_count(v, &o->max_stacks) < 0 || o->max_stacks < 2))
         bad = "--max-stacks needs a count of at least 2";
+    else if (!strcmp(name, "--max-threads") && (parse_count(v, &o->max_threads) < 0 || !o->max_threads))
+        bad = "--max-threads needs a count of at least 1";
+    else if (!strcmp(name, "--max-funcs") && (parse_count(v, &o->max_funcs) < 0 || !o->max_funcs || o->max_funcs > UINT32_MAX - 2))
+        bad = "--max-funcs needs a count from 1 to 4294967293";
+    else if (!strcmp(name, "--max-folded-depth") && (parse_count(v, &o->folded_depth) < 0 || !o->folded_depth))
+        bad = "--max-folded-depth needs a count of at least 1";
+    else if (!strcmp(name, "--max-folded-mb") && (parse_count(v, &mb) < 0 || !mb || mb > ((uint64_t)1 << 40)))
+        bad = "--max-folded-mb needs a count of MiB from 1 to 1099511627776";
+    else if (!strcmp(name, "--max-depth") && (parse_count(v, &o->max_depth) < 0 || !o->max_depth))
+        bad = "--max-depth needs a count of at least 1";
     else if (!strcmp(name, "--interval") && (parse_time(v, &o->interval_ns) < 0 || o->interval_ns < 1000000))
         bad = "--interval needs a time of at least 1ms, such as 1, 500ms";
     else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
@@ -311,13 +339,17 @@ static int take_value(struct options *o, const char *name, const char *v)
         fprintf(stderr, PROG ": %s, not '%s'\n", bad, v);
         return 2;
     }
+    if (mb)
+        o->folded_bytes = (uint64_t)mb << 20;
     return 0;
 }
 
 static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--format",
                                              "--output", "-o", "--thread", "--since", "--until",
                                              "--function", "--max-stacks", "--interval",
-                                             "--sysroot", "--debug-dir"};
+                                             "--sysroot", "--debug-dir", "--max-threads", "--max-funcs",
+                                             "--max-depth", "--max-folded-depth",
+                                             "--max-folded-mb"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -551,6 +583,12 @@ static int setup(struct run *r)
     r->a.keep_tracer_time = o->keep_tracer_time;
     if (o->interval_ns)
         r->a.interval_ns = (uint64_t)o->interval_ns;
+    if (o->max_threads)
+        r->a.max_threads = o->max_threads;
+    if (o->max_funcs)
+        r->a.funcs.max = o->max_funcs;
+    if (o->max_depth)
+        r->a.max_depth = o->max_depth;
     if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
         bad |= cctree_init(&r->tree, o->max_stacks) < 0;
         r->have_tree = 1;
@@ -689,6 +727,8 @@ static int resolve(struct run *r)
             }
         file_of[i] = f;
     }
+    if (!rc && fs->other != UINT32_MAX)
+        file_of[fs->other] = NULL; /* the row of functions beyond --max-funcs: no address */
     for (size_t b = 0; !rc && b < r->a.nbins; b++) {
         int first = files[b] != NULL;
         for (size_t c = 0; first && c < b; c++)
@@ -699,6 +739,8 @@ static int resolve(struct run *r)
         } else if (!files[b] && name_unnamed(r, (uint32_t)b, why[b], addrs, bin_of, fs->n) < 0)
             rc = -1;
     }
+    if (!rc && fs->other != UINT32_MAX && !(r->syms[fs->other].name = strdup("[other]")))
+        rc = -1;
     for (size_t i = 0; !rc && i < r->nsyms; i++) { /* the module beside a shared object's names */
         const struct analysis_bin *b = bin_of[i] < r->a.nbins ? &r->a.bins[bin_of[i]] : NULL;
         if (!b || !b->module || !files[bin_of[i]])
@@ -742,18 +784,32 @@ static int write_text(FILE *out, const struct out_view *v, int trigger)
     return report_table(out, &v->a->funcs, v->funcs, v->top, v->a->filtering);
 }
 
+/* What --format folded's limits left out (stderr, as for --max-stacks). */
+static void folded_notes(const struct out_folded_limits *f)
+{
+    if (f->deep_stacks)
+        fprintf(stderr, PROG ": note: %llu stacks deeper than --max-folded-depth %zu frames are folded into "
+                        "their ancestor's [deeper] line\n", (unsigned long long)f->deep_stacks, f->max_depth);
+    if (f->cut_lines)
+        fprintf(stderr, PROG ": note: the output reached --max-folded-mb %llu: %llu stacks (%llu ns of self time) "
+                        "left out\n", (unsigned long long)(f->max_bytes >> 20), (unsigned long long)f->cut_lines,
+                (unsigned long long)f->cut_ns);
+}
+
 /* Write the format.  0 ok, else reported, 1. */
 static int write_output(struct run *r)
 {
     const struct options *o = r->o;
     const char *exe = o->exes[0].path, *base = strrchr(exe, '/');
+    struct out_folded_limits folded = {o->folded_depth ? o->folded_depth : OUT_FOLDED_MAX_DEPTH,
+                                       o->folded_bytes ? o->folded_bytes : OUT_FOLDED_MAX_BYTES, 0, 0, 0};
     struct out_view v = {&r->a, r->syms, r->have_sites ? &r->sites : NULL,
                          r->syms + r->a.funcs.n, r->have_tree ? &r->tree : NULL, o->top,
                          base ? base + 1 : exe};
     int rc;
     switch (o->format) {
     case FMT_JSON: rc = out_json_write(r->out, &v); break;
-    case FMT_FOLDED: rc = out_folded_write(r->out, &v); break;
+    case FMT_FOLDED: rc = out_folded_write(r->out, &v, &folded); break;
     case FMT_SVG: rc = out_svg_write(r->out, &v); break;
     case FMT_CALLERS: rc = out_callers_write(r->out, &v); break;
     case FMT_PERFETTO: rc = out_perfetto_finish(&r->perf, &v, r->out); break;
@@ -767,6 +823,7 @@ static int write_output(struct run *r)
         fprintf(stderr, PROG ": note: %llu calls on stacks beyond --max-stacks %zu are counted "
                         "under [other stacks]\n",
                 (unsigned long long)r->tree.overflow, r->tree.max_nodes);
+    folded_notes(&folded);
     return 0;
 }
 

@@ -134,6 +134,8 @@ static void write_threads(FILE *out, const struct analysis *a)
 /* The base name of the --exe a binary is named from. */
 static const char *binary_name(const struct analysis *a, uint32_t bin)
 {
+    if (bin == FUNCSTATS_OTHER_BIN)
+        return NULL; /* the [other] row: functions beyond --max-funcs, of any binary */
     if (bin < a->nbins && a->bins[bin].module && a->bins[bin].path) {
         const char *slash = strrchr(a->bins[bin].path, '/');
         return slash ? slash + 1 : a->bins[bin].path;

@@ -68,3 +68,16 @@ int addrindex_id(struct addrindex *x, uint32_t bin, uint64_t addr, uint32_t *id,
     *added = 1;
     return 0;
 }
+
+int addrindex_find(const struct addrindex *x, uint32_t bin, uint64_t addr, uint32_t *id)
+{
+    uint32_t i;
+    if (!u64map_get(&x->first, addr, &i))
+        return 0;
+    for (; i != NO_ID; i = x->next[i])
+        if (x->bin[i] == bin) {
+            *id = i;
+            return 1;
+        }
+    return 0;
+}

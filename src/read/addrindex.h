@@ -30,5 +30,7 @@ void addrindex_free(struct addrindex *x);
 /* The id of (bin, addr), added on first sight (*added then 1).  0 ok, -1
  * out of memory or out of ids. */
 int addrindex_id(struct addrindex *x, uint32_t bin, uint64_t addr, uint32_t *id, int *added);
+/* The id of (bin, addr) if it has one: 1, else 0 (nothing added). */
+int addrindex_find(const struct addrindex *x, uint32_t bin, uint64_t addr, uint32_t *id);
 
 #endif

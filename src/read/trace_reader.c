@@ -78,6 +78,8 @@ static const char *check_header(const unsigned char *p, trace_file_header_t *h, 
         return "unsupported event size";
     if (h->header_size < TRACE_FILE_HEADER_SIZE)
         return "header_size too small";
+    if (h->header_size != TRACE_FILE_HEADER_SIZE && h->header_size % TRACE_EVENT_SIZE)
+        return "header_size neither 80 nor a multiple of 32"; /* records would be misread */
     return NULL;
 }
 

@@ -96,7 +96,7 @@ enum { A = 1, B, C, D, E, X };
 
 int main(void)
 {
-    printf("1..40\n");
+    printf("1..47\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -373,6 +373,48 @@ int main(void)
     callstack_exit(&s, B, 300);
     ok(ncalls == 2 && call_is(0, A, 0, 0) && call_is(1, B, 95, 95),
        "tracer time beyond the call (untrusted input): that call is 0, later ones untouched");
+
+    /* Resync depths the loss cannot explain (hostile): counted, taken as a
+     * hole of unknown shape, nothing pushed. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, 2);
+    callstack_resync(&s, 0, 5); /* down 1 and up 5: 6 events, only 2 lost */
+    ok(s.c.bad_resyncs == 1 && s.n == 1 && s.depth_lost && nopen == 1,
+       "resync beyond what 2 lost events can do: counted, a hole, no placeholders");
+    callstack_exit(&s, X, 10);
+    ok(counts_are(0, 0, 0, 2, 0, 1), "after a bad resync: an exit not open is orphaned, not unmatched");
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_resync(&s, 2, 2); /* no loss said: the low mark cannot be above the depth */
+    ok(s.c.bad_resyncs == 1 && s.n == 1, "resync with a low mark above the depth: counted");
+
+    /* A deep hole costs a count, not a frame per level: 2^31 - 1 levels,
+     * the outermost placeholder standing for all but CALLSTACK_RUN - 1. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_enter(&s, A, 0);
+    callstack_lost(&s, (uint64_t)1 << 32);
+    callstack_resync(&s, 1, INT32_MAX);
+    ok(s.c.bad_resyncs == 0 && s.n == 1 + CALLSTACK_RUN && s.frames[1].placeholder == INT32_MAX - CALLSTACK_RUN &&
+       s.frames[1].depth == INT32_MAX - CALLSTACK_RUN + 1 && s.depth == INT32_MAX,
+       "deep resync: CALLSTACK_RUN frames, the outermost one standing for the rest");
+    callstack_enter(&s, B, 10);
+    callstack_exit(&s, B, 20);
+    for (int k = 0; k < CALLSTACK_RUN + 2; k++)
+        callstack_exit(&s, X, 30);
+    ok(counts_are(1, 0, 0, (uint64_t)1 << 32, 0, CALLSTACK_RUN + 2) && s.n == 2 &&
+       s.frames[1].placeholder == INT32_MAX - CALLSTACK_RUN - 3, "deep resync: exits take its levels one by one");
+    callstack_lost(&s, (uint64_t)1 << 32);
+    callstack_resync(&s, 1, 1); /* the hole went down to A's level: the run is gone */
+    ok(s.n == 1 && s.c.bad_resyncs == 0 && s.depth == 1 && nopen == nclose + 1,
+       "deep resync: a later hole down to its bottom cuts the run whole");
+    fresh(CALLSTACK_MAX_DEPTH);
+    callstack_lost(&s, 1000);
+    callstack_resync(&s, 0, 500);
+    callstack_lost(&s, 1000);
+    callstack_resync(&s, 300, 310); /* down 200 inside the run, up 10 */
+    ok(s.c.bad_resyncs == 0 && s.frames[0].placeholder == 300 && s.frames[0].depth == 300 &&
+       s.n == 11 && s.depth == 310, "a hole inside a run keeps its levels below the low mark");
 
     callstack_free(&s);
     return 0;

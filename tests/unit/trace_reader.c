@@ -241,7 +241,7 @@ static int conversions_match(void)
 static void long_ticks_file(int bigendian)
 {
     struct hdr h = default_hdr();
-    h.header_size = 81; /* odd: records straddle the reader's refills */
+    h.header_size = 96; /* longer than 80: the reader skips the rest */
     h.flags = TRACE_FLAG_TICKS | (bigendian ? TRACE_FLAG_BIGENDIAN : 0);
     h.hz = 2100000000;
     h.t0_ticks = 5000;
@@ -297,7 +297,7 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    printf("1..30\n");
+    printf("1..32\n");
 
     h = default_hdr();
     begin(&h);
@@ -311,10 +311,10 @@ int main(void)
     ok(r.swap == 1, "big-endian file detected as such");
 
     h = default_hdr();
-    h.header_size = 136;
+    h.header_size = 160;
     begin(&h);
     sample_events();
-    ok(read_sample("hdr136.bin"), "header_size 136: the extra bytes are skipped");
+    ok(read_sample("hdr160.bin"), "header_size 160: the extra bytes are skipped");
 
     h.flags = TRACE_FLAG_BIGENDIAN;
     h.header_size = 96;
@@ -391,6 +391,12 @@ int main(void)
     h.header_size = 64;
     begin(&h);
     expect_reject("hsize.bin", "header_size", "header_size below 80 rejected");
+    h.header_size = 81;
+    begin(&h);
+    expect_reject("hsize81.bin", "header_size neither 80 nor a multiple of 32", "header_size 81 rejected: every record would be misread");
+    h.header_size = 136;
+    begin(&h);
+    expect_reject("hsize136.bin", "header_size neither 80 nor a multiple of 32", "header_size 136 rejected");
     h = default_hdr();
     begin(&h);
     flen = 50;
@@ -430,7 +436,7 @@ int main(void)
     /* A file several buffers long, in both byte orders. */
     for (int b = 0; b < 2; b++) {
         h = default_hdr();
-        h.header_size = 81; /* odd, so records straddle buffer refills */
+        h.header_size = 96; /* longer than 80: the reader skips the rest */
         h.flags = b ? TRACE_FLAG_BIGENDIAN : 0;
         begin(&h);
         for (uint64_t i = 0; i < 10000; i++)
