@@ -93,6 +93,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/* getrandom() where the C library has it (glibc 2.25, musl 1.1.20);
+ * elsewhere, or with -DTRACE_STREAM_NO_GETRANDOM, /dev/urandom only. */
+#if defined(__has_include) && !defined(TRACE_STREAM_NO_GETRANDOM)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#ifdef GRND_NONBLOCK
+#define HAVE_GETRANDOM 1
+#endif
+#endif
+#endif
+
 #ifndef TRACE_STREAM_NO_LIBZSTD
 #include <zstd.h>
 #define LEVEL_MIN ZSTD_minCLevel()
@@ -252,6 +263,11 @@ struct sender {
     uint64_t snap_lost;      /* --flight-recorder: snapshots the link refused or cut */
     int ever_up;          /* a connection was up once ("connected", then "reconnected") */
     int gave_up;          /* the link is gone for good: --retry ran out, or is 0 */
+    /* The stream's secret (TRACE_STREAM_FLAG_RESUME_KEY): only a server
+     * shown it lets a connection continue this stream.  Never printed or
+     * written anywhere but to the socket. */
+    int keyed;
+    unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -1038,7 +1054,7 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
     put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
     uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER |
-                                  TRACE_STREAM_FLAG_REQUEST_OFFER);
+                                  TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
     s->offered = s->codec != NULL;
@@ -1048,7 +1064,7 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
         merge_new_connection(s->merge);
     s->hello_ms = now_ms();
     flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
-             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0);
+             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) | (s->keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
     put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
@@ -1363,6 +1379,9 @@ static int send_resume(struct sender *s)
     return send_small(s, TRACE_CHUNK_RESUME, p, sizeof p);
 }
 
+/* The handshake offered the key: it follows the connection's first resume
+ * notice at once (the server reads it as the second chunk), and only that
+ * one: heartbeats repeat the notice, never the key. */
 static int send_hello(struct sender *s, const trace_shm_header_t *h)
 {
     if (send_handshake(s, h))
@@ -1371,7 +1390,11 @@ static int send_hello(struct sender *s, const trace_shm_header_t *h)
     s->sent_before = s->events;
     s->discarded_before = s->discarded;
     s->notice_due = s->conn_seq > 1;
-    return send_resume(s);
+    if (send_resume(s))
+        return -1;
+    if (!s->keyed || s->sock < 0)
+        return 0;
+    return send_small(s, TRACE_CHUNK_RESUME_KEY, s->key, sizeof s->key);
 }
 
 /* A quiet stream repeats its resume notice (servers ignore it after the first). */
@@ -2382,16 +2405,58 @@ static int end_failed(struct ring *r, struct sender *s)
 
 /* ---- program ------------------------------------------------------------ */
 
-/* A random stream id: /dev/urandom, else the clock and pid mixed. */
+/* len random bytes: getrandom() (never waiting for the kernel's pool: a
+ * device at boot must not hang here), else /dev/urandom.  0, or -1 when
+ * neither gives them.  Unbuffered reads, so no copy of a secret stays in a
+ * stdio buffer. */
+static int random_bytes(unsigned char *buf, size_t len)
+{
+    size_t got = 0;
+#ifdef HAVE_GETRANDOM
+    while (got < len) {
+        ssize_t n = getrandom(buf + got, len - got, GRND_NONBLOCK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* ENOSYS (an old kernel), EAGAIN (pool not ready yet) */
+        got += (size_t)n;
+    }
+    if (got == len)
+        return 0;
+    got = 0;
+#endif
+    int fd = open("/dev/urandom", O_RDONLY);
+    while (fd >= 0 && got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (fd >= 0)
+        close(fd);
+    return got == len ? 0 : -1;
+}
+
+/* The stream's secret, chosen once for all its connections; without a
+ * random source the flag is not offered, and a server then lets only the
+ * same address take over the stream (trace_shm.h). */
+static void resume_key_init(struct sender *s)
+{
+    s->keyed = random_bytes(s->key, sizeof s->key) == 0;
+    if (!s->keyed)
+        fprintf(stderr, "trace_stream: no random source (getrandom, /dev/urandom): no resume key is "
+                        "offered, so serve lets only this address take over the stream\n");
+}
+
+/* A random stream id: getrandom or /dev/urandom, else the clock and pid mixed. */
 static uint64_t random_id(void)
 {
     uint64_t id = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f) {
-        if (fread(&id, sizeof id, 1, f) != 1)
-            id = 0;
-        fclose(f);
-    }
+    unsigned char b[sizeof id];
+    if (random_bytes(b, sizeof b) == 0)
+        memcpy(&id, b, sizeof id);
     if (id == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -2461,6 +2526,9 @@ static void sender_close(struct sender *s)
 
 static void sender_free(struct sender *s)
 {
+    volatile unsigned char *k = s->key; /* volatile: a store the compiler may not drop */
+    for (size_t i = 0; i < sizeof s->key; i++)
+        k[i] = 0;
     frame_free(s);
     free(s->raw);
     free(s->wire);
@@ -2956,6 +3024,7 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
 static int start(struct ring *r, struct sender *s)
 {
     s->ring = r->hdr;
+    resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
     s->ever_up = s->sock >= 0;
     if (s->sock >= 0)
         return stream(r, s, s->o);
