@@ -402,8 +402,10 @@ _Static_assert((TRACE_CODEC_STACK_DEPTH & (TRACE_CODEC_STACK_DEPTH - 1)) == 0, "
  * Counts are event records (enter, exit and markers alike) the client took
  * from the ring since the stream began, before this connection:
  *   sent       records in event chunks that were handed whole to the socket
- *   discarded  records taken from the ring but never sent: taken while no
- *              connection was up, or in a chunk whose sending failed
+ *   discarded  records taken from the ring but never sent whole: in a chunk
+ *              whose sending failed (the link was cut), or held back by the
+ *              client (a summary stream's) when it went; while no
+ *              connection is up a client takes nothing (the ring keeps it)
  * The server received at most `sent` of them on the earlier connections, so
  * records lost = sent + discarded - received there, exactly.
  */

@@ -15,10 +15,15 @@
  * Faults.  Every tracer holds a shared flock on the ring for its lifetime;
  * when an exclusive one succeeds while `writers` > 0, the tracers counted
  * there died without detaching: drain, say so (chunk TRACER_LOST), exit 3.
- * When the server goes away the ring is still drained, what cannot be sent
- * is counted as discarded, and the client reconnects with a doubling
- * backoff for up to --retry seconds; after every handshake a RESUME chunk
- * names the stream and carries its totals, so serve counts the gap exactly.
+ * When the server is not there (refused at start, or gone: cut) the client
+ * stops taking from the ring, which keeps what the tracers write for the
+ * next connection (once it is full they drop new events, counted in its
+ * header, as on a slow link), and connects again with a doubling backoff
+ * for up to --retry seconds; after every handshake a RESUME chunk names
+ * the stream and carries its totals, so serve counts the gap exactly (only
+ * a chunk in flight at the cut can be in it).  Events lost to the link
+ * (left in the ring, a chunk the cut broke, the tracers' drops while no
+ * connection was up) make the exit status 4.
  *
  * The traced process never does I/O and never waits for this client; when
  * the ring is full the tracer drops events and counts them in the ring
@@ -88,6 +93,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/* getrandom() where the C library has it (glibc 2.25, musl 1.1.20);
+ * elsewhere, or with -DTRACE_STREAM_NO_GETRANDOM, /dev/urandom only. */
+#if defined(__has_include) && !defined(TRACE_STREAM_NO_GETRANDOM)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#ifdef GRND_NONBLOCK
+#define HAVE_GETRANDOM 1
+#endif
+#endif
+#endif
+
 #ifndef TRACE_STREAM_NO_LIBZSTD
 #include <zstd.h>
 #define LEVEL_MIN ZSTD_minCLevel()
@@ -156,6 +172,13 @@ _Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
 
 /* Exit status when tracers vanished without detaching (all else sent). */
 #define EXIT_TRACER_LOST 3
+/* Exit status when events were lost because the server refused or the
+ * connection was cut: it wins over EXIT_TRACER_LOST, whose promise
+ * (everything the tracers put in the ring was sent) it breaks; an error (1)
+ * wins over both. */
+#define EXIT_LINK_LOST 4
+/* While no connection is up, how often to look at signals and the tracers. */
+#define LINK_WAIT_MS 10
 #define DEFAULT_MAX_TRIGGERS 10
 #define MAX_TRIGGERS_MAX 3600 /* one a second */
 #define AFTER_MAX_MS 3600000
@@ -189,6 +212,7 @@ struct ring {
     uint32_t vanished; /* tracers found dead while still counted in `writers` */
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
     trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
+    int vanished_said; /* the dead tracers were reported (once) */
 };
 
 struct sender {
@@ -232,6 +256,18 @@ struct sender {
     uint64_t down_since;  /* ms when the connection was lost */
     uint64_t next_try;    /* ms of the next reconnection attempt */
     int backoff_ms;
+    /* The main connection's: what the link cost (the exit status says so). */
+    const trace_shm_header_t *ring; /* its ring (NULL: a snapshot's sender, which counts none of it) */
+    uint64_t down_dropped;   /* the ring's dropped count when this outage began */
+    uint64_t outage_dropped; /* the tracers' drops while no connection was up, earlier outages */
+    uint64_t snap_lost;      /* --flight-recorder: snapshots the link refused or cut */
+    int ever_up;          /* a connection was up once ("connected", then "reconnected") */
+    int gave_up;          /* the link is gone for good: --retry ran out, or is 0 */
+    /* The stream's secret (TRACE_STREAM_FLAG_RESUME_KEY): only a server
+     * shown it lets a connection continue this stream.  Never printed or
+     * written anywhere but to the socket. */
+    int keyed;
+    unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -266,16 +302,18 @@ static void usage(FILE *out)
             "exits once every tracer has detached and the ring is drained, and then\n"
             "removes the ring.  Several programs may share the ring (same TRACE_SHM);\n"
             "a daemon that stays attached keeps it open for programs that come and go.\n"
-            "SIGINT/SIGTERM: send what is in the ring, then exit.\n"
+            "SIGINT/SIGTERM: send what is in the ring, then exit (without a connection:\n"
+            "at once, saying what is lost).\n"
             "\n"
             "  --level N   zstd compression level (default %d)%s\n"
             "  --codec C   stack (default%s): offer the server the stack+shuffle coding\n"
             "              of event chunks, about 4x fewer bytes and less CPU; servers\n"
             "              that do not know it never answer, and chunks stay plain.\n"
             "              none: plain chunks only%s\n"
-            "  --retry S   when the server goes away, keep reconnecting for S seconds\n"
-            "              (default %d; 0: exit at once), draining the ring meanwhile\n"
-            "              and counting what cannot be sent as discarded\n"
+            "  --retry S   when the server refuses the first connection or goes away,\n"
+            "              keep connecting for S seconds (default %d; 0: exit at once);\n"
+            "              meanwhile the ring keeps what the tracers write, for the next\n"
+            "              connection (once it is full they drop new events, counted)\n"
             "  --heartbeat S  when nothing was sent for S seconds, send a small notice\n"
             "              so the server's --idle-timeout (keep it above S) does not\n"
             "              cut a quiet stream (default %d)\n"
@@ -301,10 +339,15 @@ static void usage(FILE *out)
             "\n"
             "The summary counts forwarded records (enter, exit and marker events)\n"
             "and the events the tracer dropped because the ring was full.\n"
-            "Exit status: 0 done, 1 error, 2 usage, %d tracers died without detaching\n"
-            "(everything they had put in the ring was still sent).\n",
+            "Exit status: 0 done, 1 error (also: the server could not be reached, and\n"
+            "nothing was lost), 2 usage, %d tracers died without detaching (everything\n"
+            "they had put in the ring was still sent), %d events were lost because the\n"
+            "server refused or the connection was cut (what the ring still held when\n"
+            "--retry ran out or a signal came, a chunk the cut broke, the tracers' drops\n"
+            "while no connection was up, a snapshot that could not be sent); %d wins\n"
+            "over %d, and 1 over both.\n",
             DEFAULT_LEVEL, FRAME_LEVEL_NOTE, CODEC_DEFAULT ? "" : " with libzstd", CODEC_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, DEFAULT_SUMMARY_MS,
-            DEFAULT_MAX_TRIGGERS, EXIT_TRACER_LOST);
+            DEFAULT_MAX_TRIGGERS, EXIT_TRACER_LOST, EXIT_LINK_LOST, EXIT_LINK_LOST, EXIT_TRACER_LOST);
 }
 
 static int host_is_little_endian(void)
@@ -810,22 +853,47 @@ static int send_all(struct sender *s, const unsigned char *buf, size_t len)
     return 0;
 }
 
+static uint64_t ring_dropped(const trace_shm_header_t *h)
+{
+    return atomic_load_explicit(a64((uint64_t *)&h->dropped), memory_order_relaxed);
+}
+
+/* No connection from now on: the outage's clock and the tracers' drops start. */
+static void sender_down(struct sender *s)
+{
+    s->down_since = now_ms();
+    s->backoff_ms = BACKOFF_MIN_MS;
+    s->next_try = s->down_since + BACKOFF_MIN_MS;
+    if (s->ring)
+        s->down_dropped = ring_dropped(s->ring);
+}
+
+/* The tracers' drops while no connection was up, this outage included. */
+static uint64_t outage_drops(const struct sender *s)
+{
+    uint64_t d = s->outage_dropped;
+    if (s->sock < 0 && s->ring)
+        d += ring_dropped(s->ring) - s->down_dropped;
+    return d;
+}
+
 /*
  * The connection is gone (already reported).  With --retry 0 that ends the
- * program (-1); otherwise we go on draining the ring, counting what we take
- * as discarded, and try to reconnect with a doubling backoff (0).
+ * program (-1); otherwise we stop taking from the ring, which keeps what the
+ * tracers write for the next connection (full, they drop new events and
+ * count them), and try to reconnect with a doubling backoff (0).
  */
 static int sender_lost(struct sender *s)
 {
     close(s->sock);
     s->sock = -1;
-    if (s->o->retry_s == 0)
+    sender_down(s);
+    if (s->o->retry_s == 0) {
+        s->gave_up = 1;
         return -1;
-    s->down_since = now_ms();
-    s->backoff_ms = BACKOFF_MIN_MS;
-    s->next_try = s->down_since + BACKOFF_MIN_MS;
-    fprintf(stderr, "trace_stream: reconnecting for up to %ld s; meanwhile the ring is drained and "
-                    "what cannot be sent is counted as discarded\n", s->o->retry_s);
+    }
+    fprintf(stderr, "trace_stream: reconnecting for up to %ld s; meanwhile the ring keeps what the tracers "
+                    "write (once it is full they drop new events, counted)\n", s->o->retry_s);
     return 0;
 }
 
@@ -986,7 +1054,7 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
     put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
     uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER |
-                                  TRACE_STREAM_FLAG_REQUEST_OFFER);
+                                  TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
     s->offered = s->codec != NULL;
@@ -996,7 +1064,7 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
         merge_new_connection(s->merge);
     s->hello_ms = now_ms();
     flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
-             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0);
+             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) | (s->keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
     put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
@@ -1311,6 +1379,9 @@ static int send_resume(struct sender *s)
     return send_small(s, TRACE_CHUNK_RESUME, p, sizeof p);
 }
 
+/* The handshake offered the key: it follows the connection's first resume
+ * notice at once (the server reads it as the second chunk), and only that
+ * one: heartbeats repeat the notice, never the key. */
 static int send_hello(struct sender *s, const trace_shm_header_t *h)
 {
     if (send_handshake(s, h))
@@ -1319,7 +1390,11 @@ static int send_hello(struct sender *s, const trace_shm_header_t *h)
     s->sent_before = s->events;
     s->discarded_before = s->discarded;
     s->notice_due = s->conn_seq > 1;
-    return send_resume(s);
+    if (send_resume(s))
+        return -1;
+    if (!s->keyed || s->sock < 0)
+        return 0;
+    return send_small(s, TRACE_CHUNK_RESUME_KEY, s->key, sizeof s->key);
 }
 
 /* A quiet stream repeats its resume notice (servers ignore it after the first). */
@@ -1342,22 +1417,28 @@ static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h)
         return 0;
     uint64_t t = now_ms();
     if (t - s->down_since >= (uint64_t)s->o->retry_s * 1000u) {
-        fprintf(stderr, "trace_stream: gave up reconnecting to %s:%s after %ld s; %" PRIu64
-                        " events discarded\n", s->o->host, s->o->port, s->o->retry_s, s->discarded);
+        s->gave_up = 1; /* the caller's end says what it cost */
         return -1;
     }
     if (t < s->next_try)
         return 0;
     s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
     s->next_try = t + (uint64_t)s->backoff_ms;
-    s->sock = net_connect(s->o->host, s->o->port, 1);
-    if (s->sock < 0)
+    int sock = net_connect(s->o->host, s->o->port, 1);
+    if (sock < 0)
         return 0;
+    uint64_t dropped = outage_drops(s); /* while still down: this outage's drops count */
+    s->outage_dropped = dropped;
+    s->sock = sock;
+    int again = s->ever_up;
+    s->ever_up = 1;
     if (h && send_hello(s, h))
         return -1;
     if (s->sock >= 0)
-        fprintf(stderr, "trace_stream: reconnected to %s:%s (connection %" PRIu32 "); %" PRIu64
-                        " events discarded so far\n", s->o->host, s->o->port, (uint32_t)(s->conn_seq + (h ? 0u : 1u)), s->discarded);
+        fprintf(stderr, "trace_stream: %sconnected to %s:%s (connection %" PRIu32 "); lost to the link so far: %"
+                        PRIu64 " events discarded, %" PRIu64 " dropped by the tracers while disconnected\n",
+                again ? "re" : "", s->o->host, s->o->port, (uint32_t)(s->conn_seq + (h ? 0u : 1u)), s->discarded,
+                dropped);
     return 0;
 }
 
@@ -2139,11 +2220,6 @@ static void merge_free(struct merger *m)
     memset(m, 0, sizeof *m);
 }
 
-/*
- * Take one chunk's worth from the ring and send it; 1 if there was nothing.
- * While disconnected the ring is still drained (the tracer must never find
- * it full because of us) and what is taken is counted as discarded.
- */
 /* n bytes of little-endian records as one chunk, coded once the server
  * acked the codec.  0 sent (or the connection was lost: counted as
  * discarded, reconnecting), -1 fatal. */
@@ -2181,8 +2257,20 @@ static int sum_refused(const struct sender *s)
            (s->ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->hello_ms >= TRACE_ACK_WAIT_MS);
 }
 
+/*
+ * Take one chunk's worth from the ring and send it; 1 if there was nothing.
+ * Only while a connection is up: without one the ring keeps what it holds
+ * for the next (the tracers drop new events, counted, once it is full),
+ * and before each take the socket is read, so that a server that has gone
+ * (its end arrived while we were busy or stopped) leaves the chunk in the
+ * ring rather than lost in flight.
+ */
 static int forward_chunk(struct ring *r, struct sender *s)
 {
+    if (s->sock < 0)
+        return 1;
+    if (read_server(s))
+        return sender_lost(s);
     long n = ring_take(r, s->raw, CHUNK_RAW);
     if (n < 0)
         return -1;
@@ -2196,14 +2284,6 @@ static int forward_chunk(struct ring *r, struct sender *s)
         n = merge_take(s->merge, s->raw, n);
         if (sum_refused(s))
             s->sum_dropped += (uint64_t)(before - n) / TRACE_EVENT_SIZE;
-    }
-    if (s->sock < 0) {
-        s->discarded += (uint64_t)n / TRACE_EVENT_SIZE;
-        return 0;
-    }
-    if (s->ack_got < TRACE_STREAM_ACK_SIZE && read_server(s)) {
-        s->discarded += (uint64_t)n / TRACE_EVENT_SIZE;
-        return sender_lost(s);
     }
     if (!s->sum_ok)
         n = drop_summaries(s, s->raw, n);
@@ -2235,6 +2315,14 @@ static int drain(struct ring *r, struct sender *s)
             return 0; /* sent what the ring held when we were asked to stop */
         if (maybe_reconnect(s, r->hdr))
             return -1;
+        if (s->sock < 0) { /* the ring keeps it all for the next connection */
+            if (stopping)
+                return 0; /* the caller says what stays behind */
+            if (!r->vanished)
+                r->vanished = ring_dead_writers(r);
+            sleep_ms(LINK_WAIT_MS);
+            continue;
+        }
         if (ack_pending(s, r)) { /* whether summaries may go: see TRACE_STREAM_FLAG_SUMMARY_OFFER */
             if (idle_wait(s, 5))
                 return -1;
@@ -2260,7 +2348,9 @@ static int drain(struct ring *r, struct sender *s)
 
 /*
  * The ring is drained but the server is away: what was discarded must still
- * reach it (in the resume notice), so keep trying within --retry.
+ * reach it (in the resume notice), so keep trying within --retry.  0
+ * connected; -1 not (--retry ran out, or SIGINT/SIGTERM: link_end says
+ * what it cost), or a fatal error.
  */
 static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h)
 {
@@ -2268,28 +2358,105 @@ static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h)
         if (maybe_reconnect(s, h))
             return -1;
         if (s->sock < 0)
-            sleep_ms(10);
+            sleep_ms(LINK_WAIT_MS);
     }
-    if (s->sock < 0) {
-        fprintf(stderr, "trace_stream: stopped while disconnected; %" PRIu64 " events discarded\n",
-                s->discarded);
-        return -1;
-    }
-    return 0;
+    return s->sock < 0 ? -1 : 0;
+}
+
+static int report_vanished(struct ring *r, struct sender *s);
+
+/*
+ * The stream ends without a connection: --retry ran out (or is 0), or
+ * SIGINT/SIGTERM came while none was up.  Say what the link cost: what the
+ * ring still holds (never sent), records taken and not sent whole, and the
+ * tracers' drops while no connection was up; a flight recorder's ring is
+ * its recording, never owed, so only its failed snapshots count.  The exit
+ * status: EXIT_LINK_LOST when anything was lost, else 1 when the server
+ * could not be reached, 0 when a stop found nothing owed.  --retry 0 keeps
+ * its single line when nothing was lost.
+ */
+static int link_end(struct ring *r, struct sender *s)
+{
+    uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
+    uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0 : (head - r->tail) / TRACE_EVENT_SIZE;
+    uint64_t dropped = r->rec ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
+    char why[160];
+    if (r->vanished)
+        report_vanished(r, s); /* says it; there is no connection to tell */
+    if (!s->gave_up)
+        snprintf(why, sizeof why, "stopped while disconnected");
+    else if (s->o->retry_s)
+        snprintf(why, sizeof why, "gave up reconnecting to %s:%s after %ld s", s->o->host, s->o->port,
+                 s->o->retry_s);
+    else
+        snprintf(why, sizeof why, "not reconnecting (--retry 0)");
+    if (lost || s->snap_lost || s->o->retry_s || !s->gave_up)
+        fprintf(stderr, "trace_stream: %s; %" PRIu64 " events lost: %" PRIu64 " left in the ring, %" PRIu64
+                        " discarded, %" PRIu64 " dropped by the tracers while disconnected%s\n",
+                why, lost, left, s->discarded, dropped, s->snap_lost ? "; snapshots failed" : "");
+    return lost || s->snap_lost ? EXIT_LINK_LOST : s->gave_up ? 1 : 0;
+}
+
+/* A step of the end failed: without a connection that is link_end's to say, else an error. */
+static int end_failed(struct ring *r, struct sender *s)
+{
+    return s->sock < 0 && (s->gave_up || stop_requested) ? link_end(r, s) : 1;
 }
 
 /* ---- program ------------------------------------------------------------ */
 
-/* A random stream id: /dev/urandom, else the clock and pid mixed. */
+/* len random bytes: getrandom() (never waiting for the kernel's pool: a
+ * device at boot must not hang here), else /dev/urandom.  0, or -1 when
+ * neither gives them.  Unbuffered reads, so no copy of a secret stays in a
+ * stdio buffer. */
+static int random_bytes(unsigned char *buf, size_t len)
+{
+    size_t got = 0;
+#ifdef HAVE_GETRANDOM
+    while (got < len) {
+        ssize_t n = getrandom(buf + got, len - got, GRND_NONBLOCK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* ENOSYS (an old kernel), EAGAIN (pool not ready yet) */
+        got += (size_t)n;
+    }
+    if (got == len)
+        return 0;
+    got = 0;
+#endif
+    int fd = open("/dev/urandom", O_RDONLY);
+    while (fd >= 0 && got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (fd >= 0)
+        close(fd);
+    return got == len ? 0 : -1;
+}
+
+/* The stream's secret, chosen once for all its connections; without a
+ * random source the flag is not offered, and a server then lets only the
+ * same address take over the stream (trace_shm.h). */
+static void resume_key_init(struct sender *s)
+{
+    s->keyed = random_bytes(s->key, sizeof s->key) == 0;
+    if (!s->keyed)
+        fprintf(stderr, "trace_stream: no random source (getrandom, /dev/urandom): no resume key is "
+                        "offered, so serve lets only this address take over the stream\n");
+}
+
+/* A random stream id: getrandom or /dev/urandom, else the clock and pid mixed. */
 static uint64_t random_id(void)
 {
     uint64_t id = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f) {
-        if (fread(&id, sizeof id, 1, f) != 1)
-            id = 0;
-        fclose(f);
-    }
+    unsigned char b[sizeof id];
+    if (random_bytes(b, sizeof b) == 0)
+        memcpy(&id, b, sizeof id);
     if (id == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -2359,6 +2526,9 @@ static void sender_close(struct sender *s)
 
 static void sender_free(struct sender *s)
 {
+    volatile unsigned char *k = s->key; /* volatile: a store the compiler may not drop */
+    for (size_t i = 0; i < sizeof s->key; i++)
+        k[i] = 0;
     frame_free(s);
     free(s->raw);
     free(s->wire);
@@ -2398,6 +2568,8 @@ static void install_snapshot_signal(void)
 /* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */
 static int report_vanished(struct ring *r, struct sender *s)
 {
+    if (r->vanished_said++)
+        return 0;
     unsigned char payload[8];
     put_le64(payload, r->vanished);
     if (send_small(s, TRACE_CHUNK_TRACER_LOST, payload, sizeof payload))
@@ -2643,6 +2815,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
     }
     if (rc_ship) {
         rc->failed++;
+        main->snap_lost++; /* the link refused or cut it: events lost, the exit status says so */
         fprintf(stderr, "trace_stream: snapshot %" PRIu32 " (%s) could not be sent whole to %s:%s\n", rc->taken,
                 cause_name[cause], o->host, o->port);
         if (r->tail < end) { /* give the rest up: the ring is the tracers' again */
@@ -2746,63 +2919,42 @@ static void recorder_report(const struct ring *r, const struct recorder *rc, con
             TRACE_TRIGGER_GAP_MS);
 }
 
-/* Everything after the ring is ours and the first connection is up.  0, 1 error, or EXIT_TRACER_LOST. */
-static int stream(struct ring *r, struct sender *s, const struct options *o)
+/* --flight-recorder, in place of drain(): 0, or -1 (the link is gone for good, or fatal). */
+static int stream_recorder(struct ring *r, struct sender *s, const struct options *o)
 {
-    int rc = wait_for_tracer(r, s, o->quiet);
-    if (rc <= 0) {
-        if (rc == 0)
-            fprintf(stderr, "trace_stream: stopped before a tracer attached; nothing sent\n");
-        return rc < 0 ? 1 : 0;
-    }
-    /* A first look at the tracers' liveness locks now, while the one that
-     * just attached surely holds its own (see ring_dead_writers). */
-    r->vanished = ring_dead_writers(r);
-    if (s->sock >= 0 && send_hello(s, r->hdr))
-        return 1;
-    if (!o->quiet && s->sock >= 0)
-        fprintf(stderr, "trace_stream: tracer attached; %s to %s:%s\n",
-                r->rec ? "recording, snapshots go" : "streaming", o->host, o->port);
-    if (r->rec) {
-        struct recorder rc;
-        struct sender snap = {.sock = -1};
-        struct options so = *o;
-        so.summary_threads = 1; /* a snapshot is what the ring held, as it was */
-        so.retry_s = 0;         /* a snapshot's connection is not resumed: a cut shows as one */
-        so.recorder = 0;        /* and takes no requests: the main connection does */
-        int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so);
-        bad = bad || record(r, s, &rc, &snap) || reach_server_at_end(s, r->hdr);
-        if (!bad)
-            recorder_report(r, &rc, &snap);
-        free(rc.times);
-        sender_free(&snap);
-        if (bad)
-            return 1;
-    } else if (drain(r, s) || reach_server_at_end(s, r->hdr))
-        return 1;
-    /* The last merged snapshots, on a connection that is up (a cut on the
-     * way marks them due again, and the next connection gets them whole). */
-    for (int tries = 0; s->merge && tries < 3; tries++) {
-        while (ack_pending(s, r)) /* a new connection: whether it takes them */
-            if (idle_wait(s, 5))
-                return 1;
-        if (merge_emit(s, s->merge, 1) || reach_server_at_end(s, r->hdr))
-            return 1;
-        if (!merge_due(s) )
-            break;
-    }
-    /* A final look, so a drop counted after the last chunk is still reported. */
-    if (send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
-        return 1;
-    if (s->sock < 0 && reach_server_at_end(s, r->hdr))
-        return 1;
-    char extra[96] = "";
+    struct recorder rc;
+    struct sender snap = {.sock = -1};
+    struct options so = *o;
+    so.summary_threads = 1; /* a snapshot is what the ring held, as it was */
+    so.retry_s = 0;         /* a snapshot's connection is not resumed: a cut shows as one */
+    so.recorder = 0;        /* and takes no requests: the main connection does */
+    int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so);
+    bad = bad || record(r, s, &rc, &snap) || reach_server_at_end(s, r->hdr);
+    if (!bad)
+        recorder_report(r, &rc, &snap);
+    free(rc.times);
+    sender_free(&snap);
+    return bad ? -1 : 0;
+}
+
+/* What the link cost a stream that ended connected; "" when nothing. */
+static void link_summary(const struct sender *s, char *extra, size_t len)
+{
+    uint64_t dropped = outage_drops(s);
+    extra[0] = 0;
+    if (s->conn_seq > 1 || s->discarded || dropped)
+        snprintf(extra, len, ", %" PRIu32 " connections, lost to the link: %" PRIu64 " discarded, %" PRIu64
+                 " dropped by the tracers while disconnected", s->conn_seq, s->discarded, dropped);
+}
+
+/* The last lines of a stream that ended connected, and its exit status. */
+static int stream_report(const struct ring *r, const struct sender *s, const struct options *o)
+{
+    char extra[192];
     if (s->codec && !o->quiet)
         fprintf(stderr, "trace_stream: %" PRIu64 " of %" PRIu64 " event chunks coded\n", s->coded_chunks,
                 s->chunks);
-    if (s->conn_seq > 1 || s->discarded)
-        snprintf(extra, sizeof extra, ", discarded %" PRIu64 " while disconnected, %" PRIu32 " connections",
-                 s->discarded, s->conn_seq);
+    link_summary(s, extra, sizeof extra);
     if (s->merge && s->merge->merged && !o->quiet)
         fprintf(stderr, "trace_stream: merged %" PRIu64 " thread snapshots into %" PRIu64
                         " per-process ones (%" PRIu64 " increment records)\n",
@@ -2818,7 +2970,72 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
             "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
             " bytes on the wire), dropped %" PRIu64 "%s\n",
             s->events, s->chunks, s->wire_bytes, s->dropped_sent, extra);
+    if (s->discarded || outage_drops(s) || s->snap_lost)
+        return EXIT_LINK_LOST;
     return r->vanished ? EXIT_TRACER_LOST : 0;
+}
+
+/* Everything after the ring is ours; the first connection may not be up
+ * yet.  0, 1 error, EXIT_TRACER_LOST or EXIT_LINK_LOST. */
+static int stream(struct ring *r, struct sender *s, const struct options *o)
+{
+    int rc = wait_for_tracer(r, s, o->quiet);
+    if (rc <= 0) {
+        if (rc == 0 && s->sock >= 0)
+            fprintf(stderr, "trace_stream: stopped before a tracer attached; nothing sent\n");
+        return rc < 0 || s->sock < 0 ? end_failed(r, s) : 0;
+    }
+    /* A first look at the tracers' liveness locks now, while the one that
+     * just attached surely holds its own (see ring_dead_writers). */
+    r->vanished = ring_dead_writers(r);
+    if (s->sock >= 0 && send_hello(s, r->hdr))
+        return end_failed(r, s);
+    if (!o->quiet)
+        fprintf(stderr, "trace_stream: tracer attached; %s%s:%s%s\n",
+                r->rec ? "recording, snapshots go to " : s->sock >= 0 ? "streaming to " : "the ring keeps its events until ",
+                o->host, o->port, s->sock >= 0 || r->rec ? "" : " answers");
+    if (r->rec ? stream_recorder(r, s, o) : drain(r, s) || reach_server_at_end(s, r->hdr))
+        return end_failed(r, s);
+    /* The last merged snapshots, on a connection that is up (a cut on the
+     * way marks them due again, and the next connection gets them whole). */
+    for (int tries = 0; s->merge && tries < 3; tries++) {
+        while (ack_pending(s, r)) /* a new connection: whether it takes them */
+            if (idle_wait(s, 5))
+                return end_failed(r, s);
+        if (merge_emit(s, s->merge, 1) || reach_server_at_end(s, r->hdr))
+            return end_failed(r, s);
+        if (!merge_due(s))
+            break;
+    }
+    /* A final look, so a drop counted after the last chunk is still reported. */
+    if (send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
+        return end_failed(r, s);
+    if (s->sock < 0 && reach_server_at_end(s, r->hdr))
+        return end_failed(r, s);
+    return stream_report(r, s, o);
+}
+
+/*
+ * The first connection: up, or refused (nobody listening yet, or the
+ * server turned us away).  Refused, trace_stream keeps trying within
+ * --retry as after a cut, and the ring keeps what the tracers write
+ * meanwhile; --retry 0 ends it at once, as it always has.
+ */
+static int start(struct ring *r, struct sender *s)
+{
+    s->ring = r->hdr;
+    resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
+    s->ever_up = s->sock >= 0;
+    if (s->sock >= 0)
+        return stream(r, s, s->o);
+    sender_down(s);
+    if (s->o->retry_s == 0) {
+        s->gave_up = 1;
+        return link_end(r, s);
+    }
+    fprintf(stderr, "trace_stream: retrying for up to %ld s; meanwhile the ring keeps what the tracers write "
+                    "(once it is full they drop new events, counted)\n", s->o->retry_s);
+    return stream(r, s, s->o);
 }
 
 int main(int argc, char **argv)
@@ -2841,13 +3058,11 @@ int main(int argc, char **argv)
     int status = 1;
     struct sender s;
     int sock = net_connect(o.host, o.port, 0);
-    if (sock >= 0) {
-        if (!o.quiet)
-            fprintf(stderr, "trace_stream: connected to %s:%s\n", o.host, o.port);
-        if (sender_init(&s, sock, &o) == 0)
-            status = stream(&r, &s, &o);
-        sender_free(&s);
-    }
+    if (sock >= 0 && !o.quiet)
+        fprintf(stderr, "trace_stream: connected to %s:%s\n", o.host, o.port);
+    if (sender_init(&s, sock, &o) == 0)
+        status = start(&r, &s);
+    sender_free(&s);
     ring_close(&r);
     return status;
 }

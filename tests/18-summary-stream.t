@@ -111,14 +111,14 @@ ok $? "against a server that predates summaries, trace_stream exits 0"
 n=$(sed -n 's/^trace_stream: the server does not take summary snapshots .*: \([0-9]*\) summary records not sent, counted as dropped$/\1/p' "$T/ack.err")
 [ -n "$n" ] && [ "$n" -gt 0 ]
 ok $? "it says it held back $n summary records, counted as dropped"
-grep -Eq "^flags=0x301 chunks=(0:[0-9]+,)?1:[1-9][0-9]*,2:1(,4:[0-9]+)? records=[0-9]+$" "$T/ack.out"
-ok $? "the old server got both offers, event chunks without the summaries, and the drop in a notice ($(cat "$T/ack.out"))"
+grep -Eq "^flags=0xb01 chunks=(0:[0-9]+,)?1:[1-9][0-9]*,2:1(,4:[0-9]+)?,6:1 records=[0-9]+$" "$T/ack.out"
+ok $? "the old server got the offers (codec, summaries, resume key), event chunks without the summaries, the drop in a notice, the key once ($(cat "$T/ack.out"))"
 
 # --- a server that takes summaries but not their increments ---
 peer_run sumserver sum
 st=$?
 grep -q "^trace_stream: merged [1-9][0-9]* thread snapshots" "$T/sum.err" &&
-    grep -Eq "^flags=0x301 chunks=([0-9:,]*)? records=[1-9][0-9]*$" "$T/sum.out" && ! grep -q "5:" "$T/sum.out"
+    grep -Eq "^flags=0xb01 chunks=([0-9:,]*)? records=[1-9][0-9]*$" "$T/sum.out" && ! grep -q "5:" "$T/sum.out"
 ok $((st + $?)) "a server without increments gets whole merged snapshots, never a type-5 chunk ($(cat "$T/sum.out"))"
 
 # --- through a 256 KB/s link ---

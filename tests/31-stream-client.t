@@ -6,7 +6,7 @@
 # big-endian client, SIGINT, and the failures a user meets (no server,
 # server gone, not a ring, a broken ring).  Every shm segment is removed.
 source "$(dirname "$0")/lib.sh"
-plan 50
+plan 52
 
 RT=$TESTS/../runtime
 TS=$B/trace_stream
@@ -167,12 +167,18 @@ ok $? "ring removed"
 kill $RW6 2>/dev/null
 
 # --- 7. nobody listening (the port of the server just killed) ---
-timeout 30 "$TS" "$SHM" 127.0.0.1 "$PORT2" 2> "$T/c7.err"
-is $? 1 "trace_stream exits 1 when it cannot connect"
+timeout 30 "$TS" --retry 0 "$SHM" 127.0.0.1 "$PORT2" 2> "$T/c7.err"
+is $? 1 "trace_stream --retry 0 exits 1 at once when it cannot connect"
 is "$(tail -n 1 "$T/c7.err")" "trace_stream: cannot connect to 127.0.0.1:$PORT2: Connection refused" \
     "with a clear message"
 shm_gone
 ok $? "and leaves no ring behind"
+# By default it keeps trying (--retry), as after a cut; no tracer came, nothing was lost: 1.
+timeout 30 "$TS" --retry 1 "$SHM" 127.0.0.1 "$PORT2" 2> "$T/c7b.err"
+is $? 1 "trace_stream --retry 1 gives up after a second of refused connects and exits 1"
+is "$(sed -n '2p;$p' "$T/c7b.err")" "trace_stream: cannot connect to 127.0.0.1:$PORT2: Connection refused
+trace_stream: gave up reconnecting to 127.0.0.1:$PORT2 after 1 s; 0 events lost: 0 left in the ring, 0 discarded, 0 dropped by the tracers while disconnected" \
+    "saying it could not connect, and at the end that nothing was lost"
 
 # --- 8. a segment that is not a ring is reported and left alone ---
 BAD=/cs-test-notring-$$

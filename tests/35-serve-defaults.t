@@ -40,9 +40,9 @@ client=$CLIENT_PID
 for _ in $(seq 300); do grep -q 'idle: nothing received for 2 s' "$SERVE_LOG" && break; sleep 0.05; done
 grep -q "^callsight serve: connection from 127.0.0.1:[0-9]* closed: error: reading the handshake failed: idle: nothing received for 2 s$" "$SERVE_LOG"
 ok $? "serve cuts a client that has sent no handshake for --idle-timeout"
-# The tracer comes once the client is connected again: one that came and
-# went while it was not would have its events drained and counted as
-# discarded, which is not this test's subject.
+# The tracer comes once the client is connected again, so that this
+# connection, not the ring kept across a reconnection (tests 39 and 45),
+# carries the events.
 for _ in $(seq 300); do grep -q '^trace_stream: reconnected' "$T/client.err" && break; sleep 0.02; done
 TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
 wait $client

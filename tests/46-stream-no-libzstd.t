@@ -73,10 +73,10 @@ wait $client
 ok $? "against a server that acks anyway, trace_stream exits 0"
 wait $peer
 got=$(cat "$T/ack.out")
-echo "$got" | grep -q "^flags=0x201 "
-ok $? "its handshake does not offer the codec, only summaries (0x200) ($got)"
-echo "$got" | grep -Eq "^flags=0x201 chunks=0:[0-9]+,2:1 records=[0-9]+$"
-ok $? "it sent plain events chunks and its resume notice, no coded chunk"
+echo "$got" | grep -q "^flags=0xa01 "
+ok $? "its handshake does not offer the codec, only summaries (0x200) and the resume key (0x800) ($got)"
+echo "$got" | grep -Eq "^flags=0xa01 chunks=0:[0-9]+,2:1,6:1 records=[0-9]+$"
+ok $? "it sent plain events chunks, its resume notice and key, no coded chunk"
 
 # The cost: raw blocks add 3 bytes per 128 KiB and 9 per frame to the 32
 # bytes of each record, so the wire carries just over 32 bytes per record.

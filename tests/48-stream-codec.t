@@ -101,9 +101,9 @@ wait $old
 grep -Eq "^trace_stream: forwarded 20000 events in [0-9]+ chunks" "$T/c4.err"
 ok $? "and says it forwarded all 20000 events"
 got=$(cat "$T/old.out")
-echo "$got" | grep -q "^flags=0x301 "
-ok $? "its handshake offered the codec and summaries: flags 0x100 and 0x200 besides the tracer's 0x1 ($got)"
-echo "$got" | grep -Eq "^flags=0x301 chunks=0:[0-9]+,2:1 records=20000$"
+echo "$got" | grep -q "^flags=0xb01 "
+ok $? "its handshake offered the codec, summaries and the resume key: flags 0x100, 0x200 and 0x800 besides the tracer's 0x1 ($got)"
+echo "$got" | grep -Eq "^flags=0xb01 chunks=0:[0-9]+,2:1,6:1 records=20000$"
 ok $? "the old server got plain event chunks only, all 20000 records"
 
 # --- 4. serve's side of the negotiation ---------------------------------------

@@ -55,7 +55,8 @@ int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], st
     }
     out->swapped = big;
     out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big) &
-                 ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER | TRACE_STREAM_FLAG_REQUEST_OFFER); /* wire flags, never a file's */
+                 ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER | TRACE_STREAM_FLAG_REQUEST_OFFER |
+                   TRACE_STREAM_FLAG_RESUME_KEY); /* wire flags, never a file's */
     out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
     out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
     out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);

@@ -1,7 +1,7 @@
 /*
  * ringwriter.c - test helper: plays a traced process writing to the shm ring.
  *
- *   ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] SHM N
+ *   ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] [--first I] SHM N
  *
  * Attaches to the ring SHM the way the runtime does (trace_shm.h): waits for
  * the creator's magic, holds a shared flock on it for its lifetime, writes
@@ -15,7 +15,9 @@
  * --create makes the ring itself first (as a tracer started before
  * trace_stream would).  --wait waits for room instead of dropping
  * (not what a tracer does; it lets a test push any volume through a small
- * ring without loss).  Prints "ringwriter: generated N written W dropped D".
+ * ring without loss).  --first I makes its events I, I+1, ... (default 0),
+ * so that writers one after another continue one sequence, which
+ * tracecheck.pl --first checks across a cut connection.  Prints "ringwriter: generated N written W dropped D".
  *
  * Built by the tests with: cc -std=c11 -I runtime -o ringwriter ringwriter.c
  */
@@ -161,7 +163,7 @@ drop:
 
 int main(int argc, char **argv)
 {
-    uint64_t create = 0, batch = 64;
+    uint64_t create = 0, batch = 64, first = 0;
     long linger = 0;
     int i = 1, wait = 0, legacy = 0;
     if (argc > 1 && !strcmp(argv[1], "--wait")) {
@@ -173,10 +175,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--batch")) batch = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--linger-ms")) linger = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--legacy")) legacy = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--first")) first = strtoull(argv[i + 1], NULL, 10);
         else break;
     }
     if (argc - i != 2 || batch < 1 || batch > 4096) {
-        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] SHM N\n");
+        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] "
+                        "[--first I] SHM N\n");
         return 2;
     }
     uint64_t total = strtoull(argv[i + 1], NULL, 10), written = 0, dropped = 0;
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
     for (uint64_t next = 0; next < total;) {
         uint64_t n = total - next < batch ? total - next : batch;
         for (uint64_t k = 0; k < n; k++)
-            make_event(buf + k * TRACE_EVENT_SIZE, next + k);
+            make_event(buf + k * TRACE_EVENT_SIZE, first + next + k);
         if (put_batch(buf, n, wait))
             written += n;
         else
