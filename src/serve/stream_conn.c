@@ -637,7 +637,7 @@ static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
     else if (!prev->known && c->resume.conn_seq > 1)
         *exact = prev_from_disk(c, &c->resume, prev, &refused);
     if (refused) {
-        stream_registry_release(c->slot, 0, 0, 0);
+        stream_registry_forget(c->slot);
         c->slot = -1;
         refused_claim(c, c->have_key ? "its resume key does not match its series on disk"
                                      : "its series on disk was started with a resume key");

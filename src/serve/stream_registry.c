@@ -119,3 +119,12 @@ void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);
 }
+
+void stream_registry_forget(int slot)
+{
+    pthread_mutex_lock(&reg_lock);
+    table[slot] = (struct entry){0};
+    table[slot].fd = -1;
+    pthread_cond_broadcast(&reg_freed);
+    pthread_mutex_unlock(&reg_lock);
+}

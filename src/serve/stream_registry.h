@@ -54,4 +54,8 @@ int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_
 /* The connection ends: remember where its series stands (file_id 0: it has none). */
 void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
 
+/* The claim turned out not to be the stream's (its series on disk has
+ * another key): drop the entry it made, so it binds nobody. */
+void stream_registry_forget(int slot);
+
 #endif
