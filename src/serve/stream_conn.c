@@ -156,6 +156,8 @@ struct conn {
     uint64_t key_hash;
     uint64_t notices_quiet; /* drop notices not said since the last line (one per interval) */
     double notice_at;     /* when a notice was last said */
+    uint64_t vanished, vanished_quiet; /* tracer-lost notices: the last count, those not said */
+    double vanished_at;
 };
 
 static void vsay(const char *fmt, va_list ap)
@@ -550,12 +552,27 @@ static int on_summary_increments(struct conn *c, const struct stream_chunk *h, c
     return 3;
 }
 
+/* Tracers that vanished: said at most once per status interval, like drop notices. */
+static void say_vanished(struct conn *c)
+{
+    uint64_t n = c->vanished, quiet = c->vanished_quiet;
+    char more[64] = "";
+    if (quiet)
+        snprintf(more, sizeof more, " (%" PRIu64 " more such notices in the last %d s)", quiet, c->o->status_secs);
+    c->vanished_quiet = 0;
+    c->vanished_at = now_s();
+    say("conn %u: %" PRIu64 " tracer process%s died without detaching (killed?); what %s had not "
+        "flushed is lost%s", (unsigned)c->file.id, n, n == 1 ? "" : "es", n == 1 ? "it" : "they", more);
+}
+
 static void on_tracer_lost(struct conn *c, const unsigned char *raw)
 {
-    uint64_t n = stream_notice_count(raw, c->hello.swapped);
-    say("conn %u: %" PRIu64 " tracer process%s died without detaching (killed?); what %s had not "
-        "flushed is lost", (unsigned)c->file.id, n, n == 1 ? "" : "es", n == 1 ? "it" : "they");
-    report_news(c, stream_file_mark(&c->file, TRACE_MARK_TRACER_VANISHED, n));
+    c->vanished = stream_notice_count(raw, c->hello.swapped);
+    if (now_s() - c->vanished_at >= c->o->status_secs)
+        say_vanished(c);
+    else
+        c->vanished_quiet++;
+    report_news(c, stream_file_mark(&c->file, TRACE_MARK_TRACER_VANISHED, c->vanished));
 }
 
 /*
@@ -728,6 +745,8 @@ static void maybe_status(struct conn *c)
     double t = now_s();
     if (c->notices_quiet && t - c->notice_at >= c->o->status_secs)
         say_dropped(c);
+    if (c->vanished_quiet && t - c->vanished_at >= c->o->status_secs)
+        say_vanished(c);
     if (c->o->quiet || t - c->status_at < c->o->status_secs)
         return;
     double rate = (double)(c->file.events - c->status_events) / (t - c->status_at);
@@ -932,6 +951,10 @@ static void finish(struct conn *c)
                 c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
         return;
     }
+    if (c->notices_quiet)
+        say_dropped(c); /* the last count, before the close line */
+    if (c->vanished_quiet)
+        say_vanished(c);
     /* An abnormal end loses what was in flight: say so in the trace itself.
      * A resumable stream's loss is counted exactly if it comes back. */
     if (c->end[0])

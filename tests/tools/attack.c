@@ -10,6 +10,9 @@
  *   hello       a valid handshake and a resume notice, then nothing
  *   notices     one connection (N ignored: 1): handshake, then COUNT drop
  *               notices (MODE ARGS: COUNT), then close
+ *   zeros       one connection (N: chunks): handshake, then N chunks of the
+ *               largest size, 4 MiB of zero records each, which zstd makes
+ *               a frame of about 140 bytes
  *   stream      one resumable stream: handshake, resume notice (MODE ARGS:
  *               SID START SEQ EVENTS [KEYHEX|-] [PAUSEFILE GOFILE]), with
  *               the resume key if KEYHEX, then EVENTS events in chunks of
@@ -260,6 +263,27 @@ static int notices(const char *host, int port, long count)
     return 0;
 }
 
+static int zeros(const char *host, int port, int n)
+{
+    unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE];
+    unsigned char *raw = calloc(1, TRACE_STREAM_MAX_RAW);
+    int fd = dial(host, port);
+    make_hello(hello, 0);
+    if (!raw || fd < 0 || send_all(fd, hello, sizeof hello))
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (send_chunk(fd, TRACE_CHUNK_EVENTS, raw, TRACE_STREAM_MAX_RAW))
+            return 1;
+    shutdown(fd, SHUT_WR);
+    char b[64];
+    while (recv(fd, b, sizeof b, 0) > 0)
+        ;
+    close(fd);
+    free(raw);
+    printf("attack: zeros: %d chunks sent\n", n);
+    return 0;
+}
+
 static int parse_key(const char *hex, unsigned char *key)
 {
     if (strlen(hex) != 2 * TRACE_STREAM_RESUME_KEY_SIZE)
@@ -337,6 +361,8 @@ int main(int argc, char **argv)
         return many(mode, n, host, port);
     if (!strcmp(mode, "notices"))
         return argc - i > 4 ? notices(host, port, atol(argv[i + 4])) : 2;
+    if (!strcmp(mode, "zeros"))
+        return zeros(host, port, n);
     if (!strcmp(mode, "stream"))
         return stream(host, port, argv + i + 4, argc - i - 4);
     fprintf(stderr, "attack: unknown mode %s\n", mode);
