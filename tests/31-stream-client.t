@@ -60,8 +60,8 @@ ok $? "its summary: forwarded 300000 events, dropped 0"
 shm_gone
 ok $? "trace_stream removed the shm segment"
 wait_in "$SERVE_LOG" "^callsight serve: conn 1 closed" > /dev/null
-# header, the stream-id marker serve starts the series with, the events
-grep -Eq "^callsight serve: conn 1 closed \($P\): 300000 events, 1 segment, 9600112 bytes written, [0-9]+ bytes received, dropped 0$" "$SERVE_LOG"
+# header, the stream-id and key markers serve starts the series with, the events
+grep -Eq "^callsight serve: conn 1 closed \($P\): 300000 events, 1 segment, 9600144 bytes written, [0-9]+ bytes received, dropped 0$" "$SERVE_LOG"
 ok $? "serve: conn 1 closed normally with 300000 events"
 $CHECK "$T/out/trace.stream.1.0.bin" > "$T/c1.chk"
 is "$(sed -n 1p "$T/c1.chk")" "$HEADER_WANT pid=1 seq=0 reserved=0" \

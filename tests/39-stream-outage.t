@@ -96,8 +96,8 @@ wait_in "$T/b.err" "waiting for a tracer" > /dev/null
 "$RW" --linger-ms 30000 "$SHMB" 1000 > /dev/null &
 track_pid $!
 F0=$T/b/trace.stream.1.0.bin F1=$T/b/trace.stream.1.1.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
-is "$(stat -c %s "$F0")" 32112 "the first 1000 events reached serve"
+for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
+is "$(stat -c %s "$F0")" 32144 "the first 1000 events reached serve"
 touch "$T/ctl/hold"
 timeout 30 "$RW" --first 1000 --batch 1000 "$SHMB" 1000 > /dev/null
 for _ in $(seq 500); do [ "$(cat "$T/ctl/held" 2>/dev/null)" = 1000 ] && break; sleep 0.02; done
@@ -106,8 +106,9 @@ for _ in $(seq 500); do [ "$(cat "$T/ctl/held" 2>/dev/null)" = 2000 ] && break; 
 is "$(cat "$T/ctl/held") $(ring_used $SHMB)" "2000 0" "2000 more events left the ring and sit in the link"
 touch "$T/ctl/cut"
 wait_in "$T/b.err" "reconnecting for up to 20 s" > /dev/null
-wait_in "$SERVE_LOG" "resumed" > /dev/null
+# serve opens the new connection's file, and says how it resumed, at its first events
 timeout 30 "$RW" --first 3000 "$SHMB" 500 > /dev/null
+wait_in "$SERVE_LOG" "resumed" > /dev/null
 grep -qx "callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2): 2000 events lost in the gap (0 discarded on the device while disconnected, 2000 lost in flight)" "$SERVE_LOG"
 ok $? "serve: the gap is exactly the 2000 in flight"
 for _ in $(seq 500); do [ "$(stat -c %s "$F1" 2>/dev/null)" = $((80 + 502 * 32)) ] && break; sleep 0.02; done
@@ -141,7 +142,7 @@ wait_in "$T/c.err" "waiting for a tracer" > /dev/null
 "$RW" --linger-ms 30000 "$SHMC" 1000 > /dev/null &
 track_pid $!
 G0=$T/c/trace.stream.1.0.bin G1=$T/c/trace.stream.1.1.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$G0" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
+for _ in $(seq 500); do [ "$(stat -c %s "$G0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
 kill -KILL $SERVE_PID
 wait $SERVE_PID 2> /dev/null
 wait_in "$T/c.err" "reconnecting for up to 20 s" > /dev/null

@@ -30,9 +30,9 @@ wait_in "$T/c.err" "waiting for a tracer"
 rwa=$!
 track_pid $rwa
 F0=$T/out/trace.stream.1.0.bin
-# header, the stream-id marker that starts the series, 1000 events
-for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
-is "$(stat -c %s "$F0")" 32112 "the first 1000 events arrived"
+# header, the stream-id and key markers that start the series, 1000 events
+for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
+is "$(stat -c %s "$F0")" 32144 "the first 1000 events arrived"
 kill -STOP $client
 wait_in "$SERVE_LOG" "conn 1 closed.*idle: nothing received for 3 s"
 ok $? "serve closes the silent connection after --idle-timeout"
@@ -84,7 +84,7 @@ wait_in "$T/c2.err" "waiting for a tracer"
 "$RW" --linger-ms 30000 "$SHM2" 1000 > /dev/null &
 rwa=$!
 track_pid $rwa
-for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32112 ] && break; sleep 0.02; done
+for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
 kill -KILL $SERVE_PID
 wait $SERVE_PID 2>/dev/null
 wait_in "$T/c2.err" "reconnecting for up to 20 s"
@@ -108,7 +108,7 @@ kill $rwa 2>/dev/null
 wait_serve_closed 1
 stop_serve
 R0=$T/r1/trace.stream.1.0.bin R1=$T/r1/trace.stream.1.1.bin
-is "$($CHECK --ids "$R0" | tail -n 1)" "events=1000 mismatched=0 markers=25 tail=0" \
+is "$($CHECK --ids "$R0" | tail -n 1)" "events=1000 mismatched=0 markers=25,36 tail=0" \
     "segment 0: the stream-id marker, then the 1000 events serve wrote before it was killed"
 is "$($CHECK "$R1" | head -n 1 | sed 's/.* pid=\([0-9]*\) seq=\([0-9]*\).*/\1 \2/')" "1 1" \
     "the restarted serve continues the same series at the next seq"

@@ -59,7 +59,7 @@ python3 - "$T/out/trace.stream.1.0.bin" "$T/records" > "$T/cmp.out" <<'PY'
 import sys
 f = open(sys.argv[1], "rb").read()
 want = open(sys.argv[2], "rb").read()
-got = f[80 + 32:]  # after the header and serve's stream-id marker
+got = f[80 + 64:]  # after the header and serve's stream-id and key markers
 print("same" if got == want else "differ at byte %d of %d/%d" % (
     next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), -1), len(got), len(want)))
 PY

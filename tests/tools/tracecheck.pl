@@ -11,7 +11,8 @@
 # (mismatched counts those that are not); markers lists the kind-2 records;
 # tail counts bytes after the last whole record (0 for a valid file).
 # The stream-id marker serve starts a resumable stream's series with (code
-# 25, tid 0, a random payload) is left out, unless --ids lists it as "25".
+# 25, tid 0, a random payload) and the key-hash marker after it (code 36)
+# are left out, unless --ids lists them as "25" and "36".
 use strict;
 use warnings;
 
@@ -38,8 +39,8 @@ for my $file (@ARGV) {
     for my $k (0 .. $n - 1) {
         my ($ts, $func, $site, $tid, $kind, $pad) =
             unpack("Q< Q< Q< L< C a3", substr($data, $hsz + 32 * $k, 32));
-        if ($kind == 2 && $func == 25 && $tid == 0) {
-            push @markers, "25" if $ids;
+        if ($kind == 2 && ($func == 25 || $func == 36) && $tid == 0) {
+            push @markers, "$func" if $ids;
             next;
         }
         if ($kind == 2) {
