@@ -20,7 +20,7 @@
 #include "hist.h"
 #include "read/addrindex.h"
 
-#define FUNCSTATS_MAX ((size_t)1 << 20) /* distinct functions kept by default */
+#define FUNCSTATS_MAX ((size_t)1 << 18) /* distinct functions kept by default: about 320 MB of rows */
 #define FUNCSTATS_OTHER_BIN UINT32_MAX  /* the "[other]" row's bin (address 0) */
 
 struct funcstats_entry {
