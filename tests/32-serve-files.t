@@ -125,7 +125,7 @@ grep -Eq "^callsight serve: conn 1 closed \($P\): 6000 events" "$SERVE_LOG"
 ok $? "--quiet still reports the connection"
 
 # --- silent connections never keep a stream out: 65 from one address hold
-# at most 32 places (--max-per-peer), the stalest making room for the next ---
+# at most 16 places (--max-per-peer), the stalest making room for the next ---
 start_serve "$T/cap"
 fds=""
 for _ in $(seq 65); do exec {fd}<>"/dev/tcp/127.0.0.1/$SERVE_PORT"; fds="$fds $fd"; done
@@ -134,8 +134,8 @@ ok $? "65 silent connections from the stream's own address do not keep it out"
 for fd in $fds; do exec {fd}<&-; done
 stop INT
 is "$(tail -n 1 "$SERVE_LOG")" \
-    "callsight serve: stopped after 66 connections (0 more refused; 34 closed before their handshake to make room)" \
-    "the 33 stalest silent ones, then one more for the stream, made room; none was refused"
+    "callsight serve: stopped after 66 connections (0 more refused; 50 closed before their handshake to make room)" \
+    "the 49 stalest silent ones, then one more for the stream, made room; none was refused"
 
 # --- the output directory is created, with parents ---
 "$CS" serve --host 127.0.0.1 --port 0 --out "$T/new/deep/dir" > "$T/mk.log" 2>&1 &

@@ -2,7 +2,7 @@
 # 35-serve-defaults.t - what serve's --help and docs/streaming.md promise,
 # shown:
 #   - its defaults: 0.0.0.0:9001, 4096 MB per connection in 256 MB segments,
-#     64 connections (32 per address), a 300 s idle timeout, a 1024 MB
+#     64 connections (16 per address), a 300 s idle timeout, a 1024 MB
 #     free-space floor.  Serve
 #     runs with no options in a network namespace of its own (unshare -n),
 #     so its port 9001 on every address is reachable by nothing at all;
@@ -23,8 +23,8 @@ if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
     is "$(sed -n 1p "$T/def.log")" "callsight serve: listening on 0.0.0.0:9001, writing $T/def/" \
         "default address 0.0.0.0:9001"
     is "$(sed -n 2p "$T/def.log")" \
-        "callsight serve: limits: 4096 MB of files per connection in 256 MB segments, 65536 MB in all, at most 64 connections (32 per address), idle timeout 300 s, free-space floor 1024 MB and 1000 inodes" \
-        "default limits: 4096 MB, 256 MB segments, 65536 MB in all, 64 connections, 32 per address, a 300 s idle timeout, 1024 MB and 1000 inodes floor"
+        "callsight serve: limits: 4096 MB of files per connection in 256 MB segments, 65536 MB in all, at most 64 connections (16 per address), idle timeout 300 s, free-space floor 1024 MB and 1000 inodes" \
+        "default limits: 4096 MB, 256 MB segments, 65536 MB in all, 64 connections, 16 per address, a 300 s idle timeout, 1024 MB and 1000 inodes floor"
 else
     for _ in 1 2 3; do skip "defaults: needs root and unshare -n for a network namespace of its own"; done
 fi

@@ -50,7 +50,7 @@
  * room for evicted ones whose threads are ending. */
 #define MAX_SLOTS (2 * MAX_CONNS + 64)
 #define DEFAULT_CONNS 64
-#define DEFAULT_PER_PEER 32
+#define DEFAULT_PER_PEER 16
 #define DEFAULT_IDLE_S 300
 #define DEFAULT_TOTAL_MB 65536
 #define DEFAULT_FREE_INODES 1000
@@ -93,6 +93,7 @@ struct slot {
     int ended;        /* the thread has ended (or is ending) and is not joined yet */
     pthread_t thread;
     enum slot_state state;
+    int writing;      /* LIVE and its file is open: it keeps its place */
     uint64_t accepted_ms;
     char host[NET_NAME_MAX]; /* the peer's address, for --max-per-peer */
 };
@@ -102,7 +103,8 @@ static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
 static struct slot slots[MAX_SLOTS];
 static int active;
-static unsigned long served, evicted, refused;
+static unsigned long served;
+static atomic_ulong evicted, refused; /* also counted by the accepting thread, outside slots_lock */
 static int max_conns = DEFAULT_CONNS, max_per_peer = DEFAULT_PER_PEER;
 static struct net_allow allow;
 static const char *out_dir;
@@ -137,9 +139,11 @@ static void usage(FILE *out)
             "  --max-conns N       at most N streaming connections at once; more are told\n"
             "                      so and closed (default %d, at most %d).  As many again\n"
             "                      may be shaking hands (10 s at most); when they are\n"
-            "                      full, the one that has waited longest makes room\n"
-            "  --max-per-peer N    at most N connections from one address, streaming or\n"
-            "                      not (default %d)\n"
+            "                      full, the one that has waited longest makes room, and\n"
+            "                      one admitted that has written nothing yet gives its\n"
+            "                      place up to a newcomer\n"
+            "  --max-per-peer N    at most N connections from one address (IPv6: one /64),\n"
+            "                      streaming or not (default %d)\n"
             "  --idle-timeout S    close a connection that sends nothing for S seconds;\n"
             "                      trace_stream's heartbeats keep a quiet one open\n"
             "                      (default %d; 0: never).  A chunk that has begun must\n"
@@ -283,7 +287,35 @@ static int count_slots(enum slot_state st, const char *host)
     return n;
 }
 
-/* The handshake was valid: a LIVE place, unless the streams fill them. */
+/* The connection (from host, or any) that has waited longest without
+ * writing: still shaking hands, or admitted but with no file yet; -1 if none. */
+static int stalest_idle(const char *host)
+{
+    int best = -1;
+    for (int i = 0; i < MAX_SLOTS; i++) {
+        const struct slot *sl = &slots[i];
+        if (sl->fd < 0 || sl->state == SLOT_EVICTED || sl->writing || (host && strcmp(sl->host, host)))
+            continue;
+        if (best < 0 || sl->accepted_ms < slots[best].accepted_ms)
+            best = i;
+    }
+    return best;
+}
+
+/* Its thread ends at its next read; the slot frees when it has. */
+static void evict(int i)
+{
+    shutdown(slots[i].fd, SHUT_RDWR);
+    slots[i].state = SLOT_EVICTED;
+    evicted++;
+}
+
+/*
+ * The handshake was valid: a LIVE place, unless streams fill them.  An
+ * admitted connection that has written nothing yet holds its place only
+ * until someone else needs it, so handshakes and heartbeats alone keep no
+ * stream out.
+ */
 static int admit(void *arg, char *why, size_t why_len)
 {
     struct job *j = arg;
@@ -292,20 +324,38 @@ static int admit(void *arg, char *why, size_t why_len)
     struct slot *sl = &slots[j->slot];
     if (sl->state == SLOT_EVICTED)
         rc = snprintf(why, why_len, "made room for newer connections before its handshake came");
-    else if (count_slots(SLOT_LIVE, NULL) >= max_conns)
-        rc = snprintf(why, why_len, "%d connections already streaming (--max-conns)", max_conns);
-    else
+    else if (count_slots(SLOT_LIVE, NULL) >= max_conns) {
+        int v = -1;
+        for (int i = 0; i < MAX_SLOTS; i++) /* the stalest admitted one that writes nothing */
+            if (slots[i].fd >= 0 && slots[i].state == SLOT_LIVE && !slots[i].writing &&
+                (v < 0 || slots[i].accepted_ms < slots[v].accepted_ms))
+                v = i;
+        if (v >= 0)
+            evict(v);
+        else
+            rc = snprintf(why, why_len, "%d connections already streaming (--max-conns)", max_conns);
+    }
+    if (!rc)
         sl->state = SLOT_LIVE;
-    if (rc)
+    else
         refused++;
     pthread_mutex_unlock(&slots_lock);
     return rc ? -1 : 0;
 }
 
+static void writing(void *arg)
+{
+    struct job *j = arg;
+    pthread_mutex_lock(&slots_lock);
+    slots[j->slot].writing = 1;
+    pthread_mutex_unlock(&slots_lock);
+}
+
 static void *conn_thread(void *arg)
 {
     struct job *j = arg;
-    stream_conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, admit, j);
+    struct stream_conn_gate gate = {admit, writing, j};
+    stream_conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, &gate);
     pthread_mutex_lock(&slots_lock);
     slots[j->slot].fd = -1;
     slots[j->slot].ended = 1;
@@ -339,25 +389,6 @@ static void reap_ended(void)
         }
 }
 
-/* The pending connection (from host, or any) that has waited longest; -1 if none. */
-static int stalest_pending(const char *host)
-{
-    int best = -1;
-    for (int i = 0; i < MAX_SLOTS; i++)
-        if (slots[i].fd >= 0 && slots[i].state == SLOT_PENDING && (!host || !strcmp(slots[i].host, host)) &&
-            (best < 0 || slots[i].accepted_ms < slots[best].accepted_ms))
-            best = i;
-    return best;
-}
-
-/* Its thread ends at its next read; the slot frees when it has. */
-static void evict(int i)
-{
-    shutdown(slots[i].fd, SHUT_RDWR);
-    slots[i].state = SLOT_EVICTED;
-    evicted++;
-}
-
 /*
  * Make room for a new connection from host: within --max-per-peer for its
  * address, within the pending budget for all, evicting the stalest pending
@@ -366,15 +397,21 @@ static void evict(int i)
 static int make_room(const char *host, char *why, size_t why_len)
 {
     if (count_slots(SLOT_PENDING, host) + count_slots(SLOT_LIVE, host) >= max_per_peer) {
-        int v = stalest_pending(host);
+        int v = stalest_idle(host);
         if (v < 0) {
             snprintf(why, why_len, "%d connections from %s already open (--max-per-peer)", max_per_peer, host);
             return -1;
         }
         evict(v);
     }
-    if (count_slots(SLOT_PENDING, NULL) >= max_conns)
-        evict(stalest_pending(NULL));
+    if (count_slots(SLOT_PENDING, NULL) >= max_conns) {
+        int v = -1;
+        for (int i = 0; i < MAX_SLOTS; i++)
+            if (slots[i].fd >= 0 && slots[i].state == SLOT_PENDING &&
+                (v < 0 || slots[i].accepted_ms < slots[v].accepted_ms))
+                v = i;
+        evict(v);
+    }
     return 0;
 }
 

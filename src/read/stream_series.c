@@ -219,21 +219,28 @@ static int listed(const uint32_t *ids, int n, uint32_t id)
     return 0;
 }
 
-/* The series the index says are the stream's; the newest one's key. */
-static int find_ids(uint64_t sid, uint64_t start_ns, uint32_t *ids, struct stream_found *out)
+/*
+ * The series the index says are the stream's and bear the claim's key (or,
+ * for a claim without one, none); the newest of them continues.  *others:
+ * series of the stream with another key.
+ */
+static int find_ids(uint64_t sid, uint64_t start_ns, int keyed, uint64_t key_hash, uint32_t *ids, int *others,
+                    struct stream_found *out)
 {
     int n = 0;
+    *others = 0;
     pthread_mutex_lock(&index_lock);
     for (size_t i = 0; i < index_n && n < STREAM_SERIES_MAX; i++) {
         const struct indexed *e = &index_of[i];
         if (e->sid != sid || e->start_ns != start_ns)
             continue;
-        ids[n++] = e->file_id;
-        if (e->file_id >= out->file_id) {
-            out->file_id = e->file_id;
-            out->keyed = e->keyed;
-            out->key_hash = e->key_hash;
+        if (e->keyed != keyed || e->key_hash != key_hash) {
+            ++*others;
+            continue;
         }
+        ids[n++] = e->file_id;
+        if (e->file_id >= out->file_id)
+            out->file_id = e->file_id;
     }
     pthread_mutex_unlock(&index_lock);
     return n;
@@ -260,14 +267,15 @@ int stream_series_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_h
                        struct stream_found *out)
 {
     uint32_t ids[STREAM_SERIES_MAX];
+    int others;
     memset(out, 0, sizeof *out);
-    int n = find_ids(id, start_ns, ids, out);
-    if (n == 0)
-        return 0;
-    if (out->keyed != keyed || out->key_hash != key_hash) {
-        out->refused = 1; /* counted for nobody but the key's holder */
+    int n = find_ids(id, start_ns, keyed, key_hash, ids, &others, out);
+    if (n == 0) {
+        out->refused = others > 0; /* the stream's series are for the holder of their key only */
         return 0;
     }
+    out->keyed = keyed;
+    out->key_hash = key_hash;
     DIR *d = open_dir(dirfd);
     if (!d)
         return -1;

@@ -31,9 +31,9 @@
 
 struct stream_found {
     int found;          /* some series in the directory belongs to the stream */
-    int refused;        /* ... but its key is not the one the claim showed: not counted, not found */
-    int keyed;          /* the newest series names a key ... */
-    uint64_t key_hash;  /* ... with this hash */
+    int refused;        /* it has series, none with the claim's key: not counted, not found */
+    int keyed;          /* the series found name a key ... */
+    uint64_t key_hash;  /* ... with this hash (the claim's) */
     int exact;          /* received is exactly what serve received on it */
     uint32_t file_id;   /* its newest series, to continue */
     uint32_t next_seq;  /* that series' next segment number */
@@ -47,9 +47,10 @@ int stream_series_index_build(int dirfd, uint64_t *left_out);
 /* serve started a series that names stream (sid, start_ns) and maybe a key. */
 void stream_series_index_add(uint64_t sid, uint64_t start_ns, uint32_t file_id, int keyed, uint64_t key_hash);
 
-/* Look for stream (id, start_ns) claimed with (keyed, key_hash).  0 with
- * *out filled (found may be 0; refused when the key differs), -1 on a read
- * error. */
+/* Look for stream (id, start_ns) claimed with (keyed, key_hash): only its
+ * series with that key (or, unkeyed, without one) are found and counted.
+ * 0 with *out filled (found may be 0; refused when it has series, but none
+ * with that key), -1 on a read error. */
 int stream_series_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, int keyed,
                        struct stream_found *out);
 

@@ -160,11 +160,35 @@ int net_read_by(int fd, void *buf, size_t len, size_t *got, int first_ms, uint64
     return rc;
 }
 
+/* An IPv6 peer is one /64 (a host is given a whole one; its addresses are
+ * free), an IPv4-mapped one its IPv4 address. */
+static void host6_of(const char *name, size_t n, char *host, size_t len)
+{
+    char buf[INET6_ADDRSTRLEN + 8];
+    unsigned char a[16];
+    snprintf(buf, sizeof buf, "%.*s", (int)(n > 2 ? n - 2 : 0), name + 1);
+    if (inet_pton(AF_INET6, buf, a) != 1) {
+        snprintf(host, len, "%.*s", (int)n, name);
+        return;
+    }
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(a, mapped, sizeof mapped)) {
+        inet_ntop(AF_INET, a + 12, host, (socklen_t)len);
+        return;
+    }
+    memset(a + 8, 0, 8);
+    inet_ntop(AF_INET6, a, buf, sizeof buf);
+    snprintf(host, len, "[%s]/64", buf);
+}
+
 void net_host_of(const char *name, char *host, size_t len)
 {
     const char *colon = strrchr(name, ':');
     size_t n = colon ? (size_t)(colon - name) : strlen(name);
-    snprintf(host, len, "%.*s", (int)n, name);
+    if (name[0] == '[')
+        host6_of(name, n, host, len);
+    else
+        snprintf(host, len, "%.*s", (int)n, name);
 }
 
 /* ---- who may connect --------------------------------------------------- */

@@ -47,7 +47,8 @@ uint64_t net_now_ms(void);
 int net_read_by(int fd, void *buf, size_t len, size_t *got, int first_ms, uint64_t *deadline,
                 int then_ms);
 
-/* The host part of a name from net_addr_name ("127.0.0.1", "[::1]"). */
+/* Who a peer is, for per-peer caps, from a name from net_addr_name: its
+ * IPv4 address ("127.0.0.1"), or its IPv6 /64 ("[fd00:1::]/64"). */
 void net_host_of(const char *name, char *host, size_t len);
 
 /* Who may connect: up to NET_ALLOW_MAX IPv4 or IPv6 prefixes. */

@@ -147,8 +147,7 @@ struct conn {
     int stopped;          /* serve was stopping when reading ended: the stop cut it */
     uint64_t accepted_ms; /* when serve accepted it: the handshake's deadline counts from here */
     uint64_t deadline;    /* the chunk being read must be whole by then (0: none begun) */
-    stream_conn_admit_fn admit; /* serve's say on a valid handshake */
-    void *admit_arg;
+    const struct stream_conn_gate *gate; /* serve's say on a valid handshake, told when the file opens */
     int key_offered;      /* the handshake says a resume key follows the resume notice */
     int have_resume;      /* the first chunk was a resume notice, kept until the file opens */
     struct stream_resume resume;
@@ -311,7 +310,7 @@ static int read_hello(struct conn *c)
         say_pre("connection from %s closed: error: %s", c->peer, why);
         return -1;
     }
-    if (c->admit && c->admit(c->admit_arg, why, sizeof why)) {
+    if (c->gate && c->gate->admit(c->gate->arg, why, sizeof why)) {
         char msg[STREAM_WHY_MAX + NET_NAME_MAX + 64];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", c->peer, why);
         (void)!send(c->fd, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -409,6 +408,8 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
         return -1;
     }
     c->opened = 1;
+    if (c->gate)
+        c->gate->writing(c->gate->arg);
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
     if (c->req_acked)
@@ -592,7 +593,7 @@ static int prev_from_disk(struct conn *c, const struct stream_resume *r, struct 
     }
     *refused = s.refused;
     if (s.found)
-        *prev = (struct stream_prev){1, s.file_id, s.next_seq, s.received};
+        *prev = (struct stream_prev){1, s.file_id, s.next_seq, s.received, 0};
     return s.exact;
 }
 
@@ -601,7 +602,11 @@ static void unsized_gap(struct conn *c, const struct stream_resume *r, const str
                         int exact)
 {
     unsigned id = (unsigned)c->file.id;
-    if (prev->known && !exact)
+    if (prev->inexact)
+        say("conn %u: stream %016" PRIx64 " resumed (connection %u); a connection of it was turned away "
+            "meanwhile (another address, or an old one that would not let go), so the gap's size is unknown",
+            id, r->stream_id, (unsigned)r->conn_seq);
+    else if (prev->known && !exact)
         say("conn %u: stream %016" PRIx64 " resumed (connection %u) after a restart of serve; a connection "
             "of its series stopped writing (budget, disk or write error), so the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq);
@@ -620,7 +625,7 @@ static void unsized_gap(struct conn *c, const struct stream_resume *r, const str
  * connection gets a series of its own, nameless, so no later claim finds it. */
 static void refused_claim(struct conn *c, const char *why)
 {
-    say("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
+    say_pre("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
         c->resume.stream_id, why);
 }
 
@@ -651,8 +656,13 @@ static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
     int refused = 0;
     if (rc)
         c->slot = -1;
-    else if (!prev->known && c->resume.conn_seq > 1)
+    /* Not known here: the index says whether the stream has series on disk
+     * (serve restarted, or the entry made room), and whose key they bear,
+     * whatever the resume claims its connection number is. */
+    else if (!prev->known)
         *exact = prev_from_disk(c, &c->resume, prev, &refused);
+    if (prev->inexact)
+        *exact = 0;
     if (refused) {
         stream_registry_forget(c->slot);
         c->slot = -1;
@@ -674,7 +684,7 @@ static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
 static int on_resume(struct conn *c)
 {
     const struct stream_resume *r = &c->resume;
-    struct stream_prev prev = {0, 0, 0, 0};
+    struct stream_prev prev = {0, 0, 0, 0, 0};
     int exact = 1;
     int refused = claim_stream(c, &prev, &exact) == -2;
     if (open_file(c, &prev))
@@ -730,14 +740,14 @@ static void on_notice(struct conn *c, const unsigned char *raw)
 
 static void on_unknown(struct conn *c, const struct stream_chunk *h)
 {
-    char who[NET_NAME_MAX + 24];
+    if (c->unknown++ != 0)
+        return;
     if (c->opened)
-        snprintf(who, sizeof who, "conn %u", (unsigned)c->file.id);
+        say("conn %u: warning: skipping chunk of unknown type %u (%u bytes); later ones silently",
+            (unsigned)c->file.id, (unsigned)h->type, (unsigned)h->zstd_len);
     else
-        snprintf(who, sizeof who, "connection from %s", c->peer);
-    if (c->unknown++ == 0)
-        say("%s: warning: skipping chunk of unknown type %u (%u bytes); later ones silently", who,
-            (unsigned)h->type, (unsigned)h->zstd_len);
+        say_pre("connection from %s: warning: skipping chunk of unknown type %u (%u bytes); later ones "
+                "silently", c->peer, (unsigned)h->type, (unsigned)h->zstd_len);
 }
 
 static void maybe_status(struct conn *c)
@@ -980,7 +990,7 @@ static void finish(struct conn *c)
 }
 
 void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o, uint64_t accepted_ms,
-                       stream_conn_admit_fn admit, void *admit_arg)
+                       const struct stream_conn_gate *gate)
 {
     struct conn c;
     memset(&c, 0, sizeof c);
@@ -989,8 +999,7 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     c.o = o;
     c.slot = -1;
     c.accepted_ms = accepted_ms;
-    c.admit = admit;
-    c.admit_arg = admit_arg;
+    c.gate = gate;
     int rc = start(&c);
     if (rc < 0)
         return;
@@ -1013,7 +1022,7 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     if (rc != 2)
         finish(&c);
     else if (c.slot >= 0)
-        stream_registry_release(c.slot, 0, 0, 0);
+        stream_registry_abandon(c.slot);
     ZSTD_freeDCtx(c.dctx);
     chunkq_free(c.q);
     free(c.frame);

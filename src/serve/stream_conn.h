@@ -31,14 +31,21 @@ struct stream_conn_opts {
     uint64_t total_bytes;    /* the directory's cap (all connections, stream_file_set_limits) */
 };
 
-/* serve's say once a connection's handshake is valid: 0 admits it, else it
- * is refused, with why (one line, said by the connection). */
-typedef int (*stream_conn_admit_fn)(void *arg, char *why, size_t why_len);
+/* serve's say in a connection's life, for its caps. */
+struct stream_conn_gate {
+    /* The handshake is valid: 0 admits the connection, else it is refused,
+     * with why (one line, said by the connection). */
+    int (*admit)(void *arg, char *why, size_t why_len);
+    /* Its file is open: from now on it holds its place (until then it may
+     * be closed to make room, like one still shaking hands). */
+    void (*writing)(void *arg);
+    void *arg;
+};
 
 /* Serve one connection to its end; the caller closes fd afterwards.
  * accepted_ms (net_now_ms) starts the handshake's deadline. */
 void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o, uint64_t accepted_ms,
-                       stream_conn_admit_fn admit, void *admit_arg);
+                       const struct stream_conn_gate *gate);
 
 /* A line about a connection without an id (refused, evicted, no
  * handshake): at most 20 per 2 s are printed, the rest counted in one

@@ -64,6 +64,7 @@ static uint64_t get_le64(const unsigned char *p)
  * written since it was last asked (once a second), so connections writing
  * at once cannot together pass either. */
 #define DISK_CHECK_MS 1000u
+#define DISK_RESCAN_MS 10000u /* the cap reached: look again what the directory holds, at most this often */
 
 static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t disk_used;            /* bytes of series files in the directory */
@@ -72,6 +73,7 @@ static uint64_t disk_floor;           /* --min-free-mb, bytes; 0: none */
 static uint64_t disk_inode_floor;     /* free inodes a new file must leave; 0: none */
 static uint64_t disk_free;            /* at the last statvfs, less what was written since */
 static uint64_t disk_checked_ms;      /* 0: never */
+static uint64_t disk_rescanned_ms;    /* when the cap was last found reached and the directory summed */
 
 static uint64_t mono_ms(void)
 {
@@ -92,11 +94,39 @@ static void disk_refresh(void)
         disk_free = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
 }
 
+/* The bytes of the directory's series files now (disk_lock held), so that
+ * traces moved away make room again.  Left as it was if it cannot be read. */
+static void disk_rescan(void)
+{
+    uint64_t now = mono_ms();
+    if (disk_rescanned_ms && now - disk_rescanned_ms < DISK_RESCAN_MS)
+        return;
+    disk_rescanned_ms = now;
+    int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    uint64_t sum = 0;
+    uint32_t id, seq;
+    struct stat st;
+    for (struct dirent *e; (e = readdir(d));)
+        if (stream_name_parse(e->d_name, &id, &seq) &&
+            fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            sum += (uint64_t)st.st_size;
+    closedir(d);
+    disk_used = sum;
+}
+
 /* May len more bytes be written?  OK, or why not (nothing is taken then). */
 static enum stream_file_news disk_take(uint64_t len)
 {
     enum stream_file_news news = STREAM_FILE_OK;
     pthread_mutex_lock(&disk_lock);
+    if (disk_used + len > disk_cap)
+        disk_rescan();
     if (disk_used + len > disk_cap)
         news = STREAM_FILE_TOTAL_REACHED;
     else if (disk_floor && (disk_refresh(), disk_free < disk_floor + len))
@@ -124,7 +154,7 @@ static int inodes_low(void)
     struct statvfs sv;
     if (!disk_inode_floor || fstatvfs(dir_fd, &sv) != 0 || sv.f_files == 0)
         return 0; /* some filesystems have no fixed inode count (f_files 0) */
-    return (uint64_t)sv.f_favail < disk_inode_floor;
+    return (uint64_t)sv.f_favail <= disk_inode_floor; /* the new file would leave fewer */
 }
 
 void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor)
@@ -141,6 +171,8 @@ int stream_file_disk_full(char *why, size_t len)
 {
     int full = 0;
     pthread_mutex_lock(&disk_lock);
+    if (disk_used >= disk_cap)
+        disk_rescan();
     if (disk_used >= disk_cap)
         full = snprintf(why, len, "the directory holds %" PRIu64 " MB, its cap (--max-total-mb)", disk_used >> 20);
     else if (disk_floor && (disk_refresh(), disk_free < disk_floor))

@@ -67,7 +67,9 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len);
 /*
  * The limits every connection shares, checked before each write: the
  * directory's files together within total_cap bytes (0: none; what was
- * there at startup counts), the filesystem's free space above floor_bytes,
+ * there at startup counts; once reached, the directory is summed again at
+ * most every 10 s, so traces moved away make room), the filesystem's free
+ * space above floor_bytes,
  * and a new file only while more than inode_floor inodes are free (0: no
  * floor).  A connection that meets one stops writing with a marker
  * (TRACE_MARK_BUDGET carrying total_cap, or TRACE_MARK_DISK_FLOOR).

@@ -21,6 +21,7 @@ struct entry {
     int fd;             /* socket of the connection holding it, -1 when idle */
     uint64_t last_use;  /* for eviction */
     struct stream_prev prev;
+    int tainted;        /* a claim was turned away while it ran: the next gap is not exact */
     int keyed;          /* claimed with a key: only that key claims it again */
     uint64_t key_hash;
     char host[64];      /* the last claimant's address */
@@ -83,11 +84,14 @@ int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_
     int i = find(id, start_ns);
     int rc = 0;
     if (i >= 0 && !may_claim(&table[i], who)) {
+        table[i].tainted = 1; /* perhaps the stream's own client, moved: its records go elsewhere */
         pthread_mutex_unlock(&reg_lock);
         return -2;
     }
     if (i >= 0) {
         rc = take_over(i);
+        if (rc)
+            table[i].tainted = 1;
         /* it may have been evicted and reused while we waited */
         if (rc == 0 && !(table[i].used && table[i].id == id && table[i].start_ns == start_ns))
             i = -1;
@@ -95,13 +99,15 @@ int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_
     if (rc == 0 && i < 0) {
         i = make_room();
         if (i >= 0) {
-            table[i] = (struct entry){1, id, start_ns, -1, 0, {0, 0, 0, 0}, who->keyed, who->key_hash, ""};
+            table[i] = (struct entry){1, id, start_ns, -1, 0, {0, 0, 0, 0, 0}, 0, who->keyed, who->key_hash, ""};
         }
     }
     if (rc == 0 && i >= 0)
         snprintf(table[i].host, sizeof table[i].host, "%s", who->host);
     if (rc == 0 && i >= 0) {
         *prev = table[i].prev;
+        prev->inexact = table[i].tainted;
+        table[i].tainted = 0; /* said once, by this claim's gap */
         table[i].fd = fd;
         table[i].last_use = ++uses;
         *slot = i;
@@ -115,7 +121,7 @@ void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint
 {
     pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;
-    table[slot].prev = (struct stream_prev){file_id != 0, file_id, next_seq, received};
+    table[slot].prev = (struct stream_prev){file_id != 0, file_id, next_seq, received, 0};
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);
 }
@@ -124,6 +130,14 @@ void stream_registry_forget(int slot)
 {
     pthread_mutex_lock(&reg_lock);
     table[slot] = (struct entry){0};
+    table[slot].fd = -1;
+    pthread_cond_broadcast(&reg_freed);
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void stream_registry_abandon(int slot)
+{
+    pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);

@@ -31,6 +31,7 @@ struct stream_prev {
     uint32_t file_id;   /* its series' connection id */
     uint32_t next_seq;  /* the segment number to continue with */
     uint64_t received;  /* records received on all its earlier connections */
+    int inexact;        /* a connection of it was turned away meanwhile (its records are elsewhere) */
 };
 
 /* Who claims a stream. */
@@ -53,6 +54,9 @@ int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_
 
 /* The connection ends: remember where its series stands (file_id 0: it has none). */
 void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
+
+/* The connection ends having written nothing: the stream stands where it did. */
+void stream_registry_abandon(int slot);
 
 /* The claim turned out not to be the stream's (its series on disk has
  * another key): drop the entry it made, so it binds nobody. */

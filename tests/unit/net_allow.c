@@ -42,6 +42,14 @@ int main(void)
     memset(&a, 0, sizeof a);
     ok(match4(&a, "203.0.113.9") && match6(&a, "2001:db8::1"), "no --allow: everyone may connect");
 
+    char host[NET_NAME_MAX];
+    net_host_of("203.0.113.9:5555", host, sizeof host);
+    ok(!strcmp(host, "203.0.113.9"), "a peer's host: its IPv4 address, without the port");
+    net_host_of("[2001:db8:1:2:aa:bb:cc:dd]:5555", host, sizeof host);
+    ok(!strcmp(host, "[2001:db8:1:2::]/64"), "an IPv6 peer is its /64");
+    net_host_of("[::ffff:192.0.2.7]:80", host, sizeof host);
+    ok(!strcmp(host, "192.0.2.7"), "an IPv4-mapped peer is its IPv4 address");
+
     ok(net_allow_parse("10.0.0.0/8,192.168.1.7,fd00::/8,2001:db8::/126", &a, err, sizeof err) == 0 && a.n == 4,
        "four prefixes parse");
     ok(match4(&a, "10.255.1.2"), "10.255.1.2 is in 10.0.0.0/8");

@@ -175,8 +175,14 @@ static void test_fault_chunks(void)
     char why[STREAM_WHY_MAX];
     struct stream_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
     ok(stream_chunk_known(TRACE_CHUNK_RESUME) && stream_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
-           stream_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && !stream_chunk_known(6),
-       "resume, tracer-lost and summary-increment chunks are known, type 6 is not");
+           stream_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && stream_chunk_known(TRACE_CHUNK_RESUME_KEY) &&
+           !stream_chunk_known(7),
+       "resume, tracer-lost, summary-increment and resume-key chunks are known, type 7 is not");
+    struct stream_chunk k = {TRACE_CHUNK_RESUME_KEY, TRACE_STREAM_RESUME_KEY_SIZE, 25};
+    ok(stream_chunk_check(&k, why, sizeof why) == 0, "a 16-byte resume key is well formed");
+    k.raw_len = 15;
+    ok(stream_chunk_check(&k, why, sizeof why) == -1 && !strcmp(why, "resume key raw_len 15 (expected 16)"),
+       "a resume key of another length is refused: resume key raw_len 15 (expected 16)");
     ok(stream_chunk_check(&c, why, sizeof why) == 0, "a 40-byte resume notice passes");
     c.raw_len = 48;
     ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 40"), "any other size is refused");
