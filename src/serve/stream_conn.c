@@ -559,7 +559,7 @@ static void say_vanished(struct conn *c)
     uint64_t n = c->vanished, quiet = c->vanished_quiet;
     char more[64] = "";
     if (quiet)
-        snprintf(more, sizeof more, " (%" PRIu64 " more such notices in the last %d s)", quiet, c->o->status_secs);
+        snprintf(more, sizeof more, " (%" PRIu64 " more such notices since the last line)", quiet);
     c->vanished_quiet = 0;
     c->vanished_at = now_s();
     say("conn %u: %" PRIu64 " tracer process%s died without detaching (killed?); what %s had not "
@@ -722,8 +722,8 @@ static void say_dropped(struct conn *c)
     c->notices_quiet = 0;
     c->notice_at = now_s();
     if (quiet)
-        say("conn %u: device dropped %" PRIu64 " events (cumulative; %" PRIu64 " more notice%s in the last "
-            "%d s)", (unsigned)c->file.id, c->dropped, quiet, quiet == 1 ? "" : "s", c->o->status_secs);
+        say("conn %u: device dropped %" PRIu64 " events (cumulative; %" PRIu64 " more notice%s since the "
+            "last such line)", (unsigned)c->file.id, c->dropped, quiet, quiet == 1 ? "" : "s");
     else
         say("conn %u: device dropped %" PRIu64 " events (cumulative)", (unsigned)c->file.id, c->dropped);
 }
