@@ -46,7 +46,8 @@ counts() {
     h=$(head -n 1 "$T/$name.txt"); diag "$h"
     ev=$(field events "$h")
     client=$(sed -n 's/^trace_stream: forwarded .*, dropped \([0-9]*\).*/\1/p' "$T/$name.err")
-    serve_line=$(sed -n 's/^callsight serve: conn 1: device dropped \([0-9]*\) events (cumulative)$/\1/p' \
+    # the last line, perhaps one that stands for several notices (serve says one a status interval)
+    serve_line=$(sed -n 's/^callsight serve: conn 1: device dropped \([0-9]*\) events (cumulative[^)]*)$/\1/p' \
         "$T/$name.log" | tail -n 1)
     serve_close=$(sed -n 's/^callsight serve: conn 1 closed .*, dropped \([0-9]*\).*/\1/p' "$T/$name.log")
     read -r json LOST < <(python3 -c 'import json, sys
