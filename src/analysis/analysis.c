@@ -91,6 +91,8 @@ struct analysis_run {
     int holed;               /* a stream hole was passed: new threads start holed */
     int cut_pending;         /* a stream cut not yet closed by a resume */
     int vanished;            /* tracer processes vanished: open frames die at the end */
+    const trace_event_t *batch; /* the batch being read, and its source's records before it */
+    uint64_t batch_base;
     struct func_slot {       /* (bin, link-time address) -> function id, direct-mapped */
         uint64_t addr;
         uint32_t bin, id;
@@ -975,6 +977,8 @@ static void on_stream_marker(struct analysis_run *run, const trace_event_t *ev, 
 {
     struct analysis_source *src = &run->a->src[run->src];
     unsigned long long payload = ev->call_site;
+    if (ev->func == TRACE_MARK_STREAM_GAP || ev->func == TRACE_MARK_STREAM_CUT) /* ev is in the batch */
+        src->loss_at = run->batch_base + (uint64_t)(ev - run->batch) + 1;
     switch (ev->func) {
     case TRACE_MARK_STREAM_GAP:
         src->gaps++;
@@ -1392,7 +1396,11 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
     uint64_t bad = 0;
     run->file_bias = r->hdr.load_bias;
     while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
+        struct analysis_source *src = &run->a->src[run->src];
         run->a->records += b.n;
+        run->batch = b.ev;
+        run->batch_base = src->records;
+        src->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
             if (ev->kind == TRACE_KIND_MODULE) {

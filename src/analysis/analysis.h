@@ -89,6 +89,10 @@ struct analysis_source {
     uint64_t gap_events;      /* records lost in gaps of known size */
     uint64_t gaps_unknown;    /* gaps of unknown size: 19 with payload 0, a cut never resumed */
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
+    uint64_t records;         /* every record read of it */
+    uint64_t loss_at;         /* records read of it up to its last STREAM_GAP or STREAM_CUT,
+                               * that one included (0: none): equal to records when the
+                               * source ends with one, i.e. its connection was cut */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
