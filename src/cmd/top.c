@@ -159,15 +159,20 @@ static int check_inputs(struct options *o)
 {
     struct stat st;
     char msg[512];
-    if (stat(o->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, PROG ": %s: %s\n", o->dir, errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+    if (stat(o->dir, &st) < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", o->dir, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, PROG ": %s: not a directory\n", o->dir);
         return 1;
     }
     for (size_t i = 0; i < o->nexes; i++) {
         struct analysis_exe *e = &o->exes[i];
         struct elf_buildid b;
-        if (stat(e->path, &st) < 0 || !S_ISREG(st.st_mode)) {
-            fprintf(stderr, PROG ": --exe %s: %s\n", e->path, errno ? strerror(errno) : "not a regular file");
+        int bad = stat(e->path, &st) < 0;
+        if (bad || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, PROG ": --exe %s: %s\n", e->path, bad ? strerror(errno) : "not a regular file");
             return 1;
         }
         if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0)
