@@ -25,7 +25,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
 HOST_HDR  := $(wildcard src/*/*.h)
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
-HOST_LIBS := -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
+HOST_LIBS := -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident

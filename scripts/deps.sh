@@ -7,7 +7,7 @@
 #                             otherwise print the exact command and fail)
 #   scripts/deps.sh check test, install test
 #                             the same, plus what make test needs (prove,
-#                             python3, protoc, chromium, clang)
+#                             python3, protoc, chromium, clang, tmux)
 #   scripts/deps.sh check bench, install bench
 #                             what `make demo` needs, plus what `make bench` alone needs
 #                             (uftrace, the peer it is measured against)
@@ -68,12 +68,15 @@ check() {
     # and names functions with libdw (elfutils), for any target's ELF
     have_header elfutils/libdwfl.h -ldw || need libdw-dev
     command -v addr2line >/dev/null 2>&1 || need binutils
+    # top's full-screen view draws with ncurses
+    have_header ncurses.h -lncurses || need libncurses-dev
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
     if [ "$group" = test ]; then
         command -v prove >/dev/null 2>&1 || need perl
         command -v g++ >/dev/null 2>&1 || need g++ # C++ names in trace.config (tests/70)
         command -v pgrep >/dev/null 2>&1 || need procps # finding the processes tests signal (36, 50, 71)
+        command -v tmux >/dev/null 2>&1 || need tmux # a real terminal for top's screen (tests/54)
         # libFuzzer for make fuzz / fuzz-ci: clang and its sanitizer runtimes
         printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; return (int)n * 0; }\n' |
             clang -fsanitize=fuzzer,address,undefined -x c - -o /dev/null >/dev/null 2>&1 ||

@@ -44,7 +44,7 @@ struct proc_mods {
 };
 
 struct thread {
-    struct series_run *run;
+    struct analysis_run *run;
     uint32_t tid;
     uint32_t index;  /* in analysis.threads */
     uint32_t proc;   /* its process, as analysis.threads[index].proc */
@@ -65,7 +65,7 @@ struct thread {
 };
 
 /* The state of the series being read. */
-struct series_run {
+struct analysis_run {
     struct analysis *a;
     const struct trace_series *s;
     size_t src;              /* position in a->src, valid once have_src */
@@ -91,6 +91,8 @@ struct series_run {
     int holed;               /* a stream hole was passed: new threads start holed */
     int cut_pending;         /* a stream cut not yet closed by a resume */
     int vanished;            /* tracer processes vanished: open frames die at the end */
+    const trace_event_t *batch; /* the batch being read, and its source's records before it */
+    uint64_t batch_base;
     struct func_slot {       /* (bin, link-time address) -> function id, direct-mapped */
         uint64_t addr;
         uint32_t bin, id;
@@ -564,7 +566,7 @@ static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
 
 static const struct callstack_hooks frame_hooks = {frame_open, frame_close};
 
-static void instant(struct series_run *run, const struct analysis_thread *t, int64_t ts,
+static void instant(struct analysis_run *run, const struct analysis_thread *t, int64_t ts,
                     const char *fmt, ...)
 {
     struct analysis *a = run->a;
@@ -585,7 +587,7 @@ static void instant(struct series_run *run, const struct analysis_thread *t, int
 /* The thread of tid in this series from the map, created if `create`;
  * NULL if absent, out of memory (a->oom set) or beyond max_threads (its
  * record counted in a->records_over). */
-static struct thread *thread_find(struct series_run *run, uint32_t tid, int create)
+static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int create)
 {
     uint32_t pos;
     if (u64map_get(&run->tids, tid, &pos))
@@ -627,7 +629,7 @@ static struct thread *thread_find(struct series_run *run, uint32_t tid, int crea
 
 /* The thread of tid: every record asks, so a direct-mapped cache answers
  * first (threads live until the series ends, so its pointers stay good). */
-static inline struct thread *thread_of(struct series_run *run, uint32_t tid, int create)
+static inline struct thread *thread_of(struct analysis_run *run, uint32_t tid, int create)
 {
     struct thread *t = run->by_tid[tid & 255];
     return t && t->tid == tid ? t : thread_find(run, tid, create);
@@ -644,7 +646,7 @@ static const char *const capture_what[ANALYSIS_CAPTURE_CODES] = {
     "capture stopped: write error", "capture stopped: event limit reached",
     "flight recorder wrapped"};
 
-static void on_capture_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_capture_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t code = ev->func, payload = ev->call_site;
@@ -661,9 +663,9 @@ static void on_capture_marker(struct series_run *run, const trace_event_t *ev, i
             (unsigned long long)payload);
 }
 
-static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
+static int func_id(struct analysis_run *run, uint32_t bin, uint64_t addr, uint32_t *id);
 static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off);
-static int keep_proc_list(struct series_run *run, const struct thread *t);
+static int keep_proc_list(struct analysis_run *run, const struct thread *t);
 
 /* A function's gained buckets into its histogram.  Each bucket's calls lie
  * in its range and, the snapshots being cumulative, within the min and max
@@ -721,7 +723,7 @@ static void summary_thread_seen(struct analysis *a, struct thread *t, int used)
  * since the one before goes into the function table and the timeline when
  * the thread is selected and the interval ends inside the window; the
  * header's totals count it either way. */
-static void summary_take(struct series_run *run, struct thread *t, int64_t end_ns)
+static void summary_take(struct analysis_run *run, struct thread *t, int64_t end_ns)
 {
     struct analysis *a = run->a;
     struct summary_thread *st = t->sum;
@@ -765,7 +767,7 @@ static void summary_take(struct series_run *run, struct thread *t, int64_t end_n
 
 /* The thread's snapshots are done with (its exit: a later thread may reuse
  * the tid; the end of the series): count what was damaged, free the rest. */
-static void summary_end(struct series_run *run, struct thread *t)
+static void summary_end(struct analysis_run *run, struct thread *t)
 {
     struct summary_thread *st = t->sum;
     if (!st)
@@ -783,7 +785,7 @@ static void summary_end(struct series_run *run, struct thread *t)
     t->sum_used = 0;
 }
 
-static void on_summary(struct series_run *run, const struct trace_reader *r, const trace_event_t *ev, int64_t ns)
+static void on_summary(struct analysis_run *run, const struct trace_reader *r, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
@@ -807,7 +809,7 @@ static void on_summary(struct series_run *run, const struct trace_reader *r, con
         summary_take(run, t, ns);
 }
 
-static void on_thread_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_thread_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     struct analysis_source *src = &a->src[run->src];
@@ -835,7 +837,7 @@ static void on_thread_marker(struct series_run *run, const trace_event_t *ev, in
 }
 
 /* The thread was in the tracer (flushing), or waiting for the ring. */
-static void on_tracer_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_tracer_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     struct analysis_source *src = &a->src[run->src];
@@ -860,7 +862,7 @@ static void on_tracer_marker(struct series_run *run, const trace_event_t *ev, in
 }
 
 /* Records of every thread of the stream were lost here. */
-static void stream_hole(struct series_run *run)
+static void stream_hole(struct analysis_run *run)
 {
     run->holed = 1;
     for (size_t i = 0; i < run->nthreads; i++) {
@@ -874,7 +876,7 @@ static void stream_hole(struct series_run *run)
 }
 
 /* A cut that no resume closed right after it: a gap of unknown size. */
-static void settle_cut(struct series_run *run)
+static void settle_cut(struct analysis_run *run)
 {
     if (!run->cut_pending)
         return;
@@ -883,7 +885,7 @@ static void settle_cut(struct series_run *run)
     stream_hole(run);
 }
 
-static void forget_exit(struct series_run *run, uint32_t tid)
+static void forget_exit(struct analysis_run *run, uint32_t tid)
 {
     struct thread *t = thread_of(run, tid, 0);
     if (t)
@@ -892,7 +894,7 @@ static void forget_exit(struct series_run *run, uint32_t tid)
 
 /* TRACE_MARK_TRIGGER: the thread's latest exit was a slow call; keep it
  * with the frames open around it (the first ANALYSIS_MAX_TRIGGERS). */
-static void on_trigger(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_trigger(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
@@ -924,7 +926,7 @@ static void on_trigger(struct series_run *run, const trace_event_t *ev, int64_t 
 /* TRACE_MARK_TRIGGER_FRAME: the runtime's own list of the callers, whole
  * even when the trace lost their entries; it replaces the trace's when
  * that has a hole (a snapshot's or a wrap's start, a loss). */
-static void on_trigger_frame(struct series_run *run, const trace_event_t *ev)
+static void on_trigger_frame(struct analysis_run *run, const trace_event_t *ev)
 {
     struct analysis_trigger *g = run->trigger;
     struct thread *t = thread_of(run, ev->tid, 1);
@@ -953,7 +955,7 @@ static void on_trigger_frame(struct series_run *run, const trace_event_t *ev)
 /* Markers trace_stream --flight-recorder writes (tid 0): a snapshot
  * begins (every thread may begin inside a call: its exits before any entry
  * are truncated, not unmatched), and triggers it did not take. */
-static void on_recorder_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_recorder_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t p = ev->call_site;
@@ -971,10 +973,12 @@ static void on_recorder_marker(struct series_run *run, const trace_event_t *ev, 
 }
 
 /* Markers serve writes: gaps, cuts, resumes, vanished tracers. */
-static void on_stream_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_stream_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
     unsigned long long payload = ev->call_site;
+    if (ev->func == TRACE_MARK_STREAM_GAP || ev->func == TRACE_MARK_STREAM_CUT) /* ev is in the batch */
+        src->loss_at = run->batch_base + (uint64_t)(ev - run->batch) + 1;
     switch (ev->func) {
     case TRACE_MARK_STREAM_GAP:
         src->gaps++;
@@ -1008,7 +1012,7 @@ static void on_stream_marker(struct series_run *run, const trace_event_t *ev, in
  * TRACE_MARK_PROCESS binds the thread to its process, LOAD_BIAS and
  * BUILD_ID describe the thread's process (the default one for threads
  * that never said). */
-static void on_process_marker(struct series_run *run, const trace_event_t *ev)
+static void on_process_marker(struct analysis_run *run, const trace_event_t *ev)
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
@@ -1111,7 +1115,7 @@ static size_t keep_retired(const struct thread *t, struct thread_mod *m, size_t 
 }
 
 /* A whole list becomes the thread's: its modules by address. */
-static void take_modlist(struct series_run *run, struct thread *t)
+static void take_modlist(struct analysis_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
     size_t n, k = 0;
@@ -1144,7 +1148,7 @@ static void take_modlist(struct series_run *run, struct thread *t)
 }
 
 /* The thread's list becomes its process's latest in the series.  0, -1 oom. */
-static int keep_proc_list(struct series_run *run, const struct thread *t)
+static int keep_proc_list(struct analysis_run *run, const struct thread *t)
 {
     struct proc_mods *pm = NULL;
     for (size_t i = 0; i < run->npmods && !pm; i++)
@@ -1167,7 +1171,7 @@ static int keep_proc_list(struct series_run *run, const struct thread *t)
     return 0;
 }
 
-static void modlist_step_done(struct series_run *run, struct thread *t, enum modlist_step st)
+static void modlist_step_done(struct analysis_run *run, struct thread *t, enum modlist_step st)
 {
     struct analysis *a = run->a;
     if (st == MODLIST_OOM)
@@ -1184,7 +1188,7 @@ static void modlist_step_done(struct series_run *run, struct thread *t, enum mod
     }
 }
 
-static void on_module(struct series_run *run, const trace_event_t *ev)
+static void on_module(struct analysis_run *run, const trace_event_t *ev)
 {
     struct thread *t = thread_of(run, ev->tid, 1);
     if (!t) {
@@ -1201,7 +1205,7 @@ static void on_module(struct series_run *run, const trace_event_t *ev)
 }
 
 /* An event or summary record: a list that thread was in the middle of is torn. */
-static void module_interrupt(struct series_run *run, const trace_event_t *ev)
+static void module_interrupt(struct analysis_run *run, const trace_event_t *ev)
 {
     if (ev->kind == TRACE_KIND_MARKER)
         return; /* a segment's head (BUILD_ID) may come between a list's chunks */
@@ -1270,7 +1274,7 @@ static uint32_t site_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t 
     return bin;
 }
 
-static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t ns)
+static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
     uint64_t code = ev->func, payload = ev->call_site;
@@ -1327,7 +1331,7 @@ static void on_marker(struct series_run *run, const trace_event_t *ev, int64_t n
 
 /* funcstats_id through a small cache: every event names a function, and a
  * program's hot functions are few. */
-static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t *id)
+static int func_id(struct analysis_run *run, uint32_t bin, uint64_t addr, uint32_t *id)
 {
     struct func_slot *c = &run->funcs[(addr >> 2 ^ bin) & 255];
     if (c->used && c->addr == addr && c->bin == bin) {
@@ -1340,7 +1344,7 @@ static int func_id(struct series_run *run, uint32_t bin, uint64_t addr, uint32_t
     return 0;
 }
 
-static void on_call_event(struct series_run *run, const struct trace_reader *r,
+static void on_call_event(struct analysis_run *run, const struct trace_reader *r,
                           const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
@@ -1381,15 +1385,22 @@ static void on_call_event(struct series_run *run, const struct trace_reader *r,
     }
 }
 
-static void read_events(struct series_run *run, const struct trace_segment *seg,
-                        struct trace_reader *r)
+/* Every whole record the reader has now.  A partial last record is left
+ * unread (the caller says whether it is damage or a record still being
+ * written); unknown kinds are counted and said once per call. */
+static enum trace_reader_status read_events(struct analysis_run *run, const struct trace_segment *seg,
+                                            struct trace_reader *r)
 {
     struct trace_reader_batch b;
     enum trace_reader_status st;
     uint64_t bad = 0;
     run->file_bias = r->hdr.load_bias;
     while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
+        struct analysis_source *src = &run->a->src[run->src];
         run->a->records += b.n;
+        run->batch = b.ev;
+        run->batch_base = src->records;
+        src->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
             if (ev->kind == TRACE_KIND_MODULE) {
@@ -1411,28 +1422,24 @@ static void read_events(struct series_run *run, const struct trace_segment *seg,
     run->a->bad_kinds += bad;
     if (bad)
         diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)bad);
-    if (st == TRACE_READER_TRUNCATED)
-        diag(run->a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
-    else if (st == TRACE_READER_IOERR)
-        diag(run->a, seg->path, "read error: %s; rest of file skipped", strerror(r->err));
+    return st;
 }
 
-static void read_segment(struct series_run *run, const struct trace_segment *seg,
-                         struct trace_reader *r)
+enum trace_reader_status analysis_run_read(struct analysis_run *run, const struct trace_segment *seg,
+                                           struct trace_reader *r)
+{
+    run->path = seg->path;
+    return read_events(run, seg, r);
+}
+
+int analysis_run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r)
 {
     struct analysis *a = run->a;
-    char msg[128];
-    if (trace_reader_open(r, seg->path, msg, sizeof msg) < 0) {
-        diag(a, seg->path, "%s; skipped", msg);
-        a->files_bad++;
-        return;
-    }
     if (!run->have_src) {
         long src = source_of_series(a, run->s, r);
         if (src < 0) {
             a->oom = 1;
-            trace_reader_close(r);
-            return;
+            return -1;
         }
         run->src = (size_t)src;
         run->have_src = 1;
@@ -1452,12 +1459,32 @@ static void read_segment(struct series_run *run, const struct trace_segment *seg
     run->have_seq = 1;
     run->prev_seq = seg->seq;
     a->files_read++;
-    run->path = seg->path;
-    read_events(run, seg, r);
+    return 0;
+}
+
+static void read_segment(struct analysis_run *run, const struct trace_segment *seg,
+                         struct trace_reader *r)
+{
+    struct analysis *a = run->a;
+    char msg[128];
+    if (trace_reader_open(r, seg->path, msg, sizeof msg) < 0) {
+        diag(a, seg->path, "%s; skipped", msg);
+        a->files_bad++;
+        return;
+    }
+    if (analysis_run_segment(run, seg, r) < 0) {
+        trace_reader_close(r);
+        return;
+    }
+    enum trace_reader_status st = analysis_run_read(run, seg, r);
+    if (st == TRACE_READER_TRUNCATED)
+        diag(a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
+    else if (st == TRACE_READER_IOERR)
+        diag(a, seg->path, "read error: %s; rest of file skipped", strerror(r->err));
     trace_reader_close(r);
 }
 
-static void close_thread(struct series_run *run, struct thread *t)
+static void close_thread(struct analysis_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
     char label[64];
@@ -1505,7 +1532,7 @@ static void series_label(const struct trace_series *s, char *buf, size_t len)
         buf[0] = 0;
 }
 
-static void series_notes(struct series_run *run)
+static void series_notes(struct analysis_run *run)
 {
     char label[32];
     series_label(run->s, label, sizeof label);
@@ -1516,31 +1543,55 @@ static void series_notes(struct series_run *run)
                  (unsigned long long)run->segs_missing);
 }
 
+struct analysis_run *analysis_run_begin(struct analysis *a, const struct trace_series *s)
+{
+    struct analysis_run *run = calloc(1, sizeof *run);
+    if (!run) {
+        a->oom = 1;
+        return NULL;
+    }
+    run->a = a;
+    run->s = s;
+    return run;
+}
+
+void analysis_run_end(struct analysis_run *run)
+{
+    if (!run)
+        return;
+    if (run->have_src) {
+        settle_cut(run);
+        series_notes(run);
+    }
+    for (size_t i = 0; i < run->nthreads; i++)
+        close_thread(run, run->threads[i]);
+    free(run->threads);
+    u64map_free(&run->tids);
+    for (size_t i = 0; i < run->npmods; i++)
+        free(run->pmods[i].mods);
+    free(run->pmods);
+    free(run);
+}
+
+int analysis_run_source(const struct analysis_run *run, size_t *src)
+{
+    *src = run->src;
+    return run->have_src;
+}
+
 void analysis_run_series(struct analysis *a, const struct trace_series *s)
 {
-    struct series_run run;
     struct trace_reader *r = malloc(sizeof *r);
-    if (!r) {
+    struct analysis_run *run = r ? analysis_run_begin(a, s) : NULL;
+    if (!run) {
         a->oom = 1;
+        free(r);
         return;
     }
-    memset(&run, 0, sizeof run);
-    run.a = a;
-    run.s = s;
     for (size_t i = 0; i < s->nsegs; i++)
-        read_segment(&run, &s->segs[i], r);
+        read_segment(run, &s->segs[i], r);
     free(r);
-    if (run.have_src) {
-        settle_cut(&run);
-        series_notes(&run);
-    }
-    for (size_t i = 0; i < run.nthreads; i++)
-        close_thread(&run, run.threads[i]);
-    free(run.threads);
-    u64map_free(&run.tids);
-    for (size_t i = 0; i < run.npmods; i++)
-        free(run.pmods[i].mods);
-    free(run.pmods);
+    analysis_run_end(run);
 }
 
 /* ---- totals ------------------------------------------------------------- */

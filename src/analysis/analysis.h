@@ -41,6 +41,12 @@
  * the tails of the last segments, and the trace's start from the first
  * records of each series), analysis_run_series for each series; then the outputs read
  * the structure (notes.h formats the header and notes).
+ *
+ * A series may also be read in steps, as its files grow (callsight top):
+ * analysis_run_begin, then for each segment analysis_run_segment once and
+ * analysis_run_read whenever it has grown, then analysis_run_end.  It is
+ * the same pass, so the counts are analyze's; only the exit clock anchors
+ * of the pre-pass are missing (times use each file's own calibration).
  */
 #ifndef CALLSIGHT_ANALYSIS_H
 #define CALLSIGHT_ANALYSIS_H
@@ -51,6 +57,7 @@
 #include "funcstats.h"
 #include "lib/u64map.h"
 #include "read/trace_files.h"
+#include "read/trace_reader.h"
 #include "sink.h"
 #include "summary.h"
 #include "timeline.h"
@@ -82,6 +89,10 @@ struct analysis_source {
     uint64_t gap_events;      /* records lost in gaps of known size */
     uint64_t gaps_unknown;    /* gaps of unknown size: 19 with payload 0, a cut never resumed */
     uint64_t cuts, resumes;   /* TRACE_MARK_STREAM_CUT, TRACE_MARK_STREAM_RESUMED */
+    uint64_t records;         /* every record read of it */
+    uint64_t loss_at;         /* records read of it up to its last STREAM_GAP or STREAM_CUT,
+                               * that one included (0: none): equal to records when the
+                               * source ends with one, i.e. its connection was cut */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
@@ -244,6 +255,22 @@ int analysis_add_sink(struct analysis *a, struct sink s);
 void analysis_prepare(struct analysis *a, const struct trace_files *tf);
 /* Read one series from start to end. */
 void analysis_run_series(struct analysis *a, const struct trace_series *s);
+/* One series read in steps.  begin: NULL when out of memory (a->oom set);
+ * s must stay valid (its kind, id and tid) until end. */
+struct analysis_run;
+struct analysis_run *analysis_run_begin(struct analysis *a, const struct trace_series *s);
+/* A segment of it just opened, r at its first record: 0 ok, -1 out of
+ * memory.  Segments come in order of seq. */
+int analysis_run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r);
+/* Every whole record r has now (more may be read after the file grew):
+ * END, TRUNCATED (a partial record is left in r: still being written, or
+ * damage, as the caller knows) or IOERR.  The caller reports those. */
+enum trace_reader_status analysis_run_read(struct analysis_run *run, const struct trace_segment *seg,
+                                           struct trace_reader *r);
+/* The series' source (position in a->src): 1 once its first segment opened. */
+int analysis_run_source(const struct analysis_run *run, size_t *src);
+/* Its threads closed (what is open counts as unclosed), notes kept, freed. */
+void analysis_run_end(struct analysis_run *run);
 /* After the last series: what is kept in pieces is put in order. */
 void analysis_finish(struct analysis *a);
 /* A note for source src ("pid 500: ..." comes first); after the pass too.

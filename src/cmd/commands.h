@@ -20,5 +20,6 @@ int cmd_select(int argc, char **argv);  /* select.c */
 int cmd_run(int argc, char **argv);     /* run.c */
 int cmd_doctor(int argc, char **argv);  /* doctor.c */
 int cmd_trigger(int argc, char **argv); /* trigger.c */
+int cmd_top(int argc, char **argv);     /* top.c */
 
 #endif

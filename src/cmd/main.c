@@ -30,6 +30,7 @@ static const struct command commands[] = {
     {"run", cmd_run, "trace a program and print its report, in one step"},
     {"doctor", cmd_doctor, "check this machine, a binary and a project for tracing"},
     {"trigger", cmd_trigger, "ask serve's flight recorders for a snapshot now"},
+    {"top", cmd_top, "watch a trace directory live: sources and the busiest functions"},
 };
 
 static void usage(FILE *out)

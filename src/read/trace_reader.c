@@ -171,6 +171,29 @@ int trace_reader_seek_tail(struct trace_reader *r, uint64_t bytes)
     return 0;
 }
 
+int64_t trace_reader_tell(struct trace_reader *r)
+{
+    off_t at = lseek(r->fd, 0, SEEK_CUR);
+    if (at < 0) {
+        r->err = errno;
+        return -1;
+    }
+    return (int64_t)at - (int64_t)(r->len - r->pos);
+}
+
+int trace_reader_seek(struct trace_reader *r, uint64_t off)
+{
+    /* a wrong offset would misread every record after it: refuse it */
+    if (off < r->hdr.header_size || (off - r->hdr.header_size) % TRACE_EVENT_SIZE || off > (uint64_t)INT64_MAX)
+        return -1;
+    if (lseek(r->fd, (off_t)off, SEEK_SET) < 0) {
+        r->err = errno;
+        return -1;
+    }
+    r->pos = r->len = r->trailing = 0;
+    return 0;
+}
+
 /* Refill keeping the unread tail; returns bytes now buffered, -1 on error. */
 static ssize_t refill(struct trace_reader *r)
 {

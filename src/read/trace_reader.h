@@ -74,6 +74,14 @@ struct trace_reader {
  */
 int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_t msglen);
 void trace_reader_close(struct trace_reader *r);
+/* Where the next record not yet handed out begins (a byte offset in the
+ * file, header included), so that a reader of a growing file can close it
+ * and come back later: records in the buffer count as not read.  -1 when
+ * lseek fails. */
+int64_t trace_reader_tell(struct trace_reader *r);
+/* Continue at offset off, which trace_reader_tell gave for this file: 0 ok,
+ * -1 when it is not at a record's start or lseek fails. */
+int trace_reader_seek(struct trace_reader *r, uint64_t off);
 /* Position at the last `bytes` worth of whole records (all if fewer). */
 int trace_reader_seek_tail(struct trace_reader *r, uint64_t bytes);
 enum trace_reader_status trace_reader_next(struct trace_reader *r, trace_event_t *ev);

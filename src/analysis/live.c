@@ -1,0 +1,397 @@
+/*
+ * live.c - a trace directory analyzed while it grows (see live.h).
+ *
+ * Why files and not serve: top reads the files serve (or the runtime, in
+ * file mode) writes, as analyze does, instead of asking a running serve for
+ * aggregates.  So it watches local traces as well as streams, needs no new
+ * protocol or socket, leaves serve (which faces the network) unchanged, and
+ * counts with analyze's own pass, so its totals are analyze's.  The price is
+ * a refresh's delay and reading each record once more on the host.
+ *
+ * A series is driven through analysis_run_begin/segment/read/end.  Between
+ * refreshes a file is only its path and the offset after its last whole
+ * record (trace_reader_tell), so a torn record at the end is read again,
+ * whole, next time.  A segment is finished once a later one of its series
+ * exists: writers rotate only after the last write to the old one.
+ */
+#include "live.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "read/trace_files.h"
+#include "read/trace_reader.h"
+
+struct live_series {
+    struct trace_series s;   /* its own copy: kind, id, tid, segments so far */
+    size_t capsegs;
+    struct analysis_run *run;
+    size_t cur;              /* the segment being read */
+    uint64_t off;            /* where its unread records begin; 0: not opened yet */
+    int64_t mtime;           /* its newest segment's, seconds */
+};
+
+static int grow(void *vp, size_t *cap, size_t n, size_t size)
+{
+    void **v = vp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*v, c * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+const char *live_state_word(enum live_state s)
+{
+    return s == LIVE_CUT ? "cut" : s == LIVE_ENDED ? "ended" : "streaming";
+}
+
+/* ---- the rows, fed as analyze's function table is --------------------- */
+
+static void row_add(struct live_func *f, uint64_t incl, uint64_t self)
+{
+    f->calls++;
+    f->incl_ns += incl;
+    f->self_ns += self;
+    if (incl > f->max_ns)
+        f->max_ns = incl;
+    if (incl > f->cur_max_ns)
+        f->cur_max_ns = incl;
+}
+
+static struct live_func *all_row(struct live *l, uint32_t func)
+{
+    while (l->nall <= func) {
+        if (grow(&l->all, &l->capall, l->nall, sizeof *l->all) < 0)
+            return NULL;
+        l->all[l->nall] = (struct live_func){.src = LIVE_ALL, .func = (uint32_t)l->nall};
+        l->nall++;
+    }
+    return &l->all[func];
+}
+
+static struct live_func *src_row(struct live *l, uint32_t src, uint32_t func)
+{
+    uint64_t key = (uint64_t)src << 32 | func;
+    uint32_t at;
+    if (u64map_get(&l->row_index, key, &at))
+        return &l->rows[at];
+    if (grow(&l->rows, &l->caprows, l->nrows, sizeof *l->rows) < 0 ||
+        u64map_put(&l->row_index, key, (uint32_t)l->nrows) < 0)
+        return NULL;
+    l->rows[l->nrows] = (struct live_func){.src = src, .func = func};
+    return &l->rows[l->nrows++];
+}
+
+/* The same calls analyze's table counts: returned and selected (top sets
+ * no filter, so every returned call). */
+static void on_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f, int64_t ts,
+                     enum callstack_end how, uint64_t incl, uint64_t self)
+{
+    struct live *l = ctx;
+    (void)ts;
+    if (how != CALLSTACK_RETURNED || !f->tag.selected)
+        return;
+    struct live_func *a = all_row(l, (uint32_t)f->func), *s = src_row(l, t->src, (uint32_t)f->func);
+    if (!a || !s) {
+        l->oom = 1;
+        return;
+    }
+    row_add(a, incl, self);
+    row_add(s, incl, self);
+}
+
+/* ---- setting up ---------------------------------------------------------- */
+
+int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, size_t nexes, FILE *diag,
+              const char *prog)
+{
+    memset(l, 0, sizeof *l);
+    l->dir = dir;
+    l->streaming_s = 2;
+    analysis_init(&l->a, diag, prog);
+    analysis_set_exes(&l->a, exes, nexes);
+    l->reader = malloc(sizeof *l->reader);
+    struct sink s = {.ctx = l, .close = on_close};
+    if (!l->reader || analysis_add_sink(&l->a, s) < 0)
+        return -1;
+    return 0;
+}
+
+static void series_free(struct live_series *ls)
+{
+    for (size_t i = 0; i < ls->s.nsegs; i++)
+        free(ls->s.segs[i].path);
+    free(ls->s.segs);
+    free(ls);
+}
+
+void live_free(struct live *l)
+{
+    for (size_t i = 0; i < l->nseries; i++) {
+        analysis_run_end(l->series[i]->run);
+        series_free(l->series[i]);
+    }
+    free(l->series);
+    u64map_free(&l->local_index);
+    u64map_free(&l->stream_index);
+    u64map_free(&l->row_index);
+    free(l->all);
+    free(l->rows);
+    free(l->srcs);
+    free(l->reader);
+    analysis_free(&l->a);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- finding files --------------------------------------------------------- */
+
+static struct u64map *index_of(struct live *l, const struct trace_series *s, uint64_t *key)
+{
+    if (s->kind == TRACE_SERIES_STREAM) {
+        *key = s->id;
+        return &l->stream_index;
+    }
+    *key = (uint64_t)s->id << 32 | s->tid;
+    return &l->local_index;
+}
+
+static struct live_series *series_of(struct live *l, const struct trace_series *s)
+{
+    uint64_t key;
+    struct u64map *m = index_of(l, s, &key);
+    uint32_t at;
+    if (u64map_get(m, key, &at))
+        return l->series[at];
+    struct live_series *ls = calloc(1, sizeof *ls);
+    if (!ls || grow(&l->series, &l->capseries, l->nseries, sizeof *l->series) < 0) {
+        free(ls);
+        return NULL;
+    }
+    ls->s.kind = s->kind;
+    ls->s.id = s->id;
+    ls->s.tid = s->tid;
+    if (!(ls->run = analysis_run_begin(&l->a, &ls->s)) || u64map_put(m, key, (uint32_t)l->nseries) < 0) {
+        analysis_run_end(ls->run);
+        free(ls);
+        return NULL;
+    }
+    l->series[l->nseries++] = ls;
+    return ls;
+}
+
+/* Segments of s not known yet (a higher seq than the last known) join ls. */
+static int take_segments(struct live_series *ls, const struct trace_series *s)
+{
+    for (size_t i = 0; i < s->nsegs; i++) {
+        const struct trace_segment *g = &s->segs[i];
+        if (ls->s.nsegs && g->seq <= ls->s.segs[ls->s.nsegs - 1].seq)
+            continue;
+        if (grow(&ls->s.segs, &ls->capsegs, ls->s.nsegs, sizeof *ls->s.segs) < 0)
+            return -1;
+        char *path = strdup(g->path);
+        if (!path)
+            return -1;
+        ls->s.segs[ls->s.nsegs++] = (struct trace_segment){path, g->seq};
+    }
+    return 0;
+}
+
+static int scan(struct live *l, char *msg, size_t msglen)
+{
+    struct trace_files tf;
+    trace_files_init(&tf);
+    int rc = trace_files_add(&tf, l->dir, msg, msglen) < 0 ? -1 : 0;
+    if (!rc && trace_files_group(&tf) < 0) {
+        snprintf(msg, msglen, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; !rc && i < tf.nseries; i++) {
+        struct live_series *ls = series_of(l, &tf.series[i]);
+        if (!ls || take_segments(ls, &tf.series[i]) < 0) {
+            snprintf(msg, msglen, "out of memory");
+            rc = -1;
+        }
+    }
+    trace_files_free(&tf);
+    return rc;
+}
+
+/* ---- reading what was appended -------------------------------------------- */
+
+static void say(struct live *l, const char *path, const char *what)
+{
+    if (l->a.diag)
+        fprintf(l->a.diag, "%s: %s: %s\n", l->a.prog, path, what);
+}
+
+/* Open the segment being read where its unread records begin.  1 open,
+ * 0 not now (nothing new, or a header still being written), -1 skip it. */
+static int open_at(struct live *l, struct live_series *ls, int last)
+{
+    const struct trace_segment *g = &ls->s.segs[ls->cur];
+    struct trace_reader *r = l->reader;
+    struct stat st;
+    char msg[160], line[200];
+    if (stat(g->path, &st) < 0)
+        return last ? 0 : -1; /* removed (a wrapping recorder): its successors go on */
+    if ((int64_t)st.st_mtime > ls->mtime)
+        ls->mtime = (int64_t)st.st_mtime;
+    if (ls->off && (uint64_t)st.st_size < ls->off + TRACE_EVENT_SIZE && last)
+        return 0;
+    if (trace_reader_open(r, g->path, msg, sizeof msg) < 0) {
+        int young = !strcmp(msg, "empty file") || !strcmp(msg, "truncated header");
+        if (young && last)
+            return 0; /* its writer has not written the header yet */
+        snprintf(line, sizeof line, "%s; skipped", msg);
+        say(l, g->path, line);
+        l->a.files_bad++;
+        return -1;
+    }
+    if (!ls->off) {
+        if (analysis_run_segment(ls->run, g, r) < 0) {
+            trace_reader_close(r);
+            return -1;
+        }
+        ls->off = r->hdr.header_size;
+    } else if (trace_reader_seek(r, ls->off) < 0) {
+        trace_reader_close(r);
+        say(l, g->path, "shrank or changed while read; rest skipped");
+        return -1;
+    }
+    return 1;
+}
+
+/* Read the segment being read to its last whole record; 1 when it is done
+ * (a later one exists, or it cannot be read), else 0. */
+static int read_segment(struct live *l, struct live_series *ls)
+{
+    int last = ls->cur + 1 == ls->s.nsegs;
+    const struct trace_segment *g = &ls->s.segs[ls->cur];
+    struct trace_reader *r = l->reader;
+    char line[160];
+    int o = open_at(l, ls, last);
+    if (o <= 0)
+        return o < 0;
+    enum trace_reader_status st = analysis_run_read(ls->run, g, r);
+    int64_t at = trace_reader_tell(r);
+    if (at > 0)
+        ls->off = (uint64_t)at;
+    if (st == TRACE_READER_IOERR) {
+        snprintf(line, sizeof line, "read error: %s; rest of file skipped", strerror(r->err));
+        say(l, g->path, line);
+    } else if (st == TRACE_READER_TRUNCATED && !last) { /* finished torn: damage, said once */
+        snprintf(line, sizeof line, "truncated: partial last record (%zu bytes) ignored", r->trailing);
+        say(l, g->path, line);
+    }
+    trace_reader_close(r);
+    return !last || st == TRACE_READER_IOERR;
+}
+
+static void read_series(struct live *l, struct live_series *ls)
+{
+    while (ls->cur < ls->s.nsegs && read_segment(l, ls)) {
+        ls->cur++;
+        ls->off = 0;
+    }
+}
+
+/* ---- closing an interval ------------------------------------------------- */
+
+static void row_interval(struct live_func *f)
+{
+    f->i_calls = f->calls - f->p_calls;
+    f->i_incl_ns = f->incl_ns - f->p_incl_ns;
+    f->i_self_ns = f->self_ns - f->p_self_ns;
+    f->i_max_ns = f->cur_max_ns;
+    f->p_calls = f->calls;
+    f->p_incl_ns = f->incl_ns;
+    f->p_self_ns = f->self_ns;
+    f->cur_max_ns = 0;
+}
+
+static int sources_interval(struct live *l)
+{
+    while (l->nsrcs < l->a.nsrc) {
+        if (grow(&l->srcs, &l->capsrcs, l->nsrcs, sizeof *l->srcs) < 0)
+            return -1;
+        memset(&l->srcs[l->nsrcs++], 0, sizeof *l->srcs);
+    }
+    for (size_t i = 0; i < l->nsrcs; i++) {
+        struct live_source *s = &l->srcs[i];
+        const struct analysis_source *a = &l->a.src[i];
+        uint64_t dropped = analysis_source_dropped(a);
+        s->i_records = a->records - s->records;
+        s->i_bytes = s->i_records * TRACE_EVENT_SIZE;
+        s->i_dropped = dropped - s->dropped;
+        s->records = a->records;
+        s->bytes = a->records * TRACE_EVENT_SIZE;
+        s->dropped = dropped;
+        s->newest_mtime = 0;
+    }
+    for (size_t i = 0; i < l->nseries; i++) {
+        size_t src;
+        if (analysis_run_source(l->series[i]->run, &src) && l->series[i]->mtime > l->srcs[src].newest_mtime)
+            l->srcs[src].newest_mtime = l->series[i]->mtime;
+    }
+    for (size_t i = 0; i < l->nsrcs; i++) {
+        struct live_source *s = &l->srcs[i];
+        const struct analysis_source *a = &l->a.src[i];
+        int grew = s->i_records && l->refreshes > 1;
+        if (a->loss_at && a->loss_at == a->records)
+            s->state = LIVE_CUT; /* nothing came after its gap or cut marker */
+        else if (grew || l->now - s->newest_mtime < l->streaming_s)
+            s->state = LIVE_STREAMING;
+        else
+            s->state = LIVE_ENDED;
+    }
+    return 0;
+}
+
+int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen)
+{
+    if (scan(l, msg, msglen) < 0)
+        return -1;
+    for (size_t i = 0; i < l->nseries; i++)
+        read_series(l, l->series[i]);
+    l->refreshes++;
+    l->interval_s = interval_s;
+    l->now = (int64_t)time(NULL);
+    for (size_t i = 0; i < l->nall; i++)
+        row_interval(&l->all[i]);
+    for (size_t i = 0; i < l->nrows; i++)
+        row_interval(&l->rows[i]);
+    if (sources_interval(l) < 0 || l->oom || l->a.oom || l->a.funcs.oom) {
+        snprintf(msg, msglen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void live_finish(struct live *l)
+{
+    char line[160];
+    for (size_t i = 0; i < l->nseries; i++) {
+        struct live_series *ls = l->series[i];
+        if (ls->off && ls->cur < ls->s.nsegs) {
+            struct stat st;
+            const char *path = ls->s.segs[ls->cur].path;
+            if (stat(path, &st) == 0 && (uint64_t)st.st_size > ls->off &&
+                (uint64_t)st.st_size - ls->off < TRACE_EVENT_SIZE) {
+                snprintf(line, sizeof line, "truncated: partial last record (%llu bytes) ignored",
+                         (unsigned long long)((uint64_t)st.st_size - ls->off));
+                say(l, path, line);
+            }
+        }
+        analysis_run_end(ls->run);
+        ls->run = NULL;
+    }
+    analysis_finish(&l->a);
+}

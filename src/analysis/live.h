@@ -1,0 +1,88 @@
+/*
+ * live.h - the analysis of a trace directory while it is being written,
+ * refreshed step by step (callsight top).
+ *
+ * Each refresh scans the directory for trace files (trace_files.h), reads
+ * from every file only what was appended since the last refresh, in whole
+ * 32-byte records (a record still being written is read next time), and
+ * feeds it to analyze's own pass, driven in steps (analysis_run_begin ...),
+ * so counts are analyze's.  New segments and new series are picked up as
+ * they appear.  Per source (a serve connection's series, a process) it
+ * keeps bytes, records and drops, in total and in the last interval; per
+ * function, across sources and per source, calls, inclusive and self time
+ * and the longest call, in total and in the last interval.  Memory grows
+ * with series, sources and functions, never with events: between refreshes
+ * a file is only an offset, and one reader's buffer serves them all.
+ *
+ * Order of use: live_init, live_refresh as often as wanted, live_finish
+ * (ends every series: a file's partial last record is then damage, and
+ * said), live_free.
+ */
+#ifndef CALLSIGHT_LIVE_H
+#define CALLSIGHT_LIVE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis.h"
+#include "lib/u64map.h"
+
+#define LIVE_ALL UINT32_MAX /* a row's src when it sums every source */
+
+/* A function's row: across sources (src == LIVE_ALL) or in one. */
+struct live_func {
+    uint32_t src, func;                      /* analysis.src position; funcstats id */
+    uint64_t calls, incl_ns, self_ns, max_ns; /* totals */
+    uint64_t i_calls, i_incl_ns, i_self_ns, i_max_ns; /* in the last interval */
+    uint64_t p_calls, p_incl_ns, p_self_ns;  /* totals when the interval began */
+    uint64_t cur_max_ns;                     /* longest call of the interval being read */
+};
+
+enum live_state { LIVE_STREAMING = 0, LIVE_ENDED = 1, LIVE_CUT = 2 };
+
+/* A source, as analysis.src[i] is. */
+struct live_source {
+    uint64_t bytes, i_bytes;     /* bytes of records read: total, last interval */
+    uint64_t records, i_records;
+    uint64_t dropped, i_dropped; /* analysis_source_dropped: total, last interval */
+    int64_t newest_mtime;        /* seconds: its newest file's last change */
+    enum live_state state;
+};
+
+struct live_series; /* private: one series' files and where reading stopped */
+
+struct live {
+    struct analysis a;
+    const char *dir;
+    struct live_series **series;
+    size_t nseries, capseries;
+    struct u64map local_index, stream_index; /* (pid << 32 | tid), id -> series */
+    struct live_func *all;       /* rows across sources, by funcstats id */
+    size_t nall, capall;
+    struct live_func *rows;      /* rows per source */
+    size_t nrows, caprows;
+    struct u64map row_index;     /* (src << 32 | func) -> rows position */
+    struct live_source *srcs;    /* as a.src */
+    size_t nsrcs, capsrcs;
+    struct trace_reader *reader; /* the one buffer every file is read through */
+    uint64_t refreshes;
+    double interval_s;           /* the last interval's length */
+    int64_t now;                 /* seconds, at the last refresh */
+    int streaming_s;             /* a source whose newest file changed this recently streams */
+    int oom;
+};
+
+/* dir must outlive l; exes as analysis_set_exes.  0 ok, -1 out of memory. */
+int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, size_t nexes, FILE *diag,
+              const char *prog);
+/* Read what was appended, and close the interval of interval_s seconds.
+ * 0 ok; -1 with a one-line reason in msg (the directory cannot be read,
+ * out of memory). */
+int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen);
+/* End every series: threads closed, notes kept, partial records said. */
+void live_finish(struct live *l);
+void live_free(struct live *l);
+/* "streaming", "ended" or "cut". */
+const char *live_state_word(enum live_state s);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * top.c - `callsight top DIR`: watch a trace directory while it is written
+ * (serve's --out, or a local TRACE_DIR), refreshed every interval.
+ *
+ * It reads the files as they grow (analysis/live.c says why files and not
+ * a connection to serve), so it works the same for streams and local
+ * traces and serve is unchanged.  --once prints one frame as plain text
+ * (for scripts and tests) after reading everything there is; otherwise an
+ * ncurses screen is redrawn each interval until q, SIGINT or SIGTERM, and
+ * the terminal is restored either way.
+ */
+#include <errno.h>
+#include <ncurses.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/live.h"
+#include "commands.h"
+#include "out/top_view.h"
+#include "read/elf_buildid.h"
+
+#define PROG "callsight top"
+
+struct options {
+    const char *dir;
+    struct analysis_exe exes[ANALYSIS_MAX_EXES];
+    size_t nexes;
+    int once;
+    double interval_s;
+    size_t rows;
+    long source; /* -1: all */
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: callsight top DIR [--once] [--exe BIN ...] [--interval S] [--top N] [--source N]\n"
+            "\n"
+            "Watch a trace directory while it is being written: serve's --out\n"
+            "directory (trace.stream.*.bin) or a local TRACE_DIR (trace.<pid>.<tid>.*.bin).\n"
+            "Only what was appended since the last refresh is read, in whole records;\n"
+            "new files are picked up as they appear.  Counts are analyze's.\n"
+            "\n"
+            "  --once         read everything there is, print one frame as text, exit\n"
+            "  --exe BIN      the traced binary, for function names (as analyze; up to %d;\n"
+            "                 without it functions are shown by address)\n"
+            "  --interval S   seconds between refreshes (default 1; 0.1 to 60)\n"
+            "  --top N        function rows in --once's frame (default 20; 0: all)\n"
+            "  --source N     show the functions of source N only (the # column)\n"
+            "\n"
+            "Per source: state (streaming: it grew lately; ended; cut: its connection\n"
+            "ended cut, after a gap or cut marker), events/s and bytes/s of records read,\n"
+            "events dropped in all and in the last interval.  Per function: calls,\n"
+            "calls/s, self and inclusive ms in total, self ms in the last interval, the\n"
+            "longest call and (over every source) p99, in us.\n"
+            "\n"
+            "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
+            "1-9 that source, p pause/resume.\n",
+            ANALYSIS_MAX_EXES);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The option at argv[*i] with its value.  0 ok, 2 usage (said). */
+static int take_option(struct options *o, int argc, char **argv, int *i)
+{
+    const char *name = argv[*i];
+    long n;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, PROG ": %s needs a value\n", name);
+        return 2;
+    }
+    const char *v = argv[++*i];
+    if (!strcmp(name, "--exe")) {
+        if (o->nexes == ANALYSIS_MAX_EXES) {
+            fprintf(stderr, PROG ": at most %d --exe\n", ANALYSIS_MAX_EXES);
+            return 2;
+        }
+        o->exes[o->nexes++].path = v;
+    } else if (!strcmp(name, "--interval")) {
+        if (parse_double(v, &o->interval_s) < 0 || !(o->interval_s >= 0.1 && o->interval_s <= 60)) {
+            fprintf(stderr, PROG ": --interval %s: seconds from 0.1 to 60\n", v);
+            return 2;
+        }
+    } else if (!strcmp(name, "--top") || !strcmp(name, "--source")) {
+        if (parse_long(v, &n) < 0 || n > 1000000 || (!strcmp(name, "--source") && n < 1)) {
+            fprintf(stderr, PROG ": %s %s: not a count\n", name, v);
+            return 2;
+        }
+        if (!strcmp(name, "--top"))
+            o->rows = (size_t)n;
+        else
+            o->source = n - 1;
+    } else {
+        fprintf(stderr, PROG ": unknown option %s (try --help)\n", name);
+        return 2;
+    }
+    return 0;
+}
+
+/* 0 ok, 1 --help (done), 2 usage (said). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->interval_s = 1.0;
+    o->rows = 20;
+    o->source = -1;
+    for (int i = 1; i < argc; i++) {
+        int rc = 0;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(argv[i], "--once"))
+            o->once = 1;
+        else if (!strncmp(argv[i], "--", 2))
+            rc = take_option(o, argc, argv, &i);
+        else if (o->dir) {
+            fprintf(stderr, PROG ": one directory only (%s and %s)\n", o->dir, argv[i]);
+            rc = 2;
+        } else
+            o->dir = argv[i];
+        if (rc)
+            return rc;
+    }
+    if (!o->dir) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* The directory exists and each --exe is a file; build-ids read.  0 ok, 1 said. */
+static int check_inputs(struct options *o)
+{
+    struct stat st;
+    char msg[512];
+    if (stat(o->dir, &st) < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", o->dir, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, PROG ": %s: not a directory\n", o->dir);
+        return 1;
+    }
+    for (size_t i = 0; i < o->nexes; i++) {
+        struct analysis_exe *e = &o->exes[i];
+        struct elf_buildid b;
+        int bad = stat(e->path, &st) < 0;
+        if (bad || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, PROG ": --exe %s: %s\n", e->path, bad ? strerror(errno) : "not a regular file");
+            return 1;
+        }
+        if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0)
+            b.len = 0;
+        e->have_build_id = b.len > 0;
+        elf_buildid_words(&b, e->build_id);
+    }
+    return 0;
+}
+
+/* ---- one frame as text ------------------------------------------------- */
+
+static void print_line(void *ctx, const char *text)
+{
+    fprintf(ctx, "%s\n", text);
+}
+
+static int names(struct top_view *v)
+{
+    char msg[600];
+    if (top_view_names(v, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    if (msg[0])
+        fprintf(stderr, PROG ": %s\n", msg);
+    return 0;
+}
+
+static int once(struct live *l, struct top_view *v, const char *dir)
+{
+    char msg[600], title[600];
+    if (live_refresh(l, 1.0, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        return 1;
+    }
+    live_finish(l);
+    /* one look at the whole trace: its rates are over its span */
+    uint64_t span = analysis_span(&l->a);
+    l->interval_s = span ? (double)span / 1e9 : 0.0;
+    if (names(v))
+        return 1;
+    snprintf(title, sizeof title, "callsight top %s", dir);
+    if (top_view_frame(v, title, print_line, stdout) < 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- the full-screen view ------------------------------------------------ */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+struct screen {
+    int row;
+};
+
+static void draw_line(void *ctx, const char *text)
+{
+    struct screen *s = ctx;
+    if (s->row < LINES - 1)
+        mvaddnstr(s->row, 0, text, COLS);
+    s->row++;
+}
+
+static void draw(struct top_view *v, const char *dir, int paused)
+{
+    struct screen s = {0};
+    char title[600];
+    snprintf(title, sizeof title, "callsight top %s%s", dir, paused ? "  [paused]" : "");
+    erase();
+    v->max_rows = LINES > 8 ? (size_t)LINES : 1; /* cut at the screen's bottom by draw_line */
+    top_view_frame(v, title, draw_line, &s);
+    mvaddnstr(LINES - 1, 0, "q quit  s sort  tab/0-9 source  p pause", COLS);
+    refresh();
+}
+
+/* A key: 1 to quit, else 0. */
+static int on_key(struct top_view *v, int ch, int *paused)
+{
+    long n = (long)v->l->nsrcs;
+    if (ch == 'q' || ch == 'Q')
+        return 1;
+    if (ch == 's')
+        v->sort = (enum top_sort)((v->sort + 1) % TOP_SORTS);
+    else if (ch == '\t')
+        v->source = v->source + 1 >= n ? -1 : v->source + 1;
+    else if (ch == '0')
+        v->source = -1;
+    else if (ch >= '1' && ch <= '9' && ch - '1' < n)
+        v->source = ch - '1';
+    else if (ch == 'p')
+        *paused = !*paused;
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Refresh and redraw every interval, keys in between.  0, or 1 said. */
+static int screen_loop(struct live *l, struct top_view *v, const struct options *o)
+{
+    char msg[600] = "";
+    double last = now_s() - o->interval_s;
+    int paused = 0, rc = 0, dirty = 1;
+    while (!stop_signal) {
+        double t = now_s();
+        if (!paused && t - last >= o->interval_s) {
+            if (live_refresh(l, t - last > 1e6 ? o->interval_s : t - last, msg, sizeof msg) < 0 ||
+                top_view_names(v, msg, sizeof msg) < 0) {
+                rc = 1;
+                break;
+            }
+            last = t;
+            dirty = 1;
+        }
+        if (dirty)
+            draw(v, o->dir, paused);
+        dirty = 0;
+        int ch = getch(); /* waits up to the timeout set */
+        if (ch != ERR) {
+            if (on_key(v, ch, &paused))
+                break;
+            dirty = 1;
+        }
+    }
+    endwin();
+    if (rc)
+        fprintf(stderr, PROG ": %s\n", msg);
+    return rc;
+}
+
+static int screen(struct live *l, struct top_view *v, const struct options *o)
+{
+    struct sigaction sa;
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, PROG ": not a terminal: use --once for a frame as text\n");
+        return 1;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL); /* not SA_RESTART: getch returns, the loop ends */
+    sigaction(SIGTERM, &sa, NULL);
+    l->a.diag = NULL; /* lines on stderr would tear the screen; files skipped are counted */
+    if (!initscr()) {
+        fprintf(stderr, PROG ": cannot set up the terminal\n");
+        return 1;
+    }
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    timeout(100); /* keys answered within 0.1 s */
+    return screen_loop(l, v, o);
+}
+
+int cmd_top(int argc, char **argv)
+{
+    struct options o;
+    struct live l;
+    struct top_view v;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (check_inputs(&o))
+        return 1;
+    if (live_init(&l, o.dir, o.exes, o.nexes, stderr, PROG) < 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        live_free(&l);
+        return 1;
+    }
+    top_view_init(&v, &l, o.exes, o.nexes);
+    v.max_rows = o.rows;
+    v.source = o.source;
+    rc = o.once ? once(&l, &v, o.dir) : screen(&l, &v, &o);
+    top_view_free(&v);
+    live_free(&l);
+    return rc;
+}

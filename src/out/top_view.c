@@ -1,0 +1,232 @@
+/*
+ * top_view.c - callsight top's frame as lines (see top_view.h): a header,
+ * one line per source, then the functions sorted by the chosen column.
+ * cmd/top.c prints the lines (--once) or draws them with ncurses.
+ */
+#include "top_view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/hist.h"
+#include "report.h"
+
+static const char *const sort_words[TOP_SORTS] = {"self/int", "self", "calls", "calls/s", "incl", "max"};
+
+const char *top_view_sort_word(enum top_sort s)
+{
+    return s < TOP_SORTS ? sort_words[s] : "?";
+}
+
+void top_view_init(struct top_view *v, struct live *l, const struct analysis_exe *exes, size_t nexes)
+{
+    memset(v, 0, sizeof *v);
+    v->l = l;
+    v->exes = exes;
+    v->nexes = nexes;
+    v->source = -1;
+    v->max_rows = 20;
+}
+
+void top_view_free(struct top_view *v)
+{
+    if (v->names)
+        symbols_free(v->names, v->nnamed);
+    free(v->names);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* The --exe a function of binary bin is named from; NULL: none (a shared
+ * object without its own --exe, the "[other]" row, no --exe at all). */
+static const char *exe_for(const struct top_view *v, uint32_t bin)
+{
+    const struct analysis *a = &v->l->a;
+    if (!v->nexes || bin == FUNCSTATS_OTHER_BIN)
+        return NULL;
+    if (bin >= a->nbins)
+        return v->exes[0].path;
+    const struct analysis_bin *b = &a->bins[bin];
+    if (b->module && !b->exe_matches)
+        return NULL;
+    return v->exes[b->exe < v->nexes ? b->exe : 0].path;
+}
+
+/* Functions [from, to) of file exe, looked up in one libdw pass. */
+static int name_from(struct top_view *v, const char *exe, size_t from, size_t to, char *msg, size_t msglen)
+{
+    const struct funcstats *fs = &v->l->a.funcs;
+    size_t n = 0;
+    uint64_t *addrs = malloc((to - from) * sizeof *addrs);
+    uint32_t *ids = malloc((to - from) * sizeof *ids);
+    struct symbol *syms = calloc(to - from, sizeof *syms);
+    int rc = !addrs || !ids || !syms ? -1 : 0;
+    for (size_t i = from; !rc && i < to; i++)
+        if (exe_for(v, fs->v[i].bin) == exe) {
+            ids[n] = (uint32_t)i;
+            addrs[n++] = fs->v[i].addr;
+        }
+    char why[256];
+    if (!rc && n && symbols_dw_resolve(exe, addrs, n, syms, why, sizeof why) < 0) {
+        if (!v->names_failed)
+            snprintf(msg, msglen, "--exe %s: %s; functions shown by address", exe, why);
+        v->names_failed = 1;
+    } else
+        for (size_t k = 0; !rc && k < n; k++)
+            v->names[ids[k]] = syms[k]; /* the strings move over */
+    free(addrs);
+    free(ids);
+    free(syms);
+    return rc;
+}
+
+int top_view_names(struct top_view *v, char *msg, size_t msglen)
+{
+    const struct funcstats *fs = &v->l->a.funcs;
+    size_t from = v->nnamed, to = fs->n;
+    msg[0] = 0;
+    if (to <= from)
+        return 0;
+    if (to > v->capnames) {
+        struct symbol *p = realloc(v->names, to * sizeof *p);
+        if (!p)
+            return -1;
+        v->names = p;
+        v->capnames = to;
+    }
+    memset(v->names + from, 0, (to - from) * sizeof *v->names);
+    v->nnamed = to;
+    for (size_t e = 0; e < v->nexes; e++) {
+        int first = 1; /* one pass per distinct file */
+        for (size_t c = 0; c < e; c++)
+            first &= strcmp(v->exes[c].path, v->exes[e].path) != 0;
+        if (first && name_from(v, v->exes[e].path, from, to, msg, msglen) < 0)
+            return -1;
+    }
+    if (fs->other != UINT32_MAX && fs->other >= from && !(v->names[fs->other].name = strdup("[other]")))
+        return -1;
+    return 0;
+}
+
+/* ---- the frame ------------------------------------------------------------ */
+
+static void source_label(const struct analysis_source *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %u", analysis_source_word(s), s->id);
+}
+
+static double per_s(uint64_t n, double s)
+{
+    return s > 0 ? (double)n / s : 0.0;
+}
+
+static void source_lines(struct top_view *v, void (*line)(void *, const char *), void *ctx)
+{
+    const struct live *l = v->l;
+    char buf[256], label[48];
+    snprintf(buf, sizeof buf, "%3s %-14s %-9s %12s %12s %10s %8s", "#", "source", "state", "events/s",
+             "bytes/s", "dropped", "drop/int");
+    line(ctx, buf);
+    for (size_t i = 0; i < l->nsrcs; i++) {
+        const struct live_source *s = &l->srcs[i];
+        source_label(&l->a.src[i], label, sizeof label);
+        snprintf(buf, sizeof buf, "%c%2zu %-14s %-9s %12.0f %12.0f %10llu %8llu", (long)i == v->source ? '>' : ' ',
+                 i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s),
+                 per_s(s->i_bytes, l->interval_s), (unsigned long long)s->dropped,
+                 (unsigned long long)s->i_dropped);
+        line(ctx, buf);
+    }
+}
+
+/* A row and the value it is sorted by. */
+struct ranked {
+    const struct live_func *f;
+    uint64_t key;
+};
+
+static uint64_t sort_key(const struct live_func *f, enum top_sort s)
+{
+    switch (s) {
+    case TOP_SORT_SELF: return f->self_ns;
+    case TOP_SORT_CALLS: return f->calls;
+    case TOP_SORT_RATE: return f->i_calls;
+    case TOP_SORT_INCL: return f->incl_ns;
+    case TOP_SORT_MAX: return f->max_ns;
+    default: return f->i_self_ns;
+    }
+}
+
+/* Largest first; then by total self time, then by function id, so frames
+ * are reproducible. */
+static int cmp_ranked(const void *pa, const void *pb)
+{
+    const struct ranked *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? 1 : -1;
+    if (a->f->self_ns != b->f->self_ns)
+        return a->f->self_ns < b->f->self_ns ? 1 : -1;
+    return a->f->func < b->f->func ? -1 : a->f->func > b->f->func;
+}
+
+/* The rows of the chosen view that have calls, sorted; NULL when out of
+ * memory (*n 0 and a non-NULL result when there are none). */
+static struct ranked *ranked_rows(const struct top_view *v, size_t *n)
+{
+    const struct live *l = v->l;
+    const struct live_func *rows = v->source < 0 ? l->all : l->rows;
+    size_t nrows = v->source < 0 ? l->nall : l->nrows;
+    struct ranked *r = malloc((nrows ? nrows : 1) * sizeof *r);
+    *n = 0;
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < nrows; i++)
+        if (rows[i].calls && (v->source < 0 || rows[i].src == (uint32_t)v->source))
+            r[(*n)++] = (struct ranked){&rows[i], sort_key(&rows[i], v->sort)};
+    qsort(r, *n, sizeof *r, cmp_ranked);
+    return r;
+}
+
+static void func_line(const struct top_view *v, const struct live_func *f, char *buf, size_t len)
+{
+    const struct funcstats_entry *e = &v->l->a.funcs.v[f->func];
+    char label[1024], p99[24] = "-";
+    report_label(f->func < v->nnamed ? &v->names[f->func] : NULL, (unsigned long long)e->addr, label,
+                 sizeof label);
+    if (v->source < 0) /* the function table's histogram is across sources */
+        snprintf(p99, sizeof p99, "%.3f", (double)hist_percentile(&e->lat, 99) / 1e3);
+    snprintf(buf, len, "%12llu %10.0f %12.3f %12.3f %12.3f %11.3f %11s  %s", (unsigned long long)f->calls,
+             per_s(f->i_calls, v->l->interval_s), (double)f->self_ns / 1e6, (double)f->incl_ns / 1e6,
+             (double)f->i_self_ns / 1e6, (double)f->max_ns / 1e3, p99, label);
+}
+
+int top_view_frame(struct top_view *v, const char *title, void (*line)(void *ctx, const char *text), void *ctx)
+{
+    char buf[1400], which[64] = "every source";
+    size_t n;
+    if (v->source >= (long)v->l->nsrcs)
+        v->source = -1;
+    if (v->source >= 0)
+        source_label(&v->l->a.src[v->source], which, sizeof which);
+    snprintf(buf, sizeof buf, "%s  refresh %llu  interval %.2f s  events %llu  functions %zu", title,
+             (unsigned long long)v->l->refreshes, v->l->interval_s, (unsigned long long)v->l->a.events,
+             v->l->a.funcs.n);
+    line(ctx, buf);
+    source_lines(v, line, ctx);
+    snprintf(buf, sizeof buf, "functions of %s, by %s:", which, top_view_sort_word(v->sort));
+    line(ctx, "");
+    line(ctx, buf);
+    snprintf(buf, sizeof buf, "%12s %10s %12s %12s %12s %11s %11s  %s", "calls", "calls/s", "self_ms", "incl_ms",
+             "self_ms/int", "max_us", "p99_us", "function (file:line)");
+    line(ctx, buf);
+    struct ranked *r = ranked_rows(v, &n);
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < n && (!v->max_rows || i < v->max_rows); i++) {
+        func_line(v, r[i].f, buf, sizeof buf);
+        line(ctx, buf);
+    }
+    free(r);
+    return 0;
+}
