@@ -795,6 +795,26 @@ static long ring_take(struct ring *r, unsigned char *buf, size_t max)
 
 /* ---- the connection ----------------------------------------------------- */
 
+/*
+ * Retrying a server on this host while nothing listens on its port, a
+ * connect can pick that very port as its own and open a connection to
+ * itself (TCP simultaneous open): everything sent would come back to us
+ * and count as sent.  Such a socket is no server; errno is set to
+ * ECONNREFUSED, as if nobody listened.
+ */
+static int self_connected(int fd)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t ml = sizeof me, pl = sizeof peer;
+    errno = 0;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
+        return 0;
+    if (ml != pl || memcmp(&me, &peer, ml) != 0)
+        return 0;
+    errno = ECONNREFUSED;
+    return 1;
+}
+
 static int net_connect(const char *host, const char *port, int quiet)
 {
     struct addrinfo hints, *res, *ai;
@@ -814,8 +834,8 @@ static int net_connect(const char *host, const char *port, int quiet)
             err = errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-            err = errno;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 || self_connected(fd)) {
+            err = errno ? errno : ECONNREFUSED;
             close(fd);
             fd = -1;
         }
