@@ -749,6 +749,10 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
             continue;
         funcstats_add_summary(&a->funcs, id, d.calls, d.incl_ns, d.self_ns);
         summary_hist(a, id, st, &d);
+        for (size_t k = 0; k < a->nsinks; k++)
+            if (a->sinks[k].summary)
+                a->sinks[k].summary(a->sinks[k].ctx, &a->threads[t->index], id, d.calls, d.incl_ns, d.self_ns,
+                                    d.fn->max_ns);
         timeline_add(&a->timeline, end_ns, id, d.calls, d.incl_ns, d.self_ns);
         a->calls_selected = sat_add(a->calls_selected, d.calls);
     }
@@ -977,8 +981,10 @@ static void on_stream_marker(struct analysis_run *run, const trace_event_t *ev, 
 {
     struct analysis_source *src = &run->a->src[run->src];
     unsigned long long payload = ev->call_site;
-    if (ev->func == TRACE_MARK_STREAM_GAP || ev->func == TRACE_MARK_STREAM_CUT) /* ev is in the batch */
+    if (ev->func == TRACE_MARK_STREAM_GAP || ev->func == TRACE_MARK_STREAM_CUT) { /* ev is in the batch */
         src->loss_at = run->batch_base + (uint64_t)(ev - run->batch) + 1;
+        src->loss_mark = (uint32_t)ev->func;
+    }
     switch (ev->func) {
     case TRACE_MARK_STREAM_GAP:
         src->gaps++;

@@ -93,6 +93,7 @@ struct analysis_source {
     uint64_t loss_at;         /* records read of it up to its last STREAM_GAP or STREAM_CUT,
                                * that one included (0: none): equal to records when the
                                * source ends with one, i.e. its connection was cut */
+    uint32_t loss_mark;       /* ... and which it was: TRACE_MARK_STREAM_GAP or _CUT */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */

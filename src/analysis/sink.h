@@ -15,6 +15,10 @@
  *            only those on selected threads and inside the time window
  *   tracer   the tracer had a selected thread from ts for ns nanoseconds
  *            (a flush; already taken out of the open frames' times)
+ *   summary  a summary trace's snapshot of a selected thread, in the
+ *            window, gained these calls of a function since the one before
+ *            (no frames exist in such traces); max_ns is the thread's
+ *            longest call of it so far
  *
  * The function table, the calling-context tree, the call-site table and
  * the Perfetto timeline are sinks; each keeps what it needs and nothing
@@ -39,6 +43,8 @@ struct sink {
     void (*instant)(void *ctx, const struct analysis_thread *t, uint32_t src, int64_t ts,
                     const char *what);
     void (*tracer)(void *ctx, const struct analysis_thread *t, int64_t ts, uint64_t ns);
+    void (*summary)(void *ctx, const struct analysis_thread *t, uint32_t func, uint64_t calls, uint64_t incl_ns,
+                    uint64_t self_ns, uint64_t max_ns);
 };
 
 #endif
