@@ -50,7 +50,8 @@ static int grow(void *vp, size_t *cap, size_t n, size_t size)
 
 const char *live_state_word(enum live_state s)
 {
-    return s == LIVE_CUT ? "cut" : s == LIVE_ENDED ? "ended" : "streaming";
+    static const char *const words[] = {"streaming", "ended", "cut", "reconnecting", "dropping"};
+    return (unsigned)s < sizeof words / sizeof *words ? words[s] : "?";
 }
 
 /* ---- the rows, fed as analyze's function table is --------------------- */
@@ -108,6 +109,28 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
     row_add(s, incl, self);
 }
 
+/* A summary trace's snapshot: what a thread gained of a function since its
+ * snapshot before, counted as analyze's table counts it.  The device keeps
+ * the longest call per thread, so max is the longest so far. */
+static void on_summary(void *ctx, const struct analysis_thread *t, uint32_t func, uint64_t calls,
+                       uint64_t incl, uint64_t self, uint64_t max)
+{
+    struct live *l = ctx;
+    struct live_func *rows[2] = {all_row(l, func), src_row(l, t->src, func)};
+    if (!rows[0] || !rows[1]) {
+        l->oom = 1;
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        struct live_func *f = rows[i];
+        f->calls += calls;
+        f->incl_ns += incl;
+        f->self_ns += self;
+        f->max_ns = max > f->max_ns ? max : f->max_ns;
+        f->cur_max_ns = max > f->cur_max_ns ? max : f->cur_max_ns;
+    }
+}
+
 /* ---- setting up ---------------------------------------------------------- */
 
 int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, size_t nexes, FILE *diag,
@@ -118,8 +141,12 @@ int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, 
     l->streaming_s = 2;
     analysis_init(&l->a, diag, prog);
     analysis_set_exes(&l->a, exes, nexes);
+    /* analyze sets the summary intervals' origin in its pre-pass; a growing
+     * directory has none, so they count from 0 (the timeline is not shown) */
+    timeline_init(&l->a.timeline, 0, l->a.interval_ns);
+    l->reconnect_s = LIVE_RECONNECT_S;
     l->reader = malloc(sizeof *l->reader);
-    struct sink s = {.ctx = l, .close = on_close};
+    struct sink s = {.ctx = l, .close = on_close, .summary = on_summary};
     if (!l->reader || analysis_add_sink(&l->a, s) < 0)
         return -1;
     return 0;
@@ -204,15 +231,34 @@ static int take_segments(struct live_series *ls, const struct trace_series *s)
     return 0;
 }
 
+/* The directory's trace files now, grouped into series.  0, or -1 said in
+ * msg; tf is to be freed either way. */
+static int list_files(struct live *l, struct trace_files *tf, char *msg, size_t msglen)
+{
+    trace_files_init(tf);
+    if (trace_files_add(tf, l->dir, msg, msglen) < 0)
+        return -1;
+    if (trace_files_group(tf) < 0) {
+        snprintf(msg, msglen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int live_prepare(struct live *l, char *msg, size_t msglen)
+{
+    struct trace_files tf;
+    int rc = list_files(l, &tf, msg, msglen);
+    if (!rc)
+        analysis_prepare(&l->a, &tf);
+    trace_files_free(&tf);
+    return rc;
+}
+
 static int scan(struct live *l, char *msg, size_t msglen)
 {
     struct trace_files tf;
-    trace_files_init(&tf);
-    int rc = trace_files_add(&tf, l->dir, msg, msglen) < 0 ? -1 : 0;
-    if (!rc && trace_files_group(&tf) < 0) {
-        snprintf(msg, msglen, "out of memory");
-        rc = -1;
-    }
+    int rc = list_files(l, &tf, msg, msglen);
     for (size_t i = 0; !rc && i < tf.nseries; i++) {
         struct live_series *ls = series_of(l, &tf.series[i]);
         if (!ls || take_segments(ls, &tf.series[i]) < 0) {
@@ -317,6 +363,21 @@ static void row_interval(struct live_func *f)
     f->cur_max_ns = 0;
 }
 
+/* Nothing after a gap or cut marker: the connection ended abnormally.  A
+ * resumable stream's cut (STREAM_CUT) may still be followed by its files
+ * going on, while its client retries (trace_stream: --retry, 30 s by
+ * default); a GAP has no sequel. */
+static enum live_state source_state(const struct live *l, const struct live_source *s,
+                                    const struct analysis_source *a)
+{
+    int64_t quiet = l->now - s->newest_mtime;
+    if (a->loss_at && a->loss_at == a->records)
+        return a->loss_mark == TRACE_MARK_STREAM_CUT && quiet < l->reconnect_s ? LIVE_RECONNECTING : LIVE_CUT;
+    if ((s->i_records && l->refreshes > 1) || quiet < l->streaming_s)
+        return s->i_dropped ? LIVE_DROPPING : LIVE_STREAMING;
+    return LIVE_ENDED;
+}
+
 static int sources_interval(struct live *l)
 {
     while (l->nsrcs < l->a.nsrc) {
@@ -344,13 +405,7 @@ static int sources_interval(struct live *l)
     for (size_t i = 0; i < l->nsrcs; i++) {
         struct live_source *s = &l->srcs[i];
         const struct analysis_source *a = &l->a.src[i];
-        int grew = s->i_records && l->refreshes > 1;
-        if (a->loss_at && a->loss_at == a->records)
-            s->state = LIVE_CUT; /* nothing came after its gap or cut marker */
-        else if (grew || l->now - s->newest_mtime < l->streaming_s)
-            s->state = LIVE_STREAMING;
-        else
-            s->state = LIVE_ENDED;
+        s->state = source_state(l, s, a);
     }
     return 0;
 }

@@ -14,7 +14,8 @@
  * with series, sources and functions, never with events: between refreshes
  * a file is only an offset, and one reader's buffer serves them all.
  *
- * Order of use: live_init, live_refresh as often as wanted, live_finish
+ * Order of use: live_init, live_prepare (optional: a finished directory),
+ * live_refresh as often as wanted, live_finish
  * (ends every series: a file's partial last record is then damage, and
  * said), live_free.
  */
@@ -38,7 +39,14 @@ struct live_func {
     uint64_t cur_max_ns;                     /* longest call of the interval being read */
 };
 
-enum live_state { LIVE_STREAMING = 0, LIVE_ENDED = 1, LIVE_CUT = 2 };
+/* streaming: its files grew lately; dropping: and it lost events in the
+ * last interval; ended: they did not grow; cut: its connection ended
+ * abnormally (nothing after serve's gap or cut marker); reconnecting: a
+ * resumable stream cut less than reconnect_s ago, whose client may be
+ * retrying.  A source that goes on after a cut streams again. */
+enum live_state { LIVE_STREAMING = 0, LIVE_ENDED, LIVE_CUT, LIVE_RECONNECTING, LIVE_DROPPING };
+
+#define LIVE_RECONNECT_S 30 /* trace_stream's default --retry */
 
 /* A source, as analysis.src[i] is. */
 struct live_source {
@@ -69,12 +77,18 @@ struct live {
     double interval_s;           /* the last interval's length */
     int64_t now;                 /* seconds, at the last refresh */
     int streaming_s;             /* a source whose newest file changed this recently streams */
+    int reconnect_s;             /* a cut stream this recent may be reconnecting */
     int oom;
 };
 
 /* dir must outlive l; exes as analysis_set_exes.  0 ok, -1 out of memory. */
 int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, size_t nexes, FILE *diag,
               const char *prog);
+/* For a directory that is complete: analyze's pre-passes (the exit clock
+ * anchors, the trace's start), so that the one refresh that follows times
+ * calls exactly as analyze does.  Before the first refresh.  0, or -1 with
+ * a one-line reason in msg. */
+int live_prepare(struct live *l, char *msg, size_t msglen);
 /* Read what was appended, and close the interval of interval_s seconds.
  * 0 ok; -1 with a one-line reason in msg (the directory cannot be read,
  * out of memory). */
@@ -82,7 +96,7 @@ int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen);
 /* End every series: threads closed, notes kept, partial records said. */
 void live_finish(struct live *l);
 void live_free(struct live *l);
-/* "streaming", "ended" or "cut". */
+/* "streaming", "ended", "cut", "reconnecting" or "dropping". */
 const char *live_state_word(enum live_state s);
 
 #endif

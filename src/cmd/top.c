@@ -53,15 +53,20 @@ static void usage(FILE *out)
             "  --top N        function rows in --once's frame (default 20; 0: all)\n"
             "  --source N     show the functions of source N only (the # column)\n"
             "\n"
-            "Per source: state (streaming: it grew lately; ended; cut: its connection\n"
-            "ended cut, after a gap or cut marker), events/s and bytes/s of records read,\n"
-            "events dropped in all and in the last interval.  Per function: calls,\n"
-            "calls/s, self and inclusive ms in total, self ms in the last interval, the\n"
-            "longest call and (over every source) p99, in us.\n"
+            "Per source: state, events/s and bytes/s of records read, events dropped\n"
+            "in all and in the last interval.  States: streaming (its files grew in the\n"
+            "last 2 s), dropping (and it lost events in the last interval), ended,\n"
+            "cut (its connection ended abnormally: nothing after serve's gap or cut\n"
+            "marker), reconnecting (a resumable stream cut less than %d s ago, its\n"
+            "client's default --retry; streaming again if it comes back).\n"
+            "Per function: calls, calls/s, self and inclusive ms in total, self ms in\n"
+            "the last interval, the longest call and (over every source) p99, in us;\n"
+            "summary streams (TRACE_MODE=summary) count each snapshot as it arrives.\n"
+            "--once also makes analyze's pre-passes, so its times are analyze's.\n"
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
             "1-9 that source, p pause/resume.\n",
-            ANALYSIS_MAX_EXES);
+            ANALYSIS_MAX_EXES, LIVE_RECONNECT_S);
 }
 
 static int parse_double(const char *s, double *out)
@@ -205,7 +210,7 @@ static int names(struct top_view *v)
 static int once(struct live *l, struct top_view *v, const char *dir)
 {
     char msg[600], title[600];
-    if (live_refresh(l, 1.0, msg, sizeof msg) < 0) {
+    if (live_prepare(l, msg, sizeof msg) < 0 || live_refresh(l, 1.0, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": %s\n", msg);
         return 1;
     }

@@ -126,13 +126,13 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
 {
     const struct live *l = v->l;
     char buf[256], label[48];
-    snprintf(buf, sizeof buf, "%3s %-14s %-9s %12s %12s %10s %8s", "#", "source", "state", "events/s",
+    snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s", "#", "source", "state", "events/s",
              "bytes/s", "dropped", "drop/int");
     line(ctx, buf);
     for (size_t i = 0; i < l->nsrcs; i++) {
         const struct live_source *s = &l->srcs[i];
         source_label(&l->a.src[i], label, sizeof label);
-        snprintf(buf, sizeof buf, "%c%2zu %-14s %-9s %12.0f %12.0f %10llu %8llu", (long)i == v->source ? '>' : ' ',
+        snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12.0f %10llu %8llu", (long)i == v->source ? '>' : ' ',
                  i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s),
                  per_s(s->i_bytes, l->interval_s), (unsigned long long)s->dropped,
                  (unsigned long long)s->i_dropped);
@@ -209,9 +209,10 @@ int top_view_frame(struct top_view *v, const char *title, void (*line)(void *ctx
         v->source = -1;
     if (v->source >= 0)
         source_label(&v->l->a.src[v->source], which, sizeof which);
-    snprintf(buf, sizeof buf, "%s  refresh %llu  interval %.2f s  events %llu  functions %zu", title,
+    /* calls as well as events: a summary trace has calls and no events */
+    snprintf(buf, sizeof buf, "%s  refresh %llu  interval %.2f s  events %llu  calls %llu  functions %zu", title,
              (unsigned long long)v->l->refreshes, v->l->interval_s, (unsigned long long)v->l->a.events,
-             v->l->a.funcs.n);
+             (unsigned long long)v->l->a.calls_selected, v->l->a.funcs.n);
     line(ctx, buf);
     source_lines(v, line, ctx);
     snprintf(buf, sizeof buf, "functions of %s, by %s:", which, top_view_sort_word(v->sort));
