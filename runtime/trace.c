@@ -7,7 +7,9 @@
  *
  *   hook:  stamp the clock, append a 32-byte event to this thread's buffer
  *          (thread-local: no lock, no allocation, no I/O)
- *   flush: when the buffer is full, when the thread exits, at process exit
+ *   flush: when the buffer is full, when its batch is TRACE_FLUSH_MS old
+ *          (judged at a hook, by the clock it reads anyway), when the
+ *          thread exits, at process exit
  *     file mode    append to TRACE_DIR/trace.<pid>.<tid>.<seq>.bin, one
  *                  series of segments per thread, within a per-process budget
  *     stream mode  (TRACE_SHM=/name) copy the batch into a POSIX shared-memory
@@ -122,6 +124,13 @@ _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 #define IGNORED_GAP_MAX 4096u       /* ... then ever less often, down to one in this many */
 #define RING_OPEN_WAIT_NS 200000000u /* for another process to set up a ring */
 
+/* TRACE_FLUSH_MS: a partial batch this old goes out at the thread's next
+ * hook, so that a viewer (callsight top) sees a quiet thread's events soon
+ * at the cost of at most one small flush per period per thread; a minute at
+ * most, since past that nobody is watching live. */
+#define FLUSH_MS_DEFAULT 100u
+#define FLUSH_MS_MAX 60000u
+
 #define CLOCK_CALIBRATE_NS 5000000u /* ticks vs CLOCK_MONOTONIC at start */
 #define HOOK_PAIRS (TRACE_BUF_EVENTS / 4u) /* enter/exit pairs per timing round */
 
@@ -142,6 +151,7 @@ static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: f
 static int g_summary;         /* TRACE_MODE=summary: aggregates, not events (2: both, to compare) */
 static uint32_t g_sum_funcs = 256u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
 static uint64_t g_sum_every;  /* TRACE_SUMMARY_MS in clock units; 0: at exits only */
+static uint64_t g_flush_every; /* TRACE_FLUSH_MS in clock units; 0: full batches only */
 static unsigned g_ns_shift;   /* ticks -> ns: (d >> shift) * mult + ((d & mask) * mult >> shift) */
 static uint64_t g_ns_mult;
 static uint64_t g_wait_ns;    /* TRACE_SHM_WAIT_US: how long a flush may wait for the ring */
@@ -336,6 +346,8 @@ typedef struct tl_state {
     uint32_t ntail;              /* markers right after them */
     uint32_t flush_at;           /* n at which to flush: g_batch, later if deferred */
     int32_t depth;               /* enters - exits since the first event */
+    uint64_t flush_by;           /* clock at which to flush a partial batch (TRACE_FLUSH_MS);
+                                  * UINT64_MAX: never */
     int32_t batch_depth;         /* depth before the first buffered event */
     uint32_t inherited;          /* frames open at fork, or when tracing began: exits not recorded */
     int32_t ig_depth;            /* TL_IGNORED: enters - exits so far */
@@ -407,9 +419,19 @@ static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
     }
 }
 
-/* The hot path proper: depth, clock, 32 bytes.  Returns nonzero when the
- * buffer is full.  An exit from a frame inherited across fork is not
- * recorded, so the child's trace holds only the frames it entered. */
+/* The clock at which a batch begun at `now` is due out whatever its size
+ * (TRACE_FLUSH_MS later); UINT64_MAX when only full batches go. */
+static uint64_t tl_flush_deadline(uint64_t now)
+{
+    return g_flush_every && now <= UINT64_MAX - g_flush_every ? now + g_flush_every : UINT64_MAX;
+}
+
+/* The hot path proper: depth, clock, 32 bytes.  Returns nonzero when a
+ * flush is due: the buffer is full, or its batch is older than
+ * TRACE_FLUSH_MS.  The age costs one compare of the clock just read, so an
+ * idle thread costs nothing: its next hook, whenever it comes, flushes.
+ * An exit from a frame inherited across fork is not recorded, so the
+ * child's trace holds only the frames it entered. */
 static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     if (kind == TRACE_KIND_ENTER)
@@ -420,13 +442,14 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
     } else
         t->depth--;
     trace_event_t *e = &t->buf[TL_HEAD + t->n++];
-    e->ts = clock_now();
+    uint64_t now = clock_now();
+    e->ts = now;
     e->func = (uint64_t)func;
     e->call_site = (uint64_t)site;
     e->tid = t->tid;
     e->kind = kind;
     e->pad[0] = e->pad[1] = e->pad[2] = 0;
-    return t->n >= t->flush_at;
+    return (t->n >= t->flush_at) | (now >= t->flush_by); /* |: no second branch */
 }
 
 /* First event of a thread: its tid, and the key whose destructor will flush
@@ -438,6 +461,7 @@ static void tl_start(tl_state_t *t)
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->flush_at = g_batch;
+    t->flush_by = tl_flush_deadline(clock_now());
     if (g_summary && !t->sum)
         t->sum = sum_alloc();
     (void)pthread_setspecific(g_key, t);
@@ -1482,6 +1506,9 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
             (void)mod_flush(t, mod_to_ring, 1); /* failed: due again next time */
             if (!ring_flush(t, final, &waited)) {
                 tl_note_tracer(t, start, waited); /* deferred: the batch stays */
+                /* tried again after RING_RETRY_EVENTS more events or a
+                 * period from now, not at every hook from here on */
+                t->flush_by = tl_flush_deadline(clock_now());
                 errno = saved;
                 return;
             }
@@ -1498,6 +1525,9 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
     t->batch_depth = t->depth;
     if (!final && !stopped())
         tl_note_tracer(t, start, waited);
+    /* from the flush's end: a flush slower than the period (a long
+     * TRACE_SHM_WAIT_US) is not followed by another at the next hook */
+    t->flush_by = tl_flush_deadline(clock_now());
     errno = saved;
 }
 
@@ -2649,6 +2679,7 @@ static void trace_fork_child(void)
     wrap_fork_child();
     t->n = t->nmarks = t->ntail = 0;
     t->flush_at = g_batch;
+    t->flush_by = tl_flush_deadline(clock_now());
     t->lost = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
     t->mod_list = 0;                     /* and its module list */
@@ -2716,6 +2747,7 @@ static void trace_setup(void)
                                 (uint64_t)TRACE_SHM_HEADER_SIZE + (UINT32_MAX & ~(TRACE_EVENT_SIZE - 1)),
                                 TRACE_SHM_DEFAULT_SIZE);
     g_wait_ns = cfg_u64("TRACE_SHM_WAIT_US", 0, CFG_WAIT_US_MAX, 0) * 1000u;
+    uint64_t flush_ms = cfg_u64("TRACE_FLUSH_MS", 0, FLUSH_MS_MAX, FLUSH_MS_DEFAULT);
     uint64_t sum_ms = cfg_mode();
     cfg_threads();
     int clock_mode = cfg_clock();
@@ -2735,6 +2767,7 @@ static void trace_setup(void)
     clock_init(clock_mode);
     sum_clock_init();
     g_sum_every = sum_ms * (g_ticks ? g_tick_hz / 1000u : 1000000u);
+    g_flush_every = flush_ms * (g_ticks ? g_tick_hz / 1000u : 1000000u);
     g_hook_ns = hook_measure();
     if (pthread_key_create(&g_key, tl_thread_exit) != 0) {
         say("cannot create a thread key; tracing off", (char *)0);

@@ -86,9 +86,12 @@ work=$(awk '$7 == "work" { print $1 }' "$T/crash.out")
 ok $? "run: the partial report: work's calls flushed before the fault ($work of 20000)"
 
 # resident waits for a line on stdin: a FIFO that we hold open, never written.
+# The partial report below is what full batches flushed (511 mix): no
+# TRACE_FLUSH_MS, so a preemption longer than its period mid-work cannot
+# move that line.
 mkfifo "$T/hold"
 exec 7<> "$T/hold"
-"$CS" run --dir "$T/r5" --timeout 1 --top 0 -- "$R" < "$T/hold" > "$T/to.out" 2> "$T/to.err"
+TRACE_FLUSH_MS=0 "$CS" run --dir "$T/r5" --timeout 1 --top 0 -- "$R" < "$T/hold" > "$T/to.out" 2> "$T/to.err"
 is "$?" "143" "run --timeout 1: SIGTERM ends the program, and its status is returned"
 grep -qx "callsight run: --timeout 1 s reached: SIGTERM to $R (pid [0-9]*)" "$T/to.err"
 ok $? "run --timeout: says so"
