@@ -8,11 +8,12 @@
 # Programs go to $(BUILD)/bench/.  hookbench is built three ways from one
 # source: plain (untraced baseline), -finstrument-functions with callsight's
 # runtime, and -pg for uftrace.  Only the runtime-linked build takes
-# $(SANFLAGS), so the suite's ASan pass can run the quick bench too.
+# $(SANFLAGS), so the suite's ASan pass can run the quick bench too; so
+# does topfollow, which links the host tool's objects (built with them).
 
 BENCH_OUT    := $(BUILD)/bench
 BENCH_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -pedantic -Werror
-BENCH_PROGS  := hookbench-plain hookbench-instr hookbench-pg clockcost runstat streamsend wirecodec
+BENCH_PROGS  := hookbench-plain hookbench-instr hookbench-pg clockcost runstat streamsend wirecodec topfollow
 BENCH_BIN    := $(BENCH_PROGS:%=$(BENCH_OUT)/%)
 
 .PHONY: bench bench-build bench-deps
@@ -51,3 +52,9 @@ $(BENCH_OUT)/streamsend: bench/streamsend.c src/serve/stream_codec.c src/serve/s
 $(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/wirecodec.c src/serve/stream_codec.c -lzstd
+
+# top's refresh is measured through the host tool's own objects, as the unit
+# tests link them, so the figure is the code `callsight top` runs.
+$(BENCH_OUT)/topfollow: bench/topfollow.c $(HOST_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
