@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # callsight top: on a finished serve directory (the demo workload streamed
 # through trace_stream and serve), --once shows analyze's functions with
-# analyze's call counts; a copy whose file is cut mid-record is read to its
-# last whole record, as analyze reads it; and the full-screen view, driven
-# in tmux, shows the functions, reads on when the cut file is completed,
-# sorts, chooses a source, and restores the terminal on q and on SIGINT.
+# analyze's call counts and times; a copy whose file is cut mid-record is
+# read to its last whole record, as analyze reads it; and the full-screen
+# view, driven in tmux, shows the functions, reads on when the cut file is
+# completed, sorts, chooses a source, and restores the terminal on q and on
+# SIGINT.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 20
+plan 21
 
 PARAMS="4 3 12 64 8"
 EXE=$B/examples/workload
@@ -45,6 +46,11 @@ while read -r f want; do
     [ "$got" = "$want" ] || { diag "$f: $got want $want"; bad=1; }
 done < "$T/expect"
 ok $bad "and the workload's exact call counts"
+# --once makes analyze's pre-passes (exit clock anchors): times are analyze's
+atimes() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $7, $8, $1, $3, $2, $6, $5 }' "$1" | sort; }
+ttimes() { awk '/^ *calls /{f=1; next} f && $1 ~ /^[0-9]+$/ { print $8, $9, $1, $3, $4, $6, $7 }' "$1" | sort; }
+diff <(atimes "$T/a.txt") <(ttimes "$T/t.txt") > "$T/times.diff"
+ok $? "self, inclusive, longest and p99 times are analyze's to the last digit"
 
 # --- a file cut in the middle of a record ---
 mkdir "$T/cut"
