@@ -215,6 +215,8 @@ static int cmp_inode(const void *pa, const void *pb)
 static void drop_duplicates(struct trace_files *t)
 {
     size_t kept = 0;
+    if (!t->nfiles)
+        return; /* files is NULL then, which qsort may not be given */
     qsort(t->files, t->nfiles, sizeof *t->files, cmp_inode);
     for (size_t i = 0; i < t->nfiles; i++) {
         if (kept && t->files[kept - 1].dev == t->files[i].dev && t->files[kept - 1].ino == t->files[i].ino)
@@ -228,7 +230,8 @@ static void drop_duplicates(struct trace_files *t)
 int trace_files_group(struct trace_files *t)
 {
     drop_duplicates(t);
-    qsort(t->files, t->nfiles, sizeof *t->files, cmp_entry);
+    if (t->nfiles)
+        qsort(t->files, t->nfiles, sizeof *t->files, cmp_entry);
     size_t n = 0;
     for (size_t i = 0; i < t->nfiles; i++)
         n += i == 0 || !same_series(&t->files[i - 1], &t->files[i]);
