@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "callstack.h"
+#include "lib/vec.h"
 #include "read/modlist.h"
 #include "read/trace_reader.h"
 #include "summary.h"
@@ -106,20 +107,6 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 /* Make room for one more element in a doubling array.  0 ok, -1 oom. */
-static int grow(void *vp, size_t *cap, size_t n, size_t size)
-{
-    void **v = vp;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*v, c * size);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
                         int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
 {
@@ -226,7 +213,7 @@ static long bin_new(struct analysis *a, int have, const uint64_t id[2], uint32_t
         a->bins_over = 1; /* no real trace has this many programs: the rest count as unknown */
         return 0;
     }
-    if (grow(&a->bins, &a->capbins, a->nbins, sizeof *a->bins) < 0)
+    if (vec_grow(&a->bins, &a->capbins, a->nbins, sizeof *a->bins, 16) < 0)
         return -1;
     struct analysis_bin *b = &a->bins[a->nbins];
     memset(b, 0, sizeof *b);
@@ -255,7 +242,7 @@ static long process_of(struct analysis *a, size_t src, uint32_t pid)
     if (u64map_get(&a->proc_index, key, &pos))
         return pos;
     if ((a->nbins == 0 && bin_of(a, 0, none, 0) < 0) ||
-        grow(&a->procs, &a->capprocs, a->nprocs, sizeof *a->procs) < 0 ||
+        vec_grow(&a->procs, &a->capprocs, a->nprocs, sizeof *a->procs, 16) < 0 ||
         u64map_put(&a->proc_index, key, (uint32_t)a->nprocs) < 0)
         return -1;
     struct analysis_process *p = &a->procs[a->nprocs];
@@ -273,7 +260,7 @@ static long source_of(struct analysis *a, enum analysis_source_kind kind, uint32
     uint32_t pos;
     if (u64map_get(&a->src_index, key, &pos))
         return pos;
-    if (grow(&a->src, &a->capsrc, a->nsrc, sizeof *a->src) < 0)
+    if (vec_grow(&a->src, &a->capsrc, a->nsrc, sizeof *a->src, 16) < 0)
         return -1;
     long proc = process_of(a, a->nsrc, kind == ANALYSIS_SOURCE_PID ? id : 0);
     if (proc < 0 || u64map_put(&a->src_index, key, (uint32_t)a->nsrc) < 0)
@@ -339,7 +326,7 @@ static long thread_index(struct analysis *a, size_t src, uint32_t tid)
         return pos;
     if (a->nthreads >= a->max_threads)
         return -2; /* beyond --max-threads: counted by the caller */
-    if (grow(&a->threads, &a->capthreads, a->nthreads, sizeof *a->threads) < 0 ||
+    if (vec_grow(&a->threads, &a->capthreads, a->nthreads, sizeof *a->threads, 16) < 0 ||
         u64map_put(&a->thread_index, key, (uint32_t)a->nthreads) < 0)
         return -1;
     struct analysis_thread *t = &a->threads[a->nthreads];
@@ -383,7 +370,7 @@ void analysis_note(struct analysis *a, size_t src, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
     va_end(ap);
-    if (grow(&s->notes, &s->capnotes, s->nnotes, sizeof *s->notes) < 0 ||
+    if (vec_grow(&s->notes, &s->capnotes, s->nnotes, sizeof *s->notes, 16) < 0 ||
         !(s->notes[s->nnotes] = strdup(buf)))
         a->oom = 1;
     else
@@ -600,7 +587,7 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
         return NULL;
     }
     struct thread *t = malloc(sizeof *t);
-    if (gi < 0 || !t || grow(&run->threads, &run->capthreads, run->nthreads, sizeof *run->threads) < 0 ||
+    if (gi < 0 || !t || vec_grow(&run->threads, &run->capthreads, run->nthreads, sizeof *run->threads, 16) < 0 ||
         u64map_put(&run->tids, tid, (uint32_t)run->nthreads) < 0) {
         free(t);
         run->a->oom = 1;
@@ -1161,7 +1148,7 @@ static int keep_proc_list(struct analysis_run *run, const struct thread *t)
         if (run->pmods[i].proc == t->proc)
             pm = &run->pmods[i];
     if (!pm) {
-        if (grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods) < 0)
+        if (vec_grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods, 16) < 0)
             return -1;
         pm = &run->pmods[run->npmods++];
         *pm = (struct proc_mods){t->proc, NULL, 0, 0};

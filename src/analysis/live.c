@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/vec.h"
 #include "read/trace_files.h"
 #include "read/trace_reader.h"
 
@@ -33,20 +34,6 @@ struct live_series {
     uint64_t off;            /* where its unread records begin; 0: not opened yet */
     int64_t mtime;           /* its newest segment's, seconds */
 };
-
-static int grow(void *vp, size_t *cap, size_t n, size_t size)
-{
-    void **v = vp;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*v, c * size);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
 
 const char *live_state_word(enum live_state s)
 {
@@ -70,7 +57,7 @@ static void row_add(struct live_func *f, uint64_t incl, uint64_t self)
 static struct live_func *all_row(struct live *l, uint32_t func)
 {
     while (l->nall <= func) {
-        if (grow(&l->all, &l->capall, l->nall, sizeof *l->all) < 0)
+        if (vec_grow(&l->all, &l->capall, l->nall, sizeof *l->all, 16) < 0)
             return NULL;
         l->all[l->nall] = (struct live_func){.src = LIVE_ALL, .func = (uint32_t)l->nall};
         l->nall++;
@@ -84,7 +71,7 @@ static struct live_func *src_row(struct live *l, uint32_t src, uint32_t func)
     uint32_t at;
     if (u64map_get(&l->row_index, key, &at))
         return &l->rows[at];
-    if (grow(&l->rows, &l->caprows, l->nrows, sizeof *l->rows) < 0 ||
+    if (vec_grow(&l->rows, &l->caprows, l->nrows, sizeof *l->rows, 16) < 0 ||
         u64map_put(&l->row_index, key, (uint32_t)l->nrows) < 0)
         return NULL;
     l->rows[l->nrows] = (struct live_func){.src = src, .func = func};
@@ -198,7 +185,7 @@ static struct live_series *series_of(struct live *l, const struct trace_series *
     if (u64map_get(m, key, &at))
         return l->series[at];
     struct live_series *ls = calloc(1, sizeof *ls);
-    if (!ls || grow(&l->series, &l->capseries, l->nseries, sizeof *l->series) < 0) {
+    if (!ls || vec_grow(&l->series, &l->capseries, l->nseries, sizeof *l->series, 16) < 0) {
         free(ls);
         return NULL;
     }
@@ -221,7 +208,7 @@ static int take_segments(struct live_series *ls, const struct trace_series *s)
         const struct trace_segment *g = &s->segs[i];
         if (ls->s.nsegs && g->seq <= ls->s.segs[ls->s.nsegs - 1].seq)
             continue;
-        if (grow(&ls->s.segs, &ls->capsegs, ls->s.nsegs, sizeof *ls->s.segs) < 0)
+        if (vec_grow(&ls->s.segs, &ls->capsegs, ls->s.nsegs, sizeof *ls->s.segs, 16) < 0)
             return -1;
         char *path = strdup(g->path);
         if (!path)
@@ -381,7 +368,7 @@ static enum live_state source_state(const struct live *l, const struct live_sour
 static int sources_interval(struct live *l)
 {
     while (l->nsrcs < l->a.nsrc) {
-        if (grow(&l->srcs, &l->capsrcs, l->nsrcs, sizeof *l->srcs) < 0)
+        if (vec_grow(&l->srcs, &l->capsrcs, l->nsrcs, sizeof *l->srcs, 16) < 0)
             return -1;
         memset(&l->srcs[l->nsrcs++], 0, sizeof *l->srcs);
     }
