@@ -72,16 +72,7 @@ ok $? "and says the 13 bytes of the torn record, as analyze does"
 TM="tmux -L cs-top-$$"
 cleanup_tmux() { $TM kill-server 2>/dev/null; cleanup; }
 trap cleanup_tmux EXIT
-# capture_until REGEX: wait (bounded: 20 s) until the pane shows REGEX
-capture_until() {
-    for _ in $(seq 100); do
-        $TM capture-pane -p -t top > "$T/pane" 2>/dev/null
-        grep -Eq "$1" "$T/pane" && return 0
-        sleep 0.2
-    done
-    diag "pane: $(cat "$T/pane")"
-    return 1
-}
+capture_until() { pane_until top "$1"; }
 $TM new-session -d -s top -x 200 -y 50 "bash --norc --noprofile"
 $TM send-keys -t top "cd '$T' && '$CS' top cut --exe '$EXE'; echo TOP-EXIT=\$?" Enter
 capture_until "nap \(workload\.c"

@@ -25,17 +25,7 @@ mkdir -p "$T/live"
 TM="tmux -L cs-top-live-$$"
 cleanup_tmux() { $TM kill-server 2>/dev/null; cleanup; }
 trap cleanup_tmux EXIT
-# capture_until REGEX: wait (bounded: 30 s) until the pane shows REGEX
-capture_until() {
-    for _ in $(seq 150); do
-        $TM capture-pane -p -t top > "$T/pane" 2>/dev/null
-        grep -Eq -- "$1" "$T/pane" && return 0
-        sleep 0.2
-    done
-    diag "no /$1/ on the pane:"
-    sed 's/^/#   /' "$T/pane"
-    return 1
-}
+capture_until() { pane_until top "$1"; }
 refresh_now() { $TM capture-pane -p -t top | sed -n 's/.* refresh \([0-9]*\) .*/\1/p' | head -n 1; }
 # source_row N: the pane's line for source N ("  N stream N  state ...")
 source_row() { grep -E "^[ >] *$1 stream $1 " "$T/pane"; }

@@ -170,3 +170,17 @@ wait_file() {
     for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.02; done
     return 1
 }
+
+# pane_until TARGET REGEX: wait (bounded: 30 s) until the tmux pane TARGET,
+# on the tmux server the caller's $TM names, shows REGEX; the last capture
+# is in $T/pane, and shown when REGEX never came.
+pane_until() {
+    for _ in $(seq 150); do
+        $TM capture-pane -p -t "$1" > "$T/pane" 2>/dev/null
+        grep -Eq -- "$2" "$T/pane" && return 0
+        sleep 0.2
+    done
+    diag "no /$2/ on the pane:"
+    sed 's/^/#   /' "$T/pane"
+    return 1
+}
