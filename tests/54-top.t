@@ -8,7 +8,7 @@
 # SIGINT.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 21
+plan 26
 
 PARAMS="4 3 12 64 8"
 EXE=$B/examples/workload
@@ -68,6 +68,14 @@ is "$(sed -n 's/.* events \([0-9]*\) .*/\1/p' "$T/ct.txt")" "$cut_events" \
 grep -q "truncated: partial last record (13 bytes) ignored" "$T/ct.err"
 ok $? "and says the 13 bytes of the torn record, as analyze does"
 
+# --- an --exe that is not the traced program (another build-id) ---
+"$CS" top "$T/stream" --once --top 0 --exe "$B/examples/resident" > "$T/x.txt" 2> "$T/x.err"
+ok $? "top --once with another program's --exe still shows the trace"
+is "$(trows "$T/x.txt" | awk '$2 !~ /^0x[0-9a-f]+$/' | wc -l)" 0 \
+    "every function by address, none named from the wrong binary"
+grep -Eq "^callsight top: the traced program with build-id [0-9a-f]{16}\.\.\. matches no --exe" "$T/x.err"
+ok $? "and it says why, once ($(head -n 1 "$T/x.err"))"
+
 # --- the screen, in a real terminal ---
 TM="tmux -L cs-top-$$"
 cleanup_tmux() { $TM kill-server 2>/dev/null; cleanup; }
@@ -78,6 +86,13 @@ $TM send-keys -t top "cd '$T' && '$CS' top cut --exe '$EXE'; echo TOP-EXIT=\$?" 
 capture_until "nap \(workload\.c"
 ok $? "the screen shows the workload's functions"
 is "$($TM display -p -t top '#{alternate_on}')" 1 "in the terminal's alternate screen"
+# an 80-column terminal: the least telling numbers give way to the names
+$TM resize-window -t top -x 80 -y 40
+capture_until "^ +calls +self_ms +self_ms/int  function \(file:line\)$"
+ok $? "80 columns: p99, incl, max and calls/s give way; calls, self and self/int stay"
+grep -Eq "^ +[0-9]+ .* nap \(workload\.c:[0-9]+\)$" "$T/pane"
+ok $? "and a function's name and file:line fit whole"
+$TM resize-window -t top -x 200 -y 50
 # the rest of the cut file arrives: the next refreshes read it on, whole records only
 tail -c +$((keep + 1)) "$src" >> "$T/cut/$name"
 capture_until "events $events "

@@ -249,6 +249,10 @@ static void draw_line(void *ctx, const char *text)
     s->row++;
 }
 
+/* The last thing to tell the user (a file libdw cannot read, a program no
+ * --exe matches): stderr would tear the screen, so the bottom line says it. */
+static char notice[600];
+
 static void draw(struct top_view *v, const char *dir, int paused)
 {
     struct screen s = {0};
@@ -256,8 +260,11 @@ static void draw(struct top_view *v, const char *dir, int paused)
     snprintf(title, sizeof title, "callsight top %s%s", dir, paused ? "  [paused]" : "");
     erase();
     v->max_rows = LINES > 8 ? (size_t)LINES : 1; /* cut at the screen's bottom by draw_line */
+    v->width = COLS > 0 ? (size_t)COLS : 1;
     top_view_frame(v, title, draw_line, &s);
-    mvaddnstr(LINES - 1, 0, "q quit  s sort  tab/0-9 source  p pause", COLS);
+    char bottom[700];
+    snprintf(bottom, sizeof bottom, "q quit  s sort  tab/0-9 source  p pause%s%s", notice[0] ? "  | " : "", notice);
+    mvaddnstr(LINES - 1, 0, bottom, COLS);
     refresh();
 }
 
@@ -301,6 +308,8 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
                 rc = 1;
                 break;
             }
+            if (msg[0])
+                snprintf(notice, sizeof notice, "%s", msg);
             last = t;
             dirty = 1;
         }

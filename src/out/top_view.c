@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/hist.h"
+#include "read/elf_buildid.h"
 #include "report.h"
 
 static const char *const sort_words[TOP_SORTS] = {"self/int", "self", "calls", "calls/s", "incl", "max"};
@@ -40,7 +41,10 @@ void top_view_free(struct top_view *v)
 /* ---- names ------------------------------------------------------------- */
 
 /* The --exe a function of binary bin is named from; NULL: none (a shared
- * object without its own --exe, the "[other]" row, no --exe at all). */
+ * object without its own --exe, a binary whose build-id no --exe has, the
+ * "[other]" row, no --exe at all).  A binary that recorded no build-id
+ * (an older runtime) is named from the first --exe, on trust, as analyze
+ * names it. */
 static const char *exe_for(const struct top_view *v, uint32_t bin)
 {
     const struct analysis *a = &v->l->a;
@@ -49,9 +53,31 @@ static const char *exe_for(const struct top_view *v, uint32_t bin)
     if (bin >= a->nbins)
         return v->exes[0].path;
     const struct analysis_bin *b = &a->bins[bin];
-    if (b->module && !b->exe_matches)
+    if ((b->module || b->have_build_id) && !b->exe_matches)
         return NULL;
     return v->exes[b->exe < v->nexes ? b->exe : 0].path;
+}
+
+/* A program among functions [from, to) whose build-id no --exe has: said
+ * once, since its functions show by address where analyze would refuse the
+ * --exe given (it was rebuilt since, or is another program). */
+static void say_foreign(struct top_view *v, size_t from, size_t to, char *msg, size_t msglen)
+{
+    const struct analysis *a = &v->l->a;
+    const struct funcstats *fs = &a->funcs;
+    char hex[33];
+    for (size_t i = from; i < to && !v->said_foreign && v->nexes; i++) {
+        uint32_t bin = fs->v[i].bin;
+        if (bin == FUNCSTATS_OTHER_BIN || bin >= a->nbins)
+            continue;
+        const struct analysis_bin *b = &a->bins[bin];
+        if (b->module || !b->have_build_id || b->exe_matches)
+            continue;
+        elf_buildid_hex(b->build_id, hex);
+        snprintf(msg, msglen, "the traced program with build-id %.16s... matches no --exe (rebuilt since?): "
+                 "its functions are shown by address", hex);
+        v->said_foreign = 1;
+    }
 }
 
 /* Functions [from, to) of file exe, looked up in one libdw pass. */
@@ -107,6 +133,8 @@ int top_view_names(struct top_view *v, char *msg, size_t msglen)
     }
     if (fs->other != UINT32_MAX && fs->other >= from && !(v->names[fs->other].name = strdup("[other]")))
         return -1;
+    if (!msg[0])
+        say_foreign(v, from, to, msg, msglen);
     return 0;
 }
 
@@ -188,17 +216,67 @@ static struct ranked *ranked_rows(const struct top_view *v, size_t *n)
     return r;
 }
 
-static void func_line(const struct top_view *v, const struct live_func *f, char *buf, size_t len)
+/* The function columns, left to right; `drop` orders which go first on a
+ * screen too narrow for them all and a name (0: always shown). */
+enum top_col { COL_CALLS, COL_RATE, COL_SELF, COL_INCL, COL_SELF_INT, COL_MAX, COL_P99, TOP_COLS };
+static const struct {
+    const char *head;
+    int w, drop;
+} cols[TOP_COLS] = {
+    {"calls", 12, 0}, {"calls/s", 10, 4}, {"self_ms", 12, 0}, {"incl_ms", 12, 2},
+    {"self_ms/int", 12, 0}, {"max_us", 11, 3}, {"p99_us", 11, 1},
+};
+#define TOP_NAME_ROOM 32 /* columns kept for "name (file:line)" before numbers go */
+
+/* Which columns this frame shows: all, or as many as leave the name room. */
+static unsigned shown_cols(const struct top_view *v)
+{
+    unsigned shown = (1u << TOP_COLS) - 1;
+    size_t need = TOP_NAME_ROOM + 1;
+    for (int c = 0; c < TOP_COLS; c++)
+        need += (size_t)cols[c].w + 1;
+    for (int d = 1; v->width && need > v->width && d < TOP_COLS; d++)
+        for (int c = 0; c < TOP_COLS; c++)
+            if (cols[c].drop == d) {
+                shown &= ~(1u << c);
+                need -= (size_t)cols[c].w + 1;
+            }
+    return shown;
+}
+
+static void func_line(const struct top_view *v, unsigned shown, const struct live_func *f, char *buf,
+                      size_t len)
 {
     const struct funcstats_entry *e = &v->l->a.funcs.v[f->func];
-    char label[1024], p99[24] = "-";
+    char label[1024], cell[TOP_COLS][32];
+    size_t at = 0;
     report_label(f->func < v->nnamed ? &v->names[f->func] : NULL, (unsigned long long)e->addr, label,
                  sizeof label);
+    snprintf(cell[COL_CALLS], sizeof cell[0], "%llu", (unsigned long long)f->calls);
+    snprintf(cell[COL_RATE], sizeof cell[0], "%.0f", per_s(f->i_calls, v->l->interval_s));
+    snprintf(cell[COL_SELF], sizeof cell[0], "%.3f", (double)f->self_ns / 1e6);
+    snprintf(cell[COL_INCL], sizeof cell[0], "%.3f", (double)f->incl_ns / 1e6);
+    snprintf(cell[COL_SELF_INT], sizeof cell[0], "%.3f", (double)f->i_self_ns / 1e6);
+    snprintf(cell[COL_MAX], sizeof cell[0], "%.3f", (double)f->max_ns / 1e3);
     if (v->source < 0) /* the function table's histogram is across sources */
-        snprintf(p99, sizeof p99, "%.3f", (double)hist_percentile(&e->lat, 99) / 1e3);
-    snprintf(buf, len, "%12llu %10.0f %12.3f %12.3f %12.3f %11.3f %11s  %s", (unsigned long long)f->calls,
-             per_s(f->i_calls, v->l->interval_s), (double)f->self_ns / 1e6, (double)f->incl_ns / 1e6,
-             (double)f->i_self_ns / 1e6, (double)f->max_ns / 1e3, p99, label);
+        snprintf(cell[COL_P99], sizeof cell[0], "%.3f", (double)hist_percentile(&e->lat, 99) / 1e3);
+    else
+        snprintf(cell[COL_P99], sizeof cell[0], "-");
+    for (int c = 0; c < TOP_COLS && at < len; c++)
+        if (shown & 1u << c)
+            at += (size_t)snprintf(buf + at, len - at, "%s%*s", at ? " " : "", cols[c].w, cell[c]);
+    if (at < len)
+        snprintf(buf + at, len - at, "  %s", label);
+}
+
+static void func_head(unsigned shown, char *buf, size_t len)
+{
+    size_t at = 0;
+    for (int c = 0; c < TOP_COLS && at < len; c++)
+        if (shown & 1u << c)
+            at += (size_t)snprintf(buf + at, len - at, "%s%*s", at ? " " : "", cols[c].w, cols[c].head);
+    if (at < len)
+        snprintf(buf + at, len - at, "  function (file:line)");
 }
 
 int top_view_frame(struct top_view *v, const char *title, void (*line)(void *ctx, const char *text), void *ctx)
@@ -218,14 +296,14 @@ int top_view_frame(struct top_view *v, const char *title, void (*line)(void *ctx
     snprintf(buf, sizeof buf, "functions of %s, by %s:", which, top_view_sort_word(v->sort));
     line(ctx, "");
     line(ctx, buf);
-    snprintf(buf, sizeof buf, "%12s %10s %12s %12s %12s %11s %11s  %s", "calls", "calls/s", "self_ms", "incl_ms",
-             "self_ms/int", "max_us", "p99_us", "function (file:line)");
+    unsigned shown = shown_cols(v);
+    func_head(shown, buf, sizeof buf);
     line(ctx, buf);
     struct ranked *r = ranked_rows(v, &n);
     if (!r)
         return -1;
     for (size_t i = 0; i < n && (!v->max_rows || i < v->max_rows); i++) {
-        func_line(v, r[i].f, buf, sizeof buf);
+        func_line(v, shown, r[i].f, buf, sizeof buf);
         line(ctx, buf);
     }
     free(r);

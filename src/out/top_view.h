@@ -25,9 +25,12 @@ struct top_view {
     struct symbol *names;  /* by funcstats id, the first nnamed looked up */
     size_t nnamed, capnames;
     int names_failed;      /* said once */
+    int said_foreign;      /* a program no --exe matches: said once */
     enum top_sort sort;
     long source;           /* -1: every source; else its position in l->srcs */
     size_t max_rows;       /* function rows shown (0: all) */
+    size_t width;          /* the screen's columns: the least telling number
+                            * columns go first so names fit (0: all, --once) */
 };
 
 void top_view_init(struct top_view *v, struct live *l, const struct analysis_exe *exes, size_t nexes);
