@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # callsight top on the screen (tmux) while streams arrive through serve:
-# the demo workload streaming shows up while it runs, and once it ends the
+# the demo workload streaming shows up while it runs, with the bytes/s its
+# connection takes on the link (asked of serve), and once it ends the
 # screen's call counts are analyze's and the workload's exact counts; a
 # device's drop count, a connection cut (serve's gap marker) and a
 # resumable stream's connection cut (serve's cut marker: its client may
@@ -10,7 +11,7 @@
 # choosing a source shows its functions only; q restores the terminal.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 18
+plan 20
 
 EXE=$B/examples/workload RES=$B/examples/resident
 PARAMS="300 2 12 64 8" # seconds of naps, so the screen sees it running
@@ -62,6 +63,8 @@ capture_until " 1 stream 1 +streaming .*" && capture_until "nap \(workload\.c"
 seen=$?
 kill -0 $wl 2>/dev/null
 ok $((seen || $?)) "while the workload runs, the screen shows stream 1 streaming and its functions"
+capture_until "^[ >] *1 stream 1 +streaming +[0-9]+ +[1-9][0-9]* "
+ok $? "and the bytes/s its connection takes on the link, as serve counts them"
 wait $wl
 ok $? "the workload ran to its end"
 wait $client
@@ -77,11 +80,13 @@ ok $? "every function's calls, name and file:line on the screen are analyze's"
 awk '{ print $2, $1 }' "$T/s.rows" | sort > "$T/s.counts"
 diff "$T/expect" "$T/s.counts" > "$T/counts.diff"
 ok $? "and the workload's exact counts"
+capture_until "^[ >] *1 stream 1 +[a-z]+ +[0-9]+ +- "
+ok $? "its connection closed, no wire figure (-)"
 
 # --- 2: a device that dropped events ---
 "$T/streamgen" --events 1000 --chunk 100 --notice 4242 127.0.0.1 "$SERVE_PORT" 2> "$T/gen2.err"
 ok $? "a stream that reports 4242 dropped events"
-closed_then_within_two 2 "^[ >] *2 stream 2 +[a-z]+ +[0-9]+ +[0-9]+ +4242 " \
+closed_then_within_two 2 "^[ >] *2 stream 2 +[a-z]+ +[0-9]+ +([0-9]+|-) +4242 " \
     "its drops show in its dropped column within two refreshes"
 
 # --- 3: a connection cut mid-chunk (serve writes a gap marker) ---

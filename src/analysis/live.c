@@ -397,12 +397,34 @@ static int sources_interval(struct live *l)
     return 0;
 }
 
+void live_wire_begin(struct live *l)
+{
+    for (size_t i = 0; i < l->nsrcs; i++) {
+        l->srcs[i].have_wire = 0;
+        l->srcs[i].wire_listed = 0;
+    }
+}
+
+void live_wire(struct live *l, uint32_t stream_id, uint64_t bytes)
+{
+    uint32_t at;
+    if (!u64map_get(&l->a.src_index, (uint64_t)ANALYSIS_SOURCE_STREAM << 32 | stream_id, &at) || at >= l->nsrcs)
+        return; /* nothing of it read yet */
+    struct live_source *s = &l->srcs[at];
+    s->have_wire = s->wire_before && bytes >= s->wire;
+    s->i_wire = s->have_wire ? bytes - s->wire : 0;
+    s->wire = bytes;
+    s->wire_listed = 1;
+}
+
 int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen)
 {
     if (scan(l, msg, msglen) < 0)
         return -1;
     for (size_t i = 0; i < l->nseries; i++)
         read_series(l, l->series[i]);
+    for (size_t i = 0; i < l->nsrcs; i++) /* listed at the refresh before: its bytes then are a base */
+        l->srcs[i].wire_before = l->srcs[i].wire_listed;
     l->refreshes++;
     l->interval_s = interval_s;
     l->now = (int64_t)time(NULL);

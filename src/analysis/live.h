@@ -51,6 +51,9 @@ enum live_state { LIVE_STREAMING = 0, LIVE_ENDED, LIVE_CUT, LIVE_RECONNECTING, L
 /* A source, as analysis.src[i] is. */
 struct live_source {
     uint64_t bytes, i_bytes;     /* bytes of records read: total, last interval */
+    int have_wire;               /* i_wire is known: serve listed its connection now and before */
+    uint64_t wire, i_wire;       /* bytes its connection read from the link so far; since the last refresh */
+    int wire_listed, wire_before; /* serve listed it at this refresh; at the one before */
     uint64_t records, i_records;
     uint64_t dropped, i_dropped; /* analysis_source_dropped: total, last interval */
     int64_t newest_mtime;        /* seconds: its newest file's last change */
@@ -93,6 +96,13 @@ int live_prepare(struct live *l, char *msg, size_t msglen);
  * 0 ok; -1 with a one-line reason in msg (the directory cannot be read,
  * out of memory). */
 int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen);
+/* Wire bytes of stream sources, as serve counts them (top asks serve's
+ * control socket after each refresh): begin forgets the last refresh's,
+ * then one call per connection serve lists, by its stream id.  A source
+ * has an interval's figure once its connection was listed at two refreshes
+ * in a row (a resumed stream's new connection counts from 0 again). */
+void live_wire_begin(struct live *l);
+void live_wire(struct live *l, uint32_t stream_id, uint64_t bytes);
 /* End every series: threads closed, notes kept, partial records said. */
 void live_finish(struct live *l);
 void live_free(struct live *l);

@@ -23,8 +23,10 @@
 #include "commands.h"
 #include "out/top_view.h"
 #include "read/elf_buildid.h"
+#include "serve/control.h"
 
 #define PROG "callsight top"
+#define WIRE_WAIT_MS 200 /* for each line of serve's answer: a stuck serve stalls no screen for long */
 
 struct options {
     const char *dir;
@@ -53,7 +55,9 @@ static void usage(FILE *out)
             "  --top N        function rows in --once's frame (default 20; 0: all)\n"
             "  --source N     show the functions of source N only (the # column)\n"
             "\n"
-            "Per source: state, events/s and bytes/s of records read, events dropped\n"
+            "Per source: state, events/s of records read, wire B/s (the bytes its\n"
+            "connection took on the link, asked of the serve writing DIR through its\n"
+            "control socket; - for local traces and ended connections), events dropped\n"
             "in all and in the last interval.  States: streaming (its files grew in the\n"
             "last 2 s), dropping (and it lost events in the last interval), ended,\n"
             "cut (its connection ended abnormally: nothing after serve's gap or cut\n"
@@ -294,6 +298,19 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The wire bytes of each connection, if a serve writes dir and answers
+ * within a bounded wait; none (shown as "-") otherwise: a local trace, an
+ * older serve, a serve that is gone. */
+static void ask_wire(struct live *l, const char *dir)
+{
+    static struct stream_conn_wire w[CONTROL_MAX_CONNS];
+    char err[300];
+    live_wire_begin(l);
+    long n = control_wire(dir, w, CONTROL_MAX_CONNS, WIRE_WAIT_MS, err, sizeof err);
+    for (long i = 0; i < n; i++)
+        live_wire(l, w[i].id, w[i].bytes);
+}
+
 /* Refresh and redraw every interval, keys in between.  0, or 1 said. */
 static int screen_loop(struct live *l, struct top_view *v, const struct options *o)
 {
@@ -310,6 +327,7 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
             }
             if (msg[0])
                 snprintf(notice, sizeof notice, "%s", msg);
+            ask_wire(l, o->dir);
             last = t;
             dirty = 1;
         }

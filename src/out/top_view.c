@@ -154,16 +154,20 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
 {
     const struct live *l = v->l;
     char buf[256], label[48];
+    char wire[32];
     snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s", "#", "source", "state", "events/s",
-             "bytes/s", "dropped", "drop/int");
+             "wire B/s", "dropped", "drop/int");
     line(ctx, buf);
     for (size_t i = 0; i < l->nsrcs; i++) {
         const struct live_source *s = &l->srcs[i];
         source_label(&l->a.src[i], label, sizeof label);
-        snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12.0f %10llu %8llu", (long)i == v->source ? '>' : ' ',
-                 i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s),
-                 per_s(s->i_bytes, l->interval_s), (unsigned long long)s->dropped,
-                 (unsigned long long)s->i_dropped);
+        if (s->have_wire)
+            snprintf(wire, sizeof wire, "%.0f", per_s(s->i_wire, l->interval_s));
+        else
+            snprintf(wire, sizeof wire, "-"); /* not streaming through a serve that says it */
+        snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12s %10llu %8llu", (long)i == v->source ? '>' : ' ',
+                 i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s), wire,
+                 (unsigned long long)s->dropped, (unsigned long long)s->i_dropped);
         line(ctx, buf);
     }
 }

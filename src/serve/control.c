@@ -102,6 +102,20 @@ static void answer(int fd, const char *line)
     (void)send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* "wire": one line per connection writing a file, after a count; one
+ * send, so a reader that went away costs nothing. */
+static void answer_wire(int fd)
+{
+    static struct stream_conn_wire w[CONTROL_MAX_CONNS];
+    static char text[32 + CONTROL_MAX_CONNS * 32];
+    size_t n = stream_conn_wire(w, CONTROL_MAX_CONNS);
+    int used = snprintf(text, sizeof text, "wire %zu\n", n);
+    for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof text; i++)
+        used += snprintf(text + used, sizeof text - (size_t)used, "%u %llu\n", (unsigned)w[i].id,
+                         (unsigned long long)w[i].bytes);
+    answer(fd, text);
+}
+
 void control_serve_one(int lfd)
 {
     char line[CONTROL_LINE_MAX];
@@ -114,8 +128,13 @@ void control_serve_one(int lfd)
         close(fd);
         return;
     }
+    if (!strcmp(line, "wire")) {
+        answer_wire(fd);
+        close(fd);
+        return;
+    }
     if (sscanf(line, "snapshot %lu%c", &id, &tail) != 1 || id > UINT32_MAX) {
-        answer(fd, "error the request is not 'snapshot ID'\n");
+        answer(fd, "error the request is not 'snapshot ID' or 'wire'\n");
         close(fd);
         return;
     }
@@ -140,28 +159,67 @@ void control_close(int lfd, const char *dir)
         unlink(a.sun_path);
 }
 
-int control_request(const char *dir, uint32_t id, char *reply, size_t len)
+/* Connected to the serve listening in dir, the request line sent: the
+ * socket, or -1 with why in err. */
+static int control_ask(const char *dir, const char *request, char *err, size_t errlen)
 {
     struct sockaddr_un a;
-    char line[64];
     if (control_path(dir, &a)) {
-        snprintf(reply, len, "the path %s/%s is too long for a UNIX socket", dir, CONTROL_SOCKET_NAME);
+        snprintf(err, errlen, "the path %s/%s is too long for a UNIX socket", dir, CONTROL_SOCKET_NAME);
         return -1;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        snprintf(reply, len, "no serve is listening in %s (%s: %s)", dir, a.sun_path, strerror(errno));
+        snprintf(err, errlen, "no serve is listening in %s (%s: %s)", dir, a.sun_path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
+    if (send(fd, request, strlen(request), MSG_NOSIGNAL) != (ssize_t)strlen(request)) {
+        snprintf(err, errlen, "serve in %s did not take the request", dir);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int control_request(const char *dir, uint32_t id, char *reply, size_t len)
+{
+    char line[64];
     snprintf(line, sizeof line, "snapshot %u\n", (unsigned)id);
-    int rc = send(fd, line, strlen(line), MSG_NOSIGNAL) == (ssize_t)strlen(line) &&
-                     read_line(fd, reply, len, REQUEST_WAIT_MS) == 0
-                 ? 0
-                 : -1;
+    int fd = control_ask(dir, line, reply, len);
+    if (fd < 0)
+        return -1;
+    int rc = read_line(fd, reply, len, REQUEST_WAIT_MS);
     if (rc)
         snprintf(reply, len, "serve in %s did not answer", dir);
     close(fd);
     return rc;
+}
+
+long control_wire(const char *dir, struct stream_conn_wire *out, size_t max, int wait_ms, char *err,
+                  size_t errlen)
+{
+    char line[64];
+    unsigned long n, id;
+    unsigned long long bytes;
+    char tail;
+    int fd = control_ask(dir, "wire\n", err, errlen);
+    if (fd < 0)
+        return -1;
+    long got = -1;
+    if (read_line(fd, line, sizeof line, wait_ms) == 0 && sscanf(line, "wire %lu%c", &n, &tail) == 1 &&
+        n <= CONTROL_MAX_CONNS) {
+        for (got = 0; got >= 0 && (unsigned long)got < n; got++) {
+            if (read_line(fd, line, sizeof line, wait_ms) != 0 ||
+                sscanf(line, "%lu %llu%c", &id, &bytes, &tail) != 2 || id > UINT32_MAX)
+                got = -2; /* the loop's increment leaves -1 */
+            else if ((size_t)got < max)
+                out[got] = (struct stream_conn_wire){(uint32_t)id, bytes};
+        }
+    }
+    if (got < 0)
+        snprintf(err, errlen, "serve in %s did not answer 'wire' (an older serve?)", dir);
+    close(fd);
+    return got < 0 ? -1 : (long)((size_t)got < max ? (size_t)got : max);
 }

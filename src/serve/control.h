@@ -16,6 +16,11 @@
  *                      is connected; more: their sockets were full)
  *   error WHY\n        the request was not understood
  *
+ *   wire\n             (callsight top) answered by a count and one line each:
+ *   wire N\n           N connections write files now (at most
+ *   ID BYTES\n         CONTROL_MAX_CONNS), each with the bytes read from its
+ *                      socket so far
+ *
  * The protocol is private to one callsight version on one host, so it is
  * text and unversioned; the wire to devices is what trace_shm.h defines.
  */
@@ -25,8 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stream_conn.h"
+
 #define CONTROL_SOCKET_NAME ".callsight-serve.sock"
 #define CONTROL_LINE_MAX 512
+#define CONTROL_MAX_CONNS STREAM_CONN_LISTED_MAX /* connections in one 'wire' answer */
 
 /* serve: listen in dir.  The socket's fd, or -1 with why in err (serve
  * goes on without: no snapshot requests).  A live serve already listening
@@ -42,5 +50,12 @@ void control_close(int lfd, const char *dir);
  * id (0: all); its answer line (without the newline) in reply.  0, or -1
  * with why in reply (no serve listening there, no answer in time). */
 int control_request(const char *dir, uint32_t id, char *reply, size_t len);
+
+/* callsight top: the connections the serve writing dir has now, with their
+ * wire bytes (at most max in out), within wait_ms per line.  How many, or
+ * -1 with why in err (no serve listening there, no answer in time, a serve
+ * that predates the request). */
+long control_wire(const char *dir, struct stream_conn_wire *out, size_t max, int wait_ms, char *err,
+                  size_t errlen);
 
 #endif

@@ -65,6 +65,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,13 +124,15 @@ struct conn {
     int sum_offered;      /* the client may send summary snapshots: the ack says they are welcome */
     int req_offered;      /* the client takes snapshot requests (a flight recorder) */
     int req_acked;        /* a flight recorder that takes snapshot requests, and the ack said so */
-    int req_listed;       /* ... listed among the takers (from its file's opening to its end) */
-    uint32_t req_seq;     /* requests sent to it (under takers_lock) */
+    int req_listed;       /* listed for the control socket (from its file's opening to its end) */
+    uint32_t req_seq;     /* requests sent to it (under listed_lock) */
     struct stream_sums *sums; /* their totals, once increments were acked (the writer's) */
     char writer_end[STREAM_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
     uint64_t chunks;      /* chunks read whole */
     uint64_t chunks_written; /* chunks the writer took (the writer's) */
     uint64_t received;    /* bytes read from the socket */
+    _Atomic uint64_t wire; /* ... the same, for the control thread (stream_conn_wire) */
+    int unlisted;         /* its reader is done: a file opened now (finish) is not listed */
     struct chunkq *q;     /* decompressed chunks, reader to writer */
     pthread_t writer;
     int writer_running;   /* writer was started: join it */
@@ -258,12 +261,19 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Bytes read from the socket so far, where the control thread can see them. */
+static void count_received(struct conn *c, size_t got)
+{
+    c->received += got;
+    atomic_store_explicit(&c->wire, c->received, memory_order_relaxed); /* a counter: no order needed */
+}
+
 /* Read exactly len bytes of `what`; on a short read say how the stream ended. 0 ok, -1 ended. */
 static int read_exact(struct conn *c, void *buf, size_t len, const char *what)
 {
     size_t got;
     int rc = net_read_by(c->fd, buf, len, &got, -1, &c->deadline, -1);
-    c->received += got;
+    count_received(c, got);
     if (rc == 0)
         return 0;
     char idle[64];
@@ -285,7 +295,7 @@ static int read_hello(struct conn *c)
     uint64_t by = c->accepted_ms + CONN_HANDSHAKE_MS;
     int idle = c->o->idle_secs > 0 && c->o->idle_secs * 1000 < (int)CONN_HANDSHAKE_MS;
     int rc = net_read_by(c->fd, raw, sizeof raw, &got, idle ? c->o->idle_secs * 1000 : -1, &by, -1);
-    c->received += got;
+    count_received(c, got);
     if (rc == 1 && got == 0) {
         say_pre("connection from %s closed before sending a handshake", c->peer);
         return -1;
@@ -324,63 +334,76 @@ static int read_hello(struct conn *c)
     return 0;
 }
 
-/* ---- snapshot requests --------------------------------------------------
- * Connections of flight recorders that take snapshot requests, by their
- * connection id, from the moment their file is opened (when "conn N from"
- * is said) until their reader ends, just before the socket is closed.
- * The table is the only state shared with the command's thread that asks
- * (callsight trigger, through serve's control socket); sending is one
- * non-blocking 16-byte send under the lock, so an asker never waits on a
- * connection. */
-#define TAKERS_MAX 1024
+/* ---- connections listed for serve's control socket ---------------------
+ * Every connection whose file is open, by its connection id, from the
+ * moment the file opens (when "conn N from" is said) until its reader ends,
+ * just before the socket is closed.  The table is the only state shared
+ * with the thread that answers the control socket: `callsight trigger`
+ * asks the flight recorders among them for a snapshot (one non-blocking
+ * 16-byte send each, under the lock, so an asker never waits on a
+ * connection) and `callsight top` reads each one's wire bytes. */
+#define LISTED_MAX STREAM_CONN_LISTED_MAX
 
-static pthread_mutex_t takers_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct conn *takers[TAKERS_MAX];
-static uint32_t taker_ids[TAKERS_MAX];
+static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *listed[LISTED_MAX];
+static uint32_t listed_ids[LISTED_MAX];
 
-static void takers_add(struct conn *c)
+static void listed_add(struct conn *c)
 {
-    pthread_mutex_lock(&takers_lock);
-    for (int i = 0; i < TAKERS_MAX && !c->req_listed; i++)
-        if (!takers[i]) {
-            takers[i] = c;
-            taker_ids[i] = c->file.id;
+    pthread_mutex_lock(&listed_lock);
+    for (int i = 0; i < LISTED_MAX && !c->req_listed && !c->unlisted; i++)
+        if (!listed[i]) {
+            listed[i] = c;
+            listed_ids[i] = c->file.id;
             c->req_listed = 1;
         }
-    pthread_mutex_unlock(&takers_lock);
+    pthread_mutex_unlock(&listed_lock);
 }
 
-static void takers_remove(struct conn *c)
+static void listed_remove(struct conn *c)
 {
-    pthread_mutex_lock(&takers_lock);
-    for (int i = 0; i < TAKERS_MAX && c->req_listed; i++)
-        if (takers[i] == c) {
-            takers[i] = NULL;
+    pthread_mutex_lock(&listed_lock);
+    c->unlisted = 1;
+    for (int i = 0; i < LISTED_MAX && c->req_listed; i++)
+        if (listed[i] == c) {
+            listed[i] = NULL;
             c->req_listed = 0;
         }
-    pthread_mutex_unlock(&takers_lock);
+    pthread_mutex_unlock(&listed_lock);
+}
+
+size_t stream_conn_wire(struct stream_conn_wire *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&listed_lock);
+    for (int i = 0; i < LISTED_MAX && n < max; i++)
+        if (listed[i])
+            out[n++] = (struct stream_conn_wire){listed_ids[i],
+                                                 atomic_load_explicit(&listed[i]->wire, memory_order_relaxed)};
+    pthread_mutex_unlock(&listed_lock);
+    return n;
 }
 
 size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen)
 {
     size_t n = 0;
     *takers_seen = 0;
-    pthread_mutex_lock(&takers_lock);
-    for (int i = 0; i < TAKERS_MAX; i++) {
-        if (!takers[i] || (id && taker_ids[i] != id))
+    pthread_mutex_lock(&listed_lock);
+    for (int i = 0; i < LISTED_MAX; i++) {
+        if (!listed[i] || !listed[i]->req_acked || (id && listed_ids[i] != id))
             continue;
         ++*takers_seen;
         unsigned char req[TRACE_STREAM_REQUEST_SIZE];
         int queued = -1;
         /* only into an empty send queue, where 16 bytes surely go whole:
          * half a request would leave the client reading the rest as junk */
-        if (ioctl(takers[i]->fd, SIOCOUTQ, &queued) != 0 || queued != 0)
+        if (ioctl(listed[i]->fd, SIOCOUTQ, &queued) != 0 || queued != 0)
             continue;
-        stream_request_encode(req, ++takers[i]->req_seq);
-        if (send(takers[i]->fd, req, sizeof req, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof req && n < max)
-            sent[n++] = taker_ids[i];
+        stream_request_encode(req, ++listed[i]->req_seq);
+        if (send(listed[i]->fd, req, sizeof req, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof req && n < max)
+            sent[n++] = listed_ids[i];
     }
-    pthread_mutex_unlock(&takers_lock);
+    pthread_mutex_unlock(&listed_lock);
     for (size_t k = 0; k < n; k++)
         say("conn %u: snapshot requested (callsight trigger)", (unsigned)sent[k]);
     return n;
@@ -412,8 +435,7 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
         c->gate->writing(c->gate->arg);
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
-    if (c->req_acked)
-        takers_add(c);
+    listed_add(c);
     return 0;
 }
 
@@ -776,7 +798,7 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
     int idle_ms = c->o->idle_secs > 0 ? c->o->idle_secs * 1000 : -1;
     c->deadline = 0; /* set at the chunk's first byte */
     int rc = net_read_by(c->fd, raw, sizeof raw, &got, idle_ms, &c->deadline, (int)CONN_GRACE_MS);
-    c->received += got;
+    count_received(c, got);
     if (rc == 1 && got == 0)
         return 1;
     if (rc < 0) {
@@ -1017,8 +1039,7 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
         if (c.writer_rc == 3)
             snprintf(c.end, sizeof c.end, "%s", c.writer_end); /* not the reader's cut that followed */
     }
-    c.req_acked = 0;   /* a file opened only now (finish) is not listed */
-    takers_remove(&c); /* the writer, which lists it, is done; the caller closes the socket after */
+    listed_remove(&c); /* the writer, which lists it, is done; the caller closes the socket after */
     if (rc != 2)
         finish(&c);
     else if (c.slot >= 0)

@@ -62,4 +62,14 @@ void stream_conn_say_flush(void);
  */
 size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen);
 
+/* A connection writing a file, and the bytes read from its socket so far
+ * (handshake and chunks, compressed: what crossed the link). */
+struct stream_conn_wire {
+    uint32_t id;
+    uint64_t bytes;
+};
+#define STREAM_CONN_LISTED_MAX 1024 /* connections listed at once; more write, unlisted */
+/* The connections writing files now, at most max of them, in out; how many. */
+size_t stream_conn_wire(struct stream_conn_wire *out, size_t max);
+
 #endif
