@@ -4,10 +4,11 @@
 # (stream_conn.c, chunkq.c) and serve's joining of connection threads run
 # under TSan.  Five streams at once: plain chunks rotating segments, one
 # past --max-mb, one that turns malformed mid-stream, coded chunks from
-# trace_stream, and one paused when SIGTERM comes.  No TSan report, serve
+# trace_stream, and one paused when SIGTERM comes, while the control socket
+# is asked for every connection's wire bytes.  No TSan report, serve
 # exits 0, and every connection's counts are exact.
 source "$(dirname "$0")/../lib.sh"
-plan 10
+plan 11
 
 TB=${TSAN_BUILD:?run through make tsan-test}
 CS=$TB/host/callsight
@@ -23,6 +24,36 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
 
 start_serve "$T/out" --seg-mb 1 --max-mb 2 --min-free-mb 0 --quiet
 ok $? "serve under TSan listens"
+# Meanwhile callsight top's question, over and over: each connection's wire
+# bytes, which the control thread reads while the readers count them.
+python3 - "$T/out/.callsight-serve.sock" "$T/asked-enough" "$T/asker-ready" > "$T/wire.out" <<'PY' &
+import os, socket, sys, time
+open(sys.argv[3], "w").close()
+for _ in range(6000):
+    if os.path.exists(sys.argv[2]):
+        break
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)
+        s.connect(sys.argv[1])
+        s.sendall(b"wire\n")
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        lines = data.decode().splitlines()
+        if lines and lines[0].startswith("wire ") and int(lines[0][5:]) == len(lines) - 1 and len(lines) > 1:
+            print(lines[0], flush=True)  # an answer that listed connections
+    except OSError:
+        pass
+    time.sleep(0.01)
+PY
+asker=$!
+track_pid $asker
+wait_file "$T/asker-ready"
 P="127\\.0\\.0\\.1:[0-9]+"
 wait_in() { for _ in $(seq 500); do grep -Eq "$2" "$1" && return 0; sleep 0.02; done; return 1; }
 
@@ -43,6 +74,7 @@ wait_file "/dev/shm$SHM"
 timeout 120 "$T/ringwriter" --wait --batch 512 "$SHM" 50000 > /dev/null
 wait $a; ra=$?; wait $b; rb=$?; wait $c; wait $d; rd=$?
 is "$ra $rb $rd" "0 0 0" "the clients end normally"
+
 wait_serve_closed 4
 
 close_line() { grep -E "^callsight serve: conn [0-9]+ closed \($P\): $1" "$SERVE_LOG"; }
@@ -64,6 +96,12 @@ e=$!
 track_pid $e
 wait_file "$T/paused"
 wait_in "$SERVE_LOG" "^callsight serve: conn 5 from"
+n0=$(wc -l < "$T/wire.out") # answers so far; the next lists conn 5 alone
+for _ in $(seq 500); do [ "$(wc -l < "$T/wire.out")" -gt "$n0" ] && break; sleep 0.02; done
+touch "$T/asked-enough"
+wait $asker
+is "$(sed -n "$((n0 + 1))p" "$T/wire.out")" "wire 1" \
+    "serve's control thread lists the open connections' wire bytes ($n0 answers while the 4 streamed)"
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID"
 is $? 0 "serve exits 0 on SIGTERM with a stream open"
