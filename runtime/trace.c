@@ -88,6 +88,18 @@
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
 
+/* File mode's batch once a thread has flushed its first: 256 KiB, mapped
+ * then (not in TLS, so small stacks stay fine, and a thread that never
+ * fills one batch costs nothing more).  The kernel's write path costs less
+ * per byte in larger writes (docs/performance.md, 2026-12-02: 64 KiB
+ * pwrites took 1.5x the system time of 256 KiB ones), and a quarter of the
+ * flushes means a quarter of the syscalls. */
+#ifndef FILE_BUF_EVENTS
+#define FILE_BUF_EVENTS (4u * TRACE_BUF_EVENTS)
+#endif
+
+_Static_assert(FILE_BUF_EVENTS >= TRACE_BUF_EVENTS, "the file-mode buffer only ever grows");
+
 #define TL_HEAD 6u /* slots before the events: PROCESS, LOAD_BIAS, BUILD_ID, THREAD_NAME,
                     * THREAD_LOST, THREAD_RESYNC */
 #define TRIG_DEPTH 16u /* TRACE_TRIGGER: recursive calls timed (deeper ones are not checked) */
@@ -379,7 +391,8 @@ typedef struct tl_state {
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
     int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
-    trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
+    trace_event_t *buf;          /* `own`, or file mode's larger buffer (file_buf_grow) */
+    trace_event_t own[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
 static _Thread_local tl_state_t tl;
@@ -472,11 +485,19 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
  * it at thread exit (key values are only set per thread, so here). */
 static struct sum_table *sum_alloc(void);
 
+/* Events per batch for this thread: file mode's larger once it has one. */
+static uint32_t tl_batch(const tl_state_t *t)
+{
+    return t->buf != t->own ? FILE_BUF_EVENTS : g_batch;
+}
+
 static void tl_start(tl_state_t *t)
 {
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
-    t->flush_at = g_batch;
+    if (!t->buf) /* TLS starts zeroed; a forked child keeps what its parent had */
+        t->buf = t->own;
+    t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
     if (g_summary && !t->sum)
         t->sum = sum_alloc();
@@ -912,6 +933,31 @@ static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload
             "could not be written: ", err > 0 ? strerror(err) : "no room", (char *)0);
 }
 
+/* Once a thread in file mode has filled a batch, its batches grow to
+ * FILE_BUF_EVENTS (see there); a thread whose flushes are partial (its
+ * exit, TRACE_FLUSH_MS) keeps the small one.  Not with TRACE_FULL=wrap,
+ * whose segments are sized in small batches, nor for summaries alone,
+ * whose snapshots are small.  No memory: the TLS buffer, as before. */
+static void file_buf_grow(tl_state_t *t)
+{
+    if (t->buf != t->own || t->n < t->flush_at || g_wrap || g_summary == 1)
+        return;
+    void *m = mmap(NULL, (TL_HEAD + FILE_BUF_EVENTS + TL_TAIL) * sizeof(trace_event_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED)
+        t->buf = m;
+}
+
+/* Thread exit: the larger buffer unmapped, once its last batch is out. */
+static void file_buf_free(tl_state_t *t)
+{
+    if (t->buf && t->buf != t->own)
+        munmap(t->buf, (TL_HEAD + FILE_BUF_EVENTS + TL_TAIL) * sizeof(trace_event_t));
+    t->buf = t->own;
+}
+
+/* The batch is written; nothing in the buffer outlives the flush (the
+ * caller starts the next batch at 0), so it may change buffers here. */
 static void file_flush(tl_state_t *t)
 {
     tl_take_reentered(t);
@@ -920,6 +966,7 @@ static void file_flush(tl_state_t *t)
     if (count == 0)
         return;
     int r = file_append(t, &t->buf[first], count, g_budget_soft);
+    file_buf_grow(t);
     if (r == 0)
         tl_head_sent(t);
     else if (r == FILE_OVER_BUDGET && g_wrap)
@@ -1535,7 +1582,7 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
             file_flush(t);
         }
     }
-    t->flush_at = g_batch;
+    t->flush_at = tl_batch(t);
     t->n = t->nmarks = 0;
     t->ntail = 0;
     t->batch_depth = t->depth;
@@ -2660,6 +2707,7 @@ static uint64_t hook_measure(void)
 {
     tl_state_t *t = &tl;
     uint64_t best = UINT64_MAX;
+    t->buf = t->own; /* before this thread's first hook (tl_start) */
     for (int round = 0; round < 5; round++) {
         uint64_t start = clock_mono_ns();
         for (uint32_t i = 0; i < HOOK_PAIRS; i++) {
@@ -2693,6 +2741,7 @@ static void tl_thread_exit(void *arg)
     }
     file_close(t);
     sum_free(t);
+    file_buf_free(t);
     atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
     errno = saved;
 }
@@ -2717,7 +2766,7 @@ static void trace_fork_child(void)
     t->seg_used = 0;
     wrap_fork_child();
     t->n = t->nmarks = t->ntail = 0;
-    t->flush_at = g_batch;
+    t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
     t->lost = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
