@@ -188,7 +188,8 @@ section "1. Hook cost" \
     "bench/hookbench.c: work() (~60 cycles of arithmetic, noinline) called in a tight loop, $CALLS calls per thread;" \
     "ns/event = (median traced loop time - median untraced loop time) / events, over $RUNS interleaved runs;" \
     "loop time = wall time of each thread's loop, summed over threads; events = 2 per call (enter + exit);" \
-    "'cpu' = the same from the threads' CPU time (CLOCK_THREAD_CPUTIME_ID): the gap to the wall figure is time spent waiting for a CPU"
+    "'cpu' = the same from the threads' CPU time (CLOCK_THREAD_CPUTIME_ID): the gap to the wall figure is time spent waiting for a CPU;" \
+    "'user', 'sys' = the same from the threads' user and system time (getrusage RUSAGE_THREAD)"
 
 # hook_once CONFIG THREADS: one run; appends the threads' summed loop and CPU ns.
 hook_once() {
@@ -209,6 +210,10 @@ hook_once() {
         rm -rf "$T/sum"
         ;;
     stream) stream_run $RING - "$BB/hookbench-instr" "${args[@]}" ;;
+    sumstream)
+        TRACE_MODE=summary stream_run $RING - "$BB/hookbench-instr" "${args[@]}"
+        echo "$ST_WIRE" >> "$T/wire.$cfg.$th"
+        ;;
     bigring) stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
     after) DRAIN_AFTER=1 stream_run $whole - "$BB/hookbench-instr" "${args[@]}" ;;
     uftrace)
@@ -216,12 +221,14 @@ hook_once() {
         rm -rf "$T/uftrace.data"
         ;;
     esac || die "hook run $cfg failed"
-    case $cfg in stream | bigring | after) echo "$ST_DROP $ST_FWD" >> "$T/drops.$cfg.$th" ;; esac
+    case $cfg in stream | bigring | after | sumstream) echo "$ST_DROP $ST_FWD" >> "$T/drops.$cfg.$th" ;; esac
     kv thread_ns "$T/prog.out" >> "$T/ns.$cfg.$th"
     kv cpu_ns "$T/prog.out" >> "$T/cpu.$cfg.$th"
+    kv user_ns "$T/prog.out" >> "$T/user.$cfg.$th"
+    kv sys_ns "$T/prog.out" >> "$T/sys.$cfg.$th"
 }
 
-CONFIGS="plain off file summary stream bigring after"
+CONFIGS="plain off file summary sumstream stream bigring after"
 [ $HAVE_UFTRACE = 1 ] && CONFIGS="$CONFIGS uftrace"
 for th in 1 $MT; do
     for r in $(seq $RUNS); do # interleaved, so drift hits every config alike
@@ -232,14 +239,19 @@ done
 
 row C0 "cost of one clock read on this machine: rdtsc" "$(fmt %.1f "$(kv counter_ns "$T/clock.out")")" "ns" \
     "floor under any tracer's per-event cost (clock_gettime: $(kv mono_ns "$T/clock.out") ns)"
-declare -A HOOK HOOKCPU
+C0_NS=$(kv counter_ns "$T/clock.out")
+declare -A HOOK HOOKCPU HOOKUSR HOOKSYS
 for th in 1 $MT; do
     ev=$((2 * CALLS * th))
     base=$(median < "$T/ns.plain.$th")
     basecpu=$(median < "$T/cpu.plain.$th")
+    baseusr=$(median < "$T/user.plain.$th")
+    basesys=$(median < "$T/sys.plain.$th")
     for cfg in $CONFIGS; do
         HOOK[$cfg.$th]=$(calc "($(median < "$T/ns.$cfg.$th") - $base) / $ev")
         HOOKCPU[$cfg.$th]=$(calc "($(median < "$T/cpu.$cfg.$th") - $basecpu) / $ev")
+        HOOKUSR[$cfg.$th]=$(calc "($(median < "$T/user.$cfg.$th") - $baseusr) / $ev")
+        HOOKSYS[$cfg.$th]=$(calc "($(median < "$T/sys.$cfg.$th") - $basesys) / $ev")
     done
 done
 for th in 1 $MT; do
@@ -265,6 +277,11 @@ for th in 1 $MT; do
     fi
     row "${id}1" "callsight compiled in, TRACE_ENABLE unset, $tn" "$(fmt %.1f "${HOOK[off.$th]}")" "ns/event" "$(notes off)"
     row "${id}2" "callsight file mode ($FS), $tn" "$(fmt %.1f "${HOOK[file.$th]}")" "ns/event" "$(notes file)"
+    # The kernel's write path alone: file mode's system time over the
+    # plain build's, beside its user time (the hooks, and the flush's own
+    # work), so a change to either shows apart.
+    row "${id}2s" "file mode's system time (the kernel's write path), $tn" "$(fmt %.1f "${HOOKSYS[file.$th]}")" \
+        "ns/event" "user $(fmt %.1f "${HOOKUSR[file.$th]}") (hooks and flush); ${id}2 cpu $(fmt %.1f "${HOOKCPU[file.$th]}"); stream mode (${id}5) sys $(fmt %.1f "${HOOKSYS[after.$th]}"), user $(fmt %.1f "${HOOKUSR[after.$th]}"); getrusage RUSAGE_THREAD, medians"
     row "${id}3" "callsight stream mode, 16 MiB ring, trace_stream -> serve, $tn" "$(fmt %.1f "$st")" "ns/event" \
         "$(notes stream); $(dropinfo stream)"
     row "${id}4" "callsight stream mode, ring holding the whole run, $tn" "$(fmt %.1f "${HOOK[bigring.$th]}")" \
@@ -273,6 +290,9 @@ for th in 1 $MT; do
         "ns/event" "$(notes after); $(dropinfo after)"
     row "${id}7" "callsight summary mode (TRACE_MODE=summary, file), $tn" "$(fmt %.1f "${HOOK[summary.$th]}")" \
         "ns/event" "$(notes summary); per-function aggregates on the device instead of events"
+    row "${id}7s" "summary mode streamed (16 MiB ring, trace_stream -> serve), $tn" \
+        "$(fmt %.1f "${HOOK[sumstream.$th]}")" "ns/event" \
+        "$(notes sumstream); $(median < "$T/wire.sumstream.$th") bytes on the wire per run (median; the wire rate over 30 s is S10's); $(dropinfo sumstream)"
     if [ $HAVE_UFTRACE = 1 ]; then
         row "${id}6" "uftrace record, -pg build of the same program, $tn" "$(fmt %.1f "${HOOK[uftrace.$th]}")" \
             "ns/event" "$(notes uftrace); $(uftrace --version | head -n 1 | cut -d' ' -f1-2)"
@@ -531,25 +551,33 @@ while read -r line; do
 done < "$T/wc.out"
 
 # ---- targets ------------------------------------------------------------
-section "Targets (issue 7)" "Met or missed, from the rows above."
+section "Targets (issues 7, 15, 17, 19)" "Met or missed, from the rows above."
 verdict() { [ "$(calc "$1")" = 1 ] && echo MET || echo MISSED; }
 BEST_WC=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
     if (best == "" || f["bytes_per_event"] < best) { best = f["bytes_per_event"]; what = f["transform"] " zstd-" f["level"] " " f["chunk"] / 1024 " KiB" } }
     END { print best " (" what ")" }' "$T/wc.out")
+# Issue 19's hook targets are read from CPU time against C0 (one rdtsc), the
+# floor under any tracer that stamps each event: the hooks' cost beyond the
+# clock read.  Stream mode's is H15/HM5 (hooks + ring copy, nothing else
+# running); H13/HM3's CPU figure, with trace_stream and serve beside it,
+# is in the notes with its own verdict.
+over() { fmt %+.1f "$(calc "$1 - $C0_NS")"; }
 for th in 1 $MT; do
     id=H1; [ "$th" -gt 1 ] && id=HM
+    row "T${id#H}a" "hook: stream mode within 8 ns of C0 by CPU, $th thread(s)" \
+        "$(verdict "${HOOKCPU[after.$th]} - $C0_NS <= 8")" "" \
+        "${id}5 cpu $(fmt %.1f "${HOOKCPU[after.$th]}") vs C0 $(fmt %.1f "$C0_NS"): $(over "${HOOKCPU[after.$th]}") ns; with trace_stream and serve running (${id}3) cpu $(fmt %.1f "${HOOKCPU[stream.$th]}"): $(over "${HOOKCPU[stream.$th]}"), $(verdict "${HOOKCPU[stream.$th]} - $C0_NS <= 8")"
+    row "T${id#H}d" "hook: summary mode within 8 ns of C0 by CPU, $th thread(s)" \
+        "$(verdict "${HOOKCPU[summary.$th]} - $C0_NS <= 8")" "" \
+        "${id}7 cpu $(fmt %.1f "${HOOKCPU[summary.$th]}") vs C0 $(fmt %.1f "$C0_NS"): $(over "${HOOKCPU[summary.$th]}") ns; streamed (${id}7s) cpu $(fmt %.1f "${HOOKCPU[sumstream.$th]}"): $(over "${HOOKCPU[sumstream.$th]}"), $(verdict "${HOOKCPU[sumstream.$th]} - $C0_NS <= 8")"
+    if [ "$th" = 1 ]; then
+        row T1b "hook: stream mode's wall time within 10% of file mode's, 1 thread" \
+            "$(verdict "${HOOK[stream.1]} <= 1.10 * ${HOOK[file.1]}")" "" \
+            "wall: H13 $(fmt %.1f "${HOOK[stream.1]}") vs H12 $(fmt %.1f "${HOOK[file.1]}") ns/event ($(fmt %.2f "$(calc "${HOOK[stream.1]} / ${HOOK[file.1]}")")x); hooks + ring copy alone (H15) $(fmt %.1f "${HOOK[after.1]}") ($(fmt %.2f "$(calc "${HOOK[after.1]} / ${HOOK[file.1]}")")x)"
+    fi
     row "T${id#H}c" "hook: summary mode <= file mode (event mode), $th thread(s)" \
         "$(verdict "${HOOKCPU[summary.$th]} <= ${HOOKCPU[file.$th]}")" "" \
         "by CPU time: ${id}7 $(fmt %.1f "${HOOKCPU[summary.$th]}") vs ${id}2 $(fmt %.1f "${HOOKCPU[file.$th]}") ns/event; wall: $(fmt %.1f "${HOOK[summary.$th]}") vs $(fmt %.1f "${HOOK[file.$th]}")"
-    row "T${id#H}a" "hook: stream mode <= file mode, $th thread(s)" "$(verdict "${HOOK[stream.$th]} <= ${HOOK[file.$th]}")" "" \
-        "wall: ${id}3 $(fmt %.1f "${HOOK[stream.$th]}") vs ${id}2 $(fmt %.1f "${HOOK[file.$th]}") ns/event; by CPU time: $(fmt %.1f "${HOOKCPU[stream.$th]}") vs $(fmt %.1f "${HOOKCPU[file.$th]}"), $(verdict "${HOOKCPU[stream.$th]} <= ${HOOKCPU[file.$th]}")"
-    if [ $HAVE_UFTRACE = 1 ]; then
-        row "T${id#H}b" "hook: stream mode <= 1/10 of uftrace record, $th thread(s)" \
-            "$(verdict "${HOOK[stream.$th]} <= ${HOOK[uftrace.$th]} / 10")" "" \
-            "wall: ${id}3 $(fmt %.1f "${HOOK[stream.$th]}") vs ${id}6/10 = $(fmt %.1f "$(calc "${HOOK[uftrace.$th]} / 10")") ns/event; by CPU time: $(fmt %.1f "${HOOKCPU[stream.$th]}") vs $(fmt %.1f "$(calc "${HOOKCPU[uftrace.$th]} / 10")"), $(verdict "${HOOKCPU[stream.$th]} <= ${HOOKCPU[uftrace.$th]} / 10")"
-    else
-        row "T${id#H}b" "hook: stream mode <= 1/10 of uftrace record, $th thread(s)" "skipped" "" "uftrace not installed"
-    fi
 done
 row Tc "capacity: zero drops at 10M events/s, 1 and 8 producer threads" \
     "$(verdict "$CAP1 >= 10e6 && $CAP8 >= 10e6")" "" "S1 $(fmt %.1f "$(calc "$CAP1 / 1e6")"), S2 $(fmt %.1f "$(calc "$CAP8 / 1e6")") M events/s"
@@ -569,7 +597,7 @@ row Tj "top: keeps up with a stream of 10M events/s (issue 17)" "$(verdict "$TOP
     "A7 $(mr "$TOP_RATE") M events/s of refresh CPU: one interval's events read in less than the interval"
 
 if [ -n "${BENCH_RAW:-}" ]; then # the per-run figures behind the medians, for a closer look
-    mkdir -p "$BENCH_RAW" && cp "$T"/ns.* "$T"/cpu.* "$T"/drops.* "$T"/wc.out "$T"/ingest.rates "$T"/top.* "$BENCH_RAW"/ 2> /dev/null
+    mkdir -p "$BENCH_RAW" && cp "$T"/ns.* "$T"/cpu.* "$T"/user.* "$T"/sys.* "$T"/wire.* "$T"/drops.* "$T"/wc.out "$T"/ingest.rates "$T"/top.* "$BENCH_RAW"/ 2> /dev/null
 fi
 # ---- what else ran: the machine may be shared ---------------------------
 kill -TERM "$SERVE_PID" 2> /dev/null

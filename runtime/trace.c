@@ -66,6 +66,10 @@
 #define TR_NOINSTR __attribute__((no_instrument_function))
 #define TR_COLD __attribute__((noinline, cold))
 #define TR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TR_LIKELY(x) __builtin_expect(!!(x), 1)
+/* The steps of a hook: inlined into each hook, whatever the compiler's size
+ * heuristics say, so a hook is one function with no call on its way. */
+#define TR_HOT_INLINE inline __attribute__((always_inline))
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define TR_BIG_ENDIAN 1 /* files are little-endian: convert before writing */
@@ -83,6 +87,18 @@
 #endif
 
 _Static_assert(TRACE_BUF_EVENTS >= 64u, "a flush should carry a real batch");
+
+/* File mode's batch once a thread has flushed its first: 256 KiB, mapped
+ * then (not in TLS, so small stacks stay fine, and a thread that never
+ * fills one batch costs nothing more).  The kernel's write path costs less
+ * per byte in larger writes (docs/performance.md, 2026-12-02: 64 KiB
+ * pwrites took 1.5x the system time of 256 KiB ones), and a quarter of the
+ * flushes means a quarter of the syscalls. */
+#ifndef FILE_BUF_EVENTS
+#define FILE_BUF_EVENTS (4u * TRACE_BUF_EVENTS)
+#endif
+
+_Static_assert(FILE_BUF_EVENTS >= TRACE_BUF_EVENTS, "the file-mode buffer only ever grows");
 
 #define TL_HEAD 6u /* slots before the events: PROCESS, LOAD_BIAS, BUILD_ID, THREAD_NAME,
                     * THREAD_LOST, THREAD_RESYNC */
@@ -142,6 +158,10 @@ enum stop_reason { STOP_NONE = 0, STOP_BUDGET, STOP_WRITE, STOP_EXIT };
 enum clock_mode { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO };
 
 static _Atomic int g_capture; /* the hooks' one flag: record while 1 */
+enum hook_path { HOOK_STEP = 0, HOOK_EVENTS, HOOK_SUMMARY };
+static int g_hook_path;       /* enum hook_path, set once before capture starts: the tick
+                               * clock and events without TRACE_TRIGGER, or summaries
+                               * alone, take tl_hook's inlined paths; the rest tl_step */
 static _Atomic int g_stop;    /* enum stop_reason; the first stop wins */
 static int g_started;         /* setup completed: exit/fork handlers act */
 static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
@@ -371,7 +391,8 @@ typedef struct tl_state {
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
     int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
-    trace_event_t buf[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
+    trace_event_t *buf;          /* `own`, or file mode's larger buffer (file_buf_grow) */
+    trace_event_t own[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;
 
 static _Thread_local tl_state_t tl;
@@ -432,7 +453,7 @@ static uint64_t tl_flush_deadline(uint64_t now)
  * idle thread costs nothing: its next hook, whenever it comes, flushes.
  * An exit from a frame inherited across fork is not recorded, so the
  * child's trace holds only the frames it entered. */
-static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+static inline int tl_record_at(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind, int ticks)
 {
     if (kind == TRACE_KIND_ENTER)
         t->depth++;
@@ -442,7 +463,7 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
     } else
         t->depth--;
     trace_event_t *e = &t->buf[TL_HEAD + t->n++];
-    uint64_t now = clock_now();
+    uint64_t now = ticks ? clock_ticks() : clock_now();
     e->ts = now;
     e->func = (uint64_t)func;
     e->call_site = (uint64_t)site;
@@ -452,15 +473,31 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
     return (t->n >= t->flush_at) | (now >= t->flush_by); /* |: no second branch */
 }
 
+/* `ticks` is a constant at every call: 1 only where g_ticks is known set
+ * (tl_hook's events path), so that path reads the counter without testing
+ * g_ticks again. */
+static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    return tl_record_at(t, func, site, kind, 0);
+}
+
 /* First event of a thread: its tid, and the key whose destructor will flush
  * it at thread exit (key values are only set per thread, so here). */
 static struct sum_table *sum_alloc(void);
+
+/* Events per batch for this thread: file mode's larger once it has one. */
+static uint32_t tl_batch(const tl_state_t *t)
+{
+    return t->buf != t->own ? FILE_BUF_EVENTS : g_batch;
+}
 
 static void tl_start(tl_state_t *t)
 {
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
-    t->flush_at = g_batch;
+    if (!t->buf) /* TLS starts zeroed; a forked child keeps what its parent had */
+        t->buf = t->own;
+    t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
     if (g_summary && !t->sum)
         t->sum = sum_alloc();
@@ -896,6 +933,31 @@ static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload
             "could not be written: ", err > 0 ? strerror(err) : "no room", (char *)0);
 }
 
+/* Once a thread in file mode has filled a batch, its batches grow to
+ * FILE_BUF_EVENTS (see there); a thread whose flushes are partial (its
+ * exit, TRACE_FLUSH_MS) keeps the small one.  Not with TRACE_FULL=wrap,
+ * whose segments are sized in small batches, nor for summaries alone,
+ * whose snapshots are small.  No memory: the TLS buffer, as before. */
+static void file_buf_grow(tl_state_t *t)
+{
+    if (t->buf != t->own || t->n < t->flush_at || g_wrap || g_summary == 1)
+        return;
+    void *m = mmap(NULL, (TL_HEAD + FILE_BUF_EVENTS + TL_TAIL) * sizeof(trace_event_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED)
+        t->buf = m;
+}
+
+/* Thread exit: the larger buffer unmapped, once its last batch is out. */
+static void file_buf_free(tl_state_t *t)
+{
+    if (t->buf && t->buf != t->own)
+        munmap(t->buf, (TL_HEAD + FILE_BUF_EVENTS + TL_TAIL) * sizeof(trace_event_t));
+    t->buf = t->own;
+}
+
+/* The batch is written; nothing in the buffer outlives the flush (the
+ * caller starts the next batch at 0), so it may change buffers here. */
 static void file_flush(tl_state_t *t)
 {
     tl_take_reentered(t);
@@ -904,6 +966,7 @@ static void file_flush(tl_state_t *t)
     if (count == 0)
         return;
     int r = file_append(t, &t->buf[first], count, g_budget_soft);
+    file_buf_grow(t);
     if (r == 0)
         tl_head_sent(t);
     else if (r == FILE_OVER_BUDGET && g_wrap)
@@ -1519,7 +1582,7 @@ static TR_COLD void tl_flush(tl_state_t *t, int final)
             file_flush(t);
         }
     }
-    t->flush_at = g_batch;
+    t->flush_at = tl_batch(t);
     t->n = t->nmarks = 0;
     t->ntail = 0;
     t->batch_depth = t->depth;
@@ -1671,7 +1734,7 @@ static inline uint32_t sum_bucket(uint64_t v, uint32_t *block)
 
 /* The function's place in the table, added on first sight; SUM_NONE when
  * the table is full. */
-static inline uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
+static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
 {
     uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & s->mask;
     for (;;) {
@@ -1690,7 +1753,7 @@ static inline uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
     return s->nfn - 1;
 }
 
-static inline int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
+static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
     if (TR_UNLIKELY(s->sp >= g_sum_depth || s->deep)) {
@@ -1707,7 +1770,7 @@ static inline int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 
 /* The call in frame f ended at now: its times added.  Nonzero when a
  * snapshot is due. */
-static inline int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_t now)
+static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_t now)
 {
     uint64_t ns = sum_ns(now > f->start ? now - f->start : 0), tr = s->tracer - f->tracer_at;
     ns = ns > tr ? ns - tr : 0;
@@ -1755,7 +1818,7 @@ static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
     return sum_close(s, &s->frames[k - 1], now);
 }
 
-static inline int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
+static TR_HOT_INLINE int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
     if (TR_UNLIKELY(s->deep)) {
@@ -1965,14 +2028,25 @@ static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
     return 1;
 }
 
-static inline void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+/* A summary-mode hook, its clock read: the table, and a snapshot when due.
+ * always_inline: tl_hook's summary path is then one function per hook,
+ * the exit's lookup and adds included, with no call unless one is due. */
+static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uint8_t kind, uint64_t now)
+{
+    if (kind == TRACE_KIND_ENTER ? sum_enter(t, func, now) : sum_exit(t, func, now))
+        sum_snapshot(t, 0);
+}
+
+/* Every hook the inlined paths of tl_hook do not take: the mono clock,
+ * TRACE_TRIGGER, TRACE_MODE=both, a new thread's first.  Out of line, so
+ * that its registers and checks are not paid for on those paths. */
+static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     if (g_summary) {
         if (TR_UNLIKELY(!t->sum))
             return;
         uint64_t now = clock_now();
-        if (kind == TRACE_KIND_ENTER ? sum_enter(t, func, now) : sum_exit(t, func, now))
-            sum_snapshot(t, 0);
+        sum_step(t, func, kind, now);
         if (g_summary == 1)
             return;
         uint32_t n = t->n; /* TRACE_MODE=both: the event gets the summary's clock reading */
@@ -2078,7 +2152,9 @@ static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, 
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
 
-static inline void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
+/* always_inline: each of the two hooks gets its own copy, its kind a
+ * constant, so the enter hook carries no exit code and the reverse. */
+static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
 {
     tl_state_t *t = &tl;
     if (TR_UNLIKELY(atomic_load_explicit(&t->gate, memory_order_relaxed) != TL_OPEN)) {
@@ -2089,7 +2165,17 @@ static inline void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
     /* signal fences: a handler on this thread sees the gate closed before
      * any buffer write, and open only after the last */
     atomic_signal_fence(memory_order_seq_cst);
-    tl_step(t, func, site, kind);
+    /* The common paths are inlined here, whole: one value for every choice
+     * made at start, the counter read directly, and no call (with its
+     * saved registers) unless a flush or snapshot is due. */
+    int path = g_hook_path;
+    if (TR_LIKELY(path == HOOK_EVENTS)) {
+        if (TR_UNLIKELY(tl_record_at(t, func, site, kind, CLOCK_HAS_TICKS)))
+            tl_flush(t, 0);
+    } else if (path == HOOK_SUMMARY && TR_LIKELY(t->sum != NULL))
+        sum_step(t, func, kind, clock_ticks());
+    else
+        tl_step(t, func, site, kind);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -2621,6 +2707,7 @@ static uint64_t hook_measure(void)
 {
     tl_state_t *t = &tl;
     uint64_t best = UINT64_MAX;
+    t->buf = t->own; /* before this thread's first hook (tl_start) */
     for (int round = 0; round < 5; round++) {
         uint64_t start = clock_mono_ns();
         for (uint32_t i = 0; i < HOOK_PAIRS; i++) {
@@ -2654,6 +2741,7 @@ static void tl_thread_exit(void *arg)
     }
     file_close(t);
     sum_free(t);
+    file_buf_free(t);
     atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
     errno = saved;
 }
@@ -2678,7 +2766,7 @@ static void trace_fork_child(void)
     t->seg_used = 0;
     wrap_fork_child();
     t->n = t->nmarks = t->ntail = 0;
-    t->flush_at = g_batch;
+    t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
     t->lost = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
@@ -2778,6 +2866,8 @@ static void trace_setup(void)
     if (pthread_atfork(NULL, NULL, trace_fork_child) != 0 || atexit(trace_exit) != 0)
         say("cannot register the fork and exit handlers; traces may end early", (char *)0);
     g_started = 1;
+    if (g_ticks)
+        g_hook_path = g_summary == 1 ? HOOK_SUMMARY : !g_summary && !g_trig_func ? HOOK_EVENTS : HOOK_STEP;
     atomic_store_explicit(&g_capture, 1, memory_order_release);
 }
 

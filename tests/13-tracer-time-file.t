@@ -12,7 +12,7 @@ source "$TESTS/workload_expect.sh"
 plan 9
 
 SLOW=50
-PARAMS="16 2 12 64 8" # 2 workers: ~50,000 events, a few dozen flushes
+PARAMS="40 2 12 64 8" # 2 workers: ~125,000 events, a dozen or more flushes of 8192 (file mode's batch)
 cc -Wall -Wextra -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
 ok $? "the slow-write shim builds"
 
