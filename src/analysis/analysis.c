@@ -802,6 +802,7 @@ static void on_summary(struct analysis_run *run, const struct trace_reader *r, c
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
+    a->summary_records++;
     if (!t) {
         return;
     }
@@ -952,6 +953,8 @@ static void on_trigger_frame(struct analysis_run *run, const trace_event_t *ev)
     }
     struct analysis_process *p = &run->a->procs[t->proc];
     uint64_t off;
+    p->bias_read |= !p->have_bias;
+    p->bin_read |= !p->bin_set;
     uint32_t id, bin = addr_in(t, p->bin, p->have_bias ? p->bias : run->file_bias, ev->call_site, &off);
     if (func_id(run, bin, off, &id) < 0) {
         run->a->oom = 1;
@@ -1061,6 +1064,9 @@ static void on_process_marker(struct analysis_run *run, const trace_event_t *ev)
     }
     p->build_id_mixed |= p->bin != 0 && p->bin != (uint32_t)bin;
     p->bin = (uint32_t)bin;
+    if (!p->bin_set)
+        p->bin_first = (uint32_t)bin;
+    p->bin_set = 1;
 }
 
 /* ---- module lists ------------------------------------------------------- */
@@ -1396,8 +1402,10 @@ static int call_func(struct analysis_run *run, struct thread *t, const struct tr
         *id = c->id;
         return 0;
     }
-    const struct analysis_process *p = &run->a->procs[t->proc];
+    struct analysis_process *p = &run->a->procs[t->proc];
     enum addr_count count;
+    p->bias_read |= !p->have_bias;
+    p->bin_read |= !p->bin_set;
     uint64_t off;
     uint32_t bin = addr_place(t, p->bin, p->have_bias ? p->bias : r->hdr.load_bias, addr, &off, &count);
     addr_count(t, count);
@@ -1412,8 +1420,10 @@ static void call_site(struct analysis_run *run, struct thread *t, const struct t
 {
     struct site_slot *c = &run->sites[res_slot(t, addr)];
     if (c->gen != run->gen || c->t != t || c->addr != addr) {
-        const struct analysis_process *p = &run->a->procs[t->proc];
+        struct analysis_process *p = &run->a->procs[t->proc];
         uint64_t site;
+        p->bias_read |= !p->have_bias;
+        p->bin_read |= !p->bin_set;
         uint32_t bin = site_in(t, p->bin, p->have_bias ? p->bias : r->hdr.load_bias, addr, &site);
         *c = (struct site_slot){t, addr, run->gen, site, bin};
     }
