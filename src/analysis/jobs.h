@@ -35,7 +35,7 @@
 #include "callsites.h"
 #include "cctree.h"
 
-#define ANALYSIS_MAX_JOBS 256u
+#define ANALYSIS_MAX_JOBS 256
 
 struct analysis_jobs_stats {
     size_t jobs;   /* jobs started (1: one pass) */
