@@ -253,6 +253,9 @@ static int mergeable(const struct analysis *a, const struct cctree *tree, const 
     if (!j->started || ja->oom || ja->funcs.oom || ja->summary_records || ja->records_over || ja->bins_over ||
         ja->funcs.other != UINT32_MAX || (j->have_tree && j->tree.oom) || (j->have_sites && j->sites.oom))
         return 0;
+    /* a trigger one pass would only count takes no frames, so makes no functions */
+    if (a->ntriggers + ja->ntriggers > ANALYSIS_MAX_TRIGGERS)
+        return 0;
     m->src = calloc(ja->nsrc + 1, sizeof *m->src);
     m->proc = calloc(ja->nprocs + 1, sizeof *m->proc);
     m->bin = calloc(ja->nbins + 1, sizeof *m->bin);

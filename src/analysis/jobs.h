@@ -17,9 +17,9 @@
  * could have been set by an earlier job; a job is merged only when that
  * holds, and otherwise its series are read again, in order, into the
  * caller's analysis, which is then exactly one pass.  That happens when a
- * cap is reached (--max-threads, --max-funcs, the tree's stacks, binaries),
- * for summary traces, when a thread or a stream's losses, snapshots or
- * wraps continue across the cut, or when a process's bias or binary was
+ * cap is reached (--max-threads, --max-funcs, the tree's stacks, binaries,
+ * the triggers kept), for summary traces, when a thread or a stream's
+ * losses, snapshots or wraps continue across the cut, or when a process's bias or binary was
  * used before the job's own records set it and an earlier one had.  So the
  * output never depends on the number of jobs; only the time does.
  *
