@@ -16,7 +16,7 @@ set -u
 GEN="perl $TESTS/tools/tracegen.pl"
 WL=$B/examples/workload
 
-plan 17
+plan 19
 
 tiny_build
 
@@ -142,6 +142,28 @@ case $got in "same events="*) ok 0 "per-thread files with losses: the same" ;;
     *) ok 1 "per-thread files with losses: the same ($got)" ;; esac
 is "$(stats "$T/named" "$T/tiny" --jobs 4)" "jobs 4, merged 2, read again 1" \
     "the job that used a bias an earlier one set is read again"
+
+# The fuzz corpus (damaged and hostile traces) as the series of one
+# process and as many connections: the same whatever the jobs, whether
+# they merge or are read again.
+mkdir "$T/fz-local" "$T/fz-stream"
+i=0
+for f in "$TESTS"/../fuzz/corpus/analyze/*; do
+    i=$((i + 1))
+    cp "$f" "$T/fz-local/trace.900.$((1000 + i)).0.bin"
+    cp "$f" "$T/fz-stream/trace.stream.$i.0.bin"
+done
+for d in fz-local fz-stream; do
+    diff=""
+    for f in text json folded callers; do
+        for j in 1 2 5; do
+            "$CS" analyze "$T/$d" --exe "$T/tiny" --force --format "$f" --jobs $j >"$T/o.$j" 2>"$T/e.$j"
+            echo "rc=$?" >>"$T/e.$j"
+        done
+        for j in 2 5; do cmp -s "$T/o.1" "$T/o.$j" && cmp -s "$T/e.1" "$T/e.$j" || diff="$diff $f/$j"; done
+    done
+    is "$i corpus files,$diff $(tail -n 1 "$T/e.1")" "$i corpus files, rc=0" "$d: the fuzz corpus gives the same with 1, 2, 5 jobs"
+done
 
 # --jobs values: one line each, exit 2.
 for v in 0 junk 257; do
