@@ -430,10 +430,12 @@ TRACE_ENABLE=1 TRACE_DIR="$T/an-small" timeout 600 "$WL" $AN_SMALL_ITERS 25 12 6
 stream_run $RING "$T/an-stream" "$WL" $AN_ITERS 25 12 64 8
 AN_STREAM_DROP=$ST_DROP
 
-# analyze_row ID WHAT EXE DIR: runs analyze once, prints the row; sets AN_RATE AN_RSS.
+# analyze_row ID WHAT EXE DIR [JOBS [NOTE]]: runs analyze once with --jobs JOBS
+# (default 1: one core), prints the row; sets AN_RATE AN_RSS.  NOTE replaces
+# the row's comparison's start.
 analyze_row() {
     settle
-    "$BB/runstat" "$T/an.rusage" timeout 600 "$CS" analyze "$4" --exe "$3" --top 5 > "$T/an.out" 2> "$T/an.err" ||
+    "$BB/runstat" "$T/an.rusage" timeout 600 "$CS" analyze "$4" --exe "$3" --top 5 --jobs "${5:-1}" > "$T/an.out" 2> "$T/an.err" ||
         die "analyze $4 failed: $(head -n 3 "$T/an.err")"
     local h ev wall cpu
     h=$(head -n 1 "$T/an.out")
@@ -444,12 +446,22 @@ analyze_row() {
     AN_RSS=$(kv maxrss_kb "$T/an.rusage")
     AN_EV=$ev
     row "$1" "$2, $(fmt %.1f "$(calc "$ev / 1e6")")M events" "$(fmt %.1f "$(calc "$AN_RATE / 1e6")")" "M events/s" \
-        "target >= 50 (uftrace report: A6); peak RSS $((AN_RSS / 1024)) MiB; CPU $(fmt %.2f "$(calc "$cpu / 1e6")") s of $(fmt %.2f "$(calc "$wall / 1e9")") s wall"
+        "${6:-target >= 50 (uftrace report: A6)}; peak RSS $((AN_RSS / 1024)) MiB; CPU $(fmt %.2f "$(calc "$cpu / 1e6")") s of $(fmt %.2f "$(calc "$wall / 1e9")") s wall"
 }
 analyze_row A1 "analyze: serve's stream file(s), dropped $AN_STREAM_DROP" "$WL" "$T/an-stream"
 AN_RATE_A1=$AN_RATE AN_EV_A1=$AN_EV
 analyze_row A2 "analyze: per-thread files (file mode)" "$WL" "$T/an-files"
 AN_RATE_A2=$AN_RATE RSS_BIG=$AN_RSS
+# --jobs 2 on the same traces: the ratio to the one-job rows just above.
+# A1's trace is one connection, one series: it cannot be spread.
+analyze_row A1j "analyze --jobs 2: A1's stream file(s)" "$WL" "$T/an-stream" 2 "one series: nothing to spread"
+AN_RATE_A1J=$AN_RATE
+row A1r "analyze --jobs 2 / --jobs 1 on A1's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")" "x" \
+    "target >= 1.7 where there are series to spread; A1's has one"
+analyze_row A2j "analyze --jobs 2: A2's per-thread files" "$WL" "$T/an-files" 2 "target >= 1.7x A2"
+AN_RATE_A2J=$AN_RATE
+row A2r "analyze --jobs 2 / --jobs 1 on A2's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")" "x" \
+    "target >= 1.7 (issue 19); $(nproc) CPUs online, shared with whatever else runs"
 analyze_row A3 "analyze: per-thread files, a trace 1/10 as long" "$WL" "$T/an-small"
 RSS_SMALL=$AN_RSS
 row A4 "analyze peak RSS, A2's trace vs A3's (10x the events)" "$(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")" "x" \
@@ -587,8 +599,11 @@ row Te "wire: <= 1.5 bytes/event on the demo workload" "$(verdict "$DEMO_WIRE <=
     "S4 $(fmt %.2f "$DEMO_WIRE") (coded chunks; plain S4p $(fmt %.2f "$PLAIN_WIRE")); best offline transform W: $BEST_WC"
 row Ti "wire: summary mode <= 4 KB/s on the demo workload streaming for 30 s" "$(verdict "$SUM_RATE <= 4096")" "" \
     "S10 $(fmt %.2f "$(calc "$SUM_RATE / 1024")") KB/s over $(fmt %.0f "$SUM_SECS") s$([ $QUICK = 1 ] && echo ' (QUICK: 3 s)'); event mode $(fmt %.2f "$(calc "$DEMO_RATE / 1048576")") MB/s"
-row Tf "analyzer: >= 50M events/s on one core" "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
-    "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s"
+row Tf "analyzer: >= 50M events/s on one core, serve's files and per-thread files (issue 19)" \
+    "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
+    "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s (--jobs 1)"
+row Tk "analyzer: --jobs 2 >= 1.7x one job's events/s (issue 19)" "$(verdict "$AN_RATE_A2J >= 1.7 * $AN_RATE_A2")" "" \
+    "A2r $(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")x on A2's $(ls "$T/an-files" | wc -l) series; A1r $(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")x on A1's one series (nothing to spread)"
 row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \
     "A4: 10x the events, $(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")x the peak RSS (met: <= 1.25x)"
 row Th "serve: >= 1 GB/s of raw events per connection" "$(verdict "$INGEST1 >= 1000")" "" \

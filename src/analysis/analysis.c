@@ -65,6 +65,11 @@ struct thread {
     struct callstack cs;
 };
 
+#define RES_SLOTS 1024u /* per cache of resolved addresses (a power of two) */
+
+/* What resolving a function's address counted: see addr_in. */
+enum addr_count { COUNT_NONE, COUNT_OUTSIDE, COUNT_UNLISTED };
+
 /* The state of the series being read. */
 struct analysis_run {
     struct analysis *a;
@@ -99,6 +104,23 @@ struct analysis_run {
         uint32_t bin, id;
         int used;
     } funcs[256];
+    /* What an enter/exit's addresses resolve to on its thread, so that most
+     * records skip the module search, the bias and the function table.  A
+     * slot holds while gen is the run's: anything that can change an
+     * answer (a module list, a process's bias, binary or threads, the
+     * segment's header bias) starts a new generation. */
+    uint64_t gen;
+    struct res_slot {        /* (thread, runtime function address) -> function id */
+        const struct thread *t;
+        uint64_t addr, gen;
+        uint32_t id;
+        uint32_t count;      /* what addr_in counted for it: enum addr_count */
+    } res[RES_SLOTS];
+    struct site_slot {       /* (thread, runtime call site) -> its binary and link-time address */
+        const struct thread *t;
+        uint64_t addr, gen, site;
+        uint32_t bin;
+    } sites[RES_SLOTS];
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -780,6 +802,7 @@ static void on_summary(struct analysis_run *run, const struct trace_reader *r, c
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, 1);
+    a->summary_records++;
     if (!t) {
         return;
     }
@@ -930,6 +953,8 @@ static void on_trigger_frame(struct analysis_run *run, const trace_event_t *ev)
     }
     struct analysis_process *p = &run->a->procs[t->proc];
     uint64_t off;
+    p->bias_read |= !p->have_bias;
+    p->bin_read |= !p->bin_set;
     uint32_t id, bin = addr_in(t, p->bin, p->have_bias ? p->bias : run->file_bias, ev->call_site, &off);
     if (func_id(run, bin, off, &id) < 0) {
         run->a->oom = 1;
@@ -1012,6 +1037,7 @@ static void on_process_marker(struct analysis_run *run, const trace_event_t *ev)
     if (!t)
         return;
     struct analysis_thread *at = &a->threads[t->index];
+    run->gen++; /* a process's bias, binary or threads change */
     if (ev->func == TRACE_MARK_PROCESS) {
         long p = ev->call_site <= UINT32_MAX ? process_of(a, run->src, (uint32_t)ev->call_site) : -1;
         if (p < 0) {
@@ -1038,6 +1064,9 @@ static void on_process_marker(struct analysis_run *run, const trace_event_t *ev)
     }
     p->build_id_mixed |= p->bin != 0 && p->bin != (uint32_t)bin;
     p->bin = (uint32_t)bin;
+    if (!p->bin_set)
+        p->bin_first = (uint32_t)bin;
+    p->bin_set = 1;
 }
 
 /* ---- module lists ------------------------------------------------------- */
@@ -1129,6 +1158,7 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
     }
     k = keep_retired(t, m, k);
     qsort(m, k, sizeof *m, mod_by_lo);
+    run->gen++; /* the thread's (and its process's) modules change */
     free(t->mods);
     t->mods = m;
     t->nmods = k;
@@ -1144,6 +1174,7 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
 static int keep_proc_list(struct analysis_run *run, const struct thread *t)
 {
     struct proc_mods *pm = NULL;
+    run->gen++; /* threads without a list of their own use this one */
     for (size_t i = 0; i < run->npmods && !pm; i++)
         if (run->pmods[i].proc == t->proc)
             pm = &run->pmods[i];
@@ -1242,19 +1273,36 @@ static int addr_listed(struct thread *t, uint64_t addr, uint32_t *bin, uint64_t 
 }
 
 /* Where a function's address is: in its listed module, else (no list, or
- * in none of it: counted) the program's bin at addr - bias, as before
- * module lists existed. */
-static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off)
+ * in none of it: *count says which to count) the program's bin at
+ * addr - bias, as before module lists existed. */
+static uint32_t addr_place(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off,
+                           enum addr_count *count)
 {
     uint32_t b = 0;
+    *count = COUNT_NONE;
     if (addr_listed(t, addr, &b, off) && b != BIN_PROGRAM)
         return b;
-    if (t->nmods && b != BIN_PROGRAM)
-        t->run->a->src[t->run->src].outside_modules++;
-    else if (!t->nmods && b != BIN_PROGRAM)
-        t->run->a->procs[t->proc].unlisted++;
+    if (b != BIN_PROGRAM)
+        *count = t->nmods ? COUNT_OUTSIDE : COUNT_UNLISTED;
     *off = addr - bias;
     return bin;
+}
+
+static void addr_count(struct thread *t, enum addr_count count)
+{
+    if (count == COUNT_OUTSIDE)
+        t->run->a->src[t->run->src].outside_modules++;
+    else if (count == COUNT_UNLISTED)
+        t->run->a->procs[t->proc].unlisted++;
+}
+
+/* addr_place, counted. */
+static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off)
+{
+    enum addr_count count;
+    uint32_t b = addr_place(t, bin, bias, addr, off, &count);
+    addr_count(t, count);
+    return b;
 }
 
 /* A call site's: the same, uncounted (it may lie in code nobody listed). */
@@ -1337,6 +1385,52 @@ static int func_id(struct analysis_run *run, uint32_t bin, uint64_t addr, uint32
     return 0;
 }
 
+static size_t res_slot(const struct thread *t, uint64_t addr)
+{
+    return (size_t)((((addr >> 2) ^ (uint64_t)t->tid << 7) * 0x9e3779b97f4a7c15u) >> 54) & (RES_SLOTS - 1);
+}
+
+/* An enter/exit's function, through the run's cache (see res_slot); its
+ * counts are made on every record, hit or miss, as addr_in makes them. */
+static int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr,
+                     uint32_t *id)
+{
+    struct res_slot *c = &run->res[res_slot(t, addr)];
+    if (c->gen == run->gen && c->t == t && c->addr == addr) {
+        if (c->count != COUNT_NONE)
+            addr_count(t, (enum addr_count)c->count);
+        *id = c->id;
+        return 0;
+    }
+    struct analysis_process *p = &run->a->procs[t->proc];
+    enum addr_count count;
+    p->bias_read |= !p->have_bias;
+    p->bin_read |= !p->bin_set;
+    uint64_t off;
+    uint32_t bin = addr_place(t, p->bin, p->have_bias ? p->bias : r->hdr.load_bias, addr, &off, &count);
+    addr_count(t, count);
+    if (func_id(run, bin, off, id) < 0)
+        return -1;
+    *c = (struct res_slot){t, addr, run->gen, *id, count};
+    return 0;
+}
+
+/* An enter's call site, through the run's other cache. */
+static void call_site(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr)
+{
+    struct site_slot *c = &run->sites[res_slot(t, addr)];
+    if (c->gen != run->gen || c->t != t || c->addr != addr) {
+        struct analysis_process *p = &run->a->procs[t->proc];
+        uint64_t site;
+        p->bias_read |= !p->have_bias;
+        p->bin_read |= !p->bin_set;
+        uint32_t bin = site_in(t, p->bin, p->have_bias ? p->bias : r->hdr.load_bias, addr, &site);
+        *c = (struct site_slot){t, addr, run->gen, site, bin};
+    }
+    run->site = c->site;
+    run->site_bin = c->bin;
+}
+
 static void on_call_event(struct analysis_run *run, const struct trace_reader *r,
                           const trace_event_t *ev, int64_t ns)
 {
@@ -1353,13 +1447,11 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     if (!(t = thread_of(run, ev->tid, 1))) {
         return;
     }
-    struct analysis_process *p = &a->procs[t->proc];
-    uint64_t bias = p->have_bias ? p->bias : r->hdr.load_bias, off;
-    uint32_t bin = addr_in(t, p->bin, bias, ev->func, &off);
-    if (func_id(run, bin, off, &id) < 0) {
+    if (call_func(run, t, r, ev->func, &id) < 0) {
         a->oom = 1;
         return;
     }
+    struct analysis_process *p = &a->procs[t->proc];
     if (!p->events++)
         a->src[p->src].procs_with_events++;
     if (!t->has_events) { /* the analysis' thread is touched once per series */
@@ -1369,7 +1461,7 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
         at->has_events = 1;
     }
     if (ev->kind == TRACE_KIND_ENTER) {
-        run->site_bin = site_in(t, p->bin, bias, ev->call_site, &run->site);
+        call_site(run, t, r, ev->call_site);
         callstack_enter(&t->cs, id, ns);
     } else {
         callstack_exit(&t->cs, id, ns);
@@ -1388,6 +1480,7 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
     enum trace_reader_status st;
     uint64_t bad = 0;
     run->file_bias = r->hdr.load_bias;
+    run->gen++; /* another segment: another header bias */
     while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
         struct analysis_source *src = &run->a->src[run->src];
         run->a->records += b.n;

@@ -152,6 +152,11 @@ struct analysis_process {
      * process's own exit wrote one (none: it ended without exiting) */
     uint32_t sum_threads, sum_marked, sum_final;
     int sum_exited;
+    /* For a pass in parts (jobs.h): the bias or binary was used before this
+     * analysis saw a marker set them (an earlier part may have), and the
+     * first binary a marker set. */
+    int bias_read, bin_read, bin_set;
+    uint32_t bin_first;
 };
 
 struct analysis_thread {
@@ -213,6 +218,7 @@ struct analysis {
     uint64_t summary_threads, summary_snapshots, summary_damaged;
     uint64_t summary_over, summary_deep, summary_unmatched, summary_tracer_ns;
     uint64_t summary_outside;     /* whole snapshots not selected (thread, window) */
+    uint64_t summary_records;     /* kind-4 records read */
     uint64_t summary_merged;      /* of the threads, series trace_stream merged (TRACE_SUMMARY_MERGED_TID) */
     int64_t summary_first_ns, summary_last_ns; /* the intervals read: from, to */
     struct summary_budget summary_budget;

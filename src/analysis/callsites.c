@@ -72,6 +72,18 @@ static void sites_close(void *ctx, const struct analysis_thread *t, const struct
     row->self_ns += self;
 }
 
+int callsites_add(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, uint64_t calls, uint64_t incl_ns,
+                  uint64_t self_ns)
+{
+    struct callsites_row *row = row_of(c, bin, site, func);
+    if (!row)
+        return -1;
+    row->calls += calls;
+    row->incl_ns += incl_ns;
+    row->self_ns += self_ns;
+    return 0;
+}
+
 struct sink callsites_sink(struct callsites *c)
 {
     return (struct sink){.ctx = c, .close = sites_close};

@@ -141,6 +141,28 @@ int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min
     return 0;
 }
 
+int hist_merge(struct hist *h, const struct hist *from)
+{
+    if (!from->n)
+        return 0;
+    if (!h->blocks && !(h->blocks = calloc(HIST_BLOCKS, sizeof *h->blocks)))
+        return -1;
+    for (unsigned b = 0; b < HIST_BLOCKS; b++) {
+        if (!from->blocks[b])
+            continue;
+        if (!h->blocks[b] && !(h->blocks[b] = calloc(block_len(b), sizeof **h->blocks)))
+            return -1;
+        for (unsigned s = 0; s < block_len(b); s++)
+            h->blocks[b][s] += from->blocks[b][s];
+    }
+    if (!h->n || from->min < h->min)
+        h->min = from->min;
+    if (!h->n || from->max > h->max)
+        h->max = from->max;
+    h->n += from->n;
+    return 0;
+}
+
 /* ceil(pct * n / 100) without overflowing 64 bits, at least 1. */
 static uint64_t nearest_rank(uint64_t n, unsigned pct)
 {

@@ -35,6 +35,9 @@ int hist_add(struct hist *h, uint64_t v);
  * values lie in [min, max] (exact, kept on the side).  0 ok; -1 out of
  * memory or an index past the last bucket. */
 int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min, uint64_t max);
+/* Add every value of `from` to h, as if each had been added to it.  0 ok,
+ * -1 out of memory (h may then hold part of them). */
+int hist_merge(struct hist *h, const struct hist *from);
 /* The values bucket `index` of that scheme counts: [*lo, *hi]. */
 void hist_bucket_range(uint32_t index, uint64_t *lo, uint64_t *hi);
 /* Nearest-rank percentile, pct in 0..100: the value of rank ceil(pct/100*n)

@@ -25,6 +25,7 @@
 #include "analysis/callsites.h"
 #include "analysis/callstack.h"
 #include "analysis/cctree.h"
+#include "analysis/jobs.h"
 #include "analysis/notes.h"
 #include "commands.h"
 #include "out/out.h"
@@ -57,6 +58,7 @@ struct options {
     const char *out_path;
     size_t max_stacks;
     size_t max_threads, max_funcs, max_depth; /* --max-threads, --max-funcs, --max-depth (0: default) */
+    size_t jobs;           /* --jobs (0: the CPUs online) */
     size_t folded_depth;   /* --max-folded-depth (0: default) */
     uint64_t folded_bytes; /* --max-folded-mb, in bytes (0: default) */
     int force; /* --force: analyze even if --exe is not the traced binary */
@@ -78,7 +80,7 @@ static void usage(FILE *out)
 "                         [--addr2line TOOL] [--force] [--keep-tracer-time]\n"
 "                         [--sysroot DIR] [--debug-dir DIR ...] [--trigger]\n"
 "                         [--max-threads N] [--max-funcs N] [--max-depth N]\n"
-"                         [--max-folded-depth N] [--max-folded-mb N]\n"
+"                         [--max-folded-depth N] [--max-folded-mb N] [--jobs N]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -156,6 +158,10 @@ static void usage(FILE *out)
 "                     the run's TRACE_SUMMARY_MS, or in stream mode than\n"
 "                     trace_stream's --summary-ms); a long run's intervals\n"
 "                     are widened as needed to keep the series bounded\n"
+"  --jobs N           read the series (a thread's files, a connection's) on N\n"
+"                     threads (default: the CPUs online; 1: one pass); the\n"
+"                     output is the same whatever N.  A trace of one series\n"
+"                     gains nothing; --format perfetto always uses one\n"
 "  --addr2line TOOL   name functions with this addr2line instead of libdw\n"
 "                     (the default, which reads any architecture's ELF in-\n"
 "                     process), e.g. aarch64-linux-gnu-addr2line; --function\n"
@@ -330,6 +336,8 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--max-folded-mb needs a count of MiB from 1 to 1099511627776";
     else if (!strcmp(name, "--max-depth") && (parse_count(v, &o->max_depth) < 0 || !o->max_depth))
         bad = "--max-depth needs a count of at least 1";
+    else if (!strcmp(name, "--jobs") && (parse_count(v, &o->jobs) < 0 || !o->jobs || o->jobs > ANALYSIS_MAX_JOBS))
+        bad = "--jobs needs a count from 1 to " STR(ANALYSIS_MAX_JOBS);
     else if (!strcmp(name, "--interval") && (parse_time(v, &o->interval_ns) < 0 || o->interval_ns < 1000000))
         bad = "--interval needs a time of at least 1ms, such as 1, 500ms";
     else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
@@ -349,7 +357,7 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--function", "--max-stacks", "--interval",
                                              "--sysroot", "--debug-dir", "--max-threads", "--max-funcs",
                                              "--max-depth", "--max-folded-depth",
-                                             "--max-folded-mb"};
+                                             "--max-folded-mb", "--jobs"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -827,12 +835,26 @@ static int write_output(struct run *r)
     return 0;
 }
 
+/* --jobs, or the CPUs online; one for Perfetto, whose timeline is written
+ * as the pass goes (in series order: it cannot be put together after). */
+static size_t jobs_of(const struct options *o)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (o->format == FMT_PERFETTO)
+        return 1;
+    if (o->jobs)
+        return o->jobs;
+    return cpus < 1 ? 1 : cpus > (long)ANALYSIS_MAX_JOBS ? ANALYSIS_MAX_JOBS : (size_t)cpus;
+}
+
 static int run_pass(struct run *r, struct trace_files *tf)
 {
     struct analysis *a = &r->a;
+    struct analysis_jobs_stats st;
     analysis_prepare(a, tf);
-    for (size_t i = 0; i < tf->nseries; i++)
-        analysis_run_series(a, &tf->series[i]);
+    analysis_jobs_run(a, tf, jobs_of(r->o), r->have_tree ? &r->tree : NULL, r->have_sites ? &r->sites : NULL, &st);
+    if (getenv("CALLSIGHT_JOBS_STATS")) /* for tests: which way each job went */
+        fprintf(stderr, PROG ": jobs %zu, merged %zu, read again %zu\n", st.jobs, st.merged, st.reread);
     analysis_finish(a);
     if (a->oom || a->funcs.oom || (r->have_tree && r->tree.oom) || (r->have_sites && r->sites.oom)) {
         fprintf(stderr, PROG ": out of memory\n");

@@ -7,7 +7,8 @@
 # callsight itself is built under TSan too (in $(TSAN_BUILD)/host, by this
 # Makefile with BUILD and SANFLAGS set): tests/tsan/serve.t runs serve's
 # per-connection reader and writer threads through every way a stream ends,
-# and the chunk queue's unit test runs under TSan as well.
+# and the chunk queue's unit test runs under TSan as well; tests/tsan/jobs.t
+# runs analyze --jobs (threads reading series, merged by the caller).
 # TSan sees the threads of each process; the ring's cross-process protocol
 # is the same code, so its races show up between threads of one process.
 
@@ -32,4 +33,4 @@ tsan-host:
 
 tsan-test: all tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
 	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t tests/tsan/recorder.t \
-	    tests/tsan/serve.t $(TSAN_BUILD)/host/tests/chunkq
+	    tests/tsan/serve.t tests/tsan/jobs.t $(TSAN_BUILD)/host/tests/chunkq
