@@ -8,7 +8,7 @@
 # SIGINT.
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 26
+plan 31
 
 PARAMS="4 3 12 64 8"
 EXE=$B/examples/workload
@@ -73,8 +73,20 @@ ok $? "and says the 13 bytes of the torn record, as analyze does"
 ok $? "top --once with another program's --exe still shows the trace"
 is "$(trows "$T/x.txt" | awk '$2 !~ /^0x[0-9a-f]+$/' | wc -l)" 0 \
     "every function by address, none named from the wrong binary"
-grep -Eq "^callsight top: the traced program with build-id [0-9a-f]{16}\.\.\. matches no --exe" "$T/x.err"
+grep -Eq "^callsight top: the traced program's build-id [0-9a-f]{16}\.\.\. is no --exe's: its functions by address$" "$T/x.err"
 ok $? "and it says why, once ($(head -n 1 "$T/x.err"))"
+
+# --- mistakes a user makes ---
+mkdir "$T/empty"
+"$CS" top "$T/empty" --once > /dev/null 2> "$T/e.err"
+is "$?:$(cat "$T/e.err")" "1:callsight top: no trace files in $T/empty" "--once on a directory without traces: exit 1, says so"
+"$CS" top "$T/stream" --once --source 2 > /dev/null 2> "$T/e.err"
+is "$?:$(cat "$T/e.err")" "1:callsight top: --source 2: $T/stream has 1 source" "--source past the sources: exit 1, says how many"
+"$CS" top "$T/stream" --once --source 0 > /dev/null 2> "$T/e.err"
+is "$?:$(cat "$T/e.err")" "2:callsight top: --source 0: sources are numbered from 1 (the # column)" "--source 0: a usage error"
+"$CS" top "$T/stream" --once --exe "$TESTS/54-top.t" > /dev/null 2> "$T/e.err"
+grep -q "^callsight top: warning: --exe $TESTS/54-top.t: not an ELF file" "$T/e.err"
+ok $? "an --exe that is no ELF file is said at the start ($(head -n 1 "$T/e.err"))"
 
 # --- the screen, in a real terminal ---
 TM="tmux -L cs-top-$$"
@@ -97,6 +109,11 @@ $TM resize-window -t top -x 200 -y 50
 tail -c +$((keep + 1)) "$src" >> "$T/cut/$name"
 capture_until "events $events "
 ok $? "after the file is completed, the screen counts all $events events"
+# a file top cannot read: said on the screen's bottom line, not lost
+head -c 200 /dev/urandom > "$T/cut/trace.stream.9.0.bin"
+capture_until "trace\.stream\.9\.0\.bin: [a-z ()]+; skipped"
+ok $? "a damaged file's one line shows at the bottom of the screen"
+rm "$T/cut/trace.stream.9.0.bin"
 $TM send-keys -t top s
 capture_until "by self:"
 ok $? "s sorts by the next column (total self time)"

@@ -37,7 +37,7 @@ struct live_series {
 
 const char *live_state_word(enum live_state s)
 {
-    static const char *const words[] = {"streaming", "ended", "cut", "reconnecting", "dropping"};
+    static const char *const words[] = {"streaming", "ended", "cut", "reconnecting", "dropping", "idle"};
     return (unsigned)s < sizeof words / sizeof *words ? words[s] : "?";
 }
 
@@ -261,6 +261,8 @@ static int scan(struct live *l, char *msg, size_t msglen)
 
 static void say(struct live *l, const char *path, const char *what)
 {
+    snprintf(l->said, sizeof l->said, "%s: %s", path, what);
+    l->nsaid++;
     if (l->a.diag)
         fprintf(l->a.diag, "%s: %s: %s\n", l->a.prog, path, what);
 }
@@ -415,6 +417,13 @@ void live_wire(struct live *l, uint32_t stream_id, uint64_t bytes)
     s->i_wire = s->have_wire ? bytes - s->wire : 0;
     s->wire = bytes;
     s->wire_listed = 1;
+}
+
+void live_wire_end(struct live *l)
+{
+    for (size_t i = 0; i < l->nsrcs; i++)
+        if (l->srcs[i].state == LIVE_ENDED && l->srcs[i].wire_listed)
+            l->srcs[i].state = LIVE_IDLE;
 }
 
 int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen)

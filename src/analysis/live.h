@@ -40,11 +40,12 @@ struct live_func {
 };
 
 /* streaming: its files grew lately; dropping: and it lost events in the
- * last interval; ended: they did not grow; cut: its connection ended
+ * last interval; ended: they did not grow; idle: they did not, but serve
+ * says its connection is open (live_wire); cut: its connection ended
  * abnormally (nothing after serve's gap or cut marker); reconnecting: a
  * resumable stream cut less than reconnect_s ago, whose client may be
  * retrying.  A source that goes on after a cut streams again. */
-enum live_state { LIVE_STREAMING = 0, LIVE_ENDED, LIVE_CUT, LIVE_RECONNECTING, LIVE_DROPPING };
+enum live_state { LIVE_STREAMING = 0, LIVE_ENDED, LIVE_CUT, LIVE_RECONNECTING, LIVE_DROPPING, LIVE_IDLE };
 
 #define LIVE_RECONNECT_S 30 /* trace_stream's default --retry */
 
@@ -82,6 +83,8 @@ struct live {
     int streaming_s;             /* a source whose newest file changed this recently streams */
     int reconnect_s;             /* a cut stream this recent may be reconnecting */
     int oom;
+    char said[300];              /* the last line about a file (skipped, torn, unreadable) ... */
+    uint64_t nsaid;              /* ... and how many there were: a screen shows the latest */
 };
 
 /* dir must outlive l; exes as analysis_set_exes.  0 ok, -1 out of memory. */
@@ -103,10 +106,13 @@ int live_refresh(struct live *l, double interval_s, char *msg, size_t msglen);
  * in a row (a resumed stream's new connection counts from 0 again). */
 void live_wire_begin(struct live *l);
 void live_wire(struct live *l, uint32_t stream_id, uint64_t bytes);
+/* After the last live_wire: a quiet source whose connection serve listed
+ * is idle, not ended. */
+void live_wire_end(struct live *l);
 /* End every series: threads closed, notes kept, partial records said. */
 void live_finish(struct live *l);
 void live_free(struct live *l);
-/* "streaming", "ended", "cut", "reconnecting" or "dropping". */
+/* "streaming", "ended", "cut", "reconnecting", "dropping" or "idle". */
 const char *live_state_word(enum live_state s);
 
 #endif

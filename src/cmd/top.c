@@ -59,14 +59,18 @@ static void usage(FILE *out)
             "connection took on the link, asked of the serve writing DIR through its\n"
             "control socket; - for local traces and ended connections), events dropped\n"
             "in all and in the last interval.  States: streaming (its files grew in the\n"
-            "last 2 s), dropping (and it lost events in the last interval), ended,\n"
-            "cut (its connection ended abnormally: nothing after serve's gap or cut\n"
-            "marker), reconnecting (a resumable stream cut less than %d s ago, its\n"
-            "client's default --retry; streaming again if it comes back).\n"
+            "last 2 s), dropping (and it lost events in the last interval), idle\n"
+            "(quiet, but serve says its connection is open), ended, cut (its\n"
+            "connection ended abnormally: nothing after serve's gap marker),\n"
+            "reconnecting (a resumable stream cut less than %d s ago, its client's\n"
+            "default --retry; streaming again if it comes back).\n"
             "Per function: calls, calls/s, self and inclusive ms in total, self ms in\n"
             "the last interval, the longest call and (over every source) p99, in us;\n"
             "summary streams (TRACE_MODE=summary) count each snapshot as it arrives.\n"
-            "--once also makes analyze's pre-passes, so its times are analyze's.\n"
+            "--once also makes analyze's pre-passes, so its times are analyze's; no\n"
+            "trace files, or no source N, is an error then (exit 1).  On the screen,\n"
+            "ended sources give their rows up first, and the bottom line says the\n"
+            "last file skipped or torn.\n"
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
             "1-9 that source, p pause/resume.\n",
@@ -117,8 +121,12 @@ static int take_option(struct options *o, int argc, char **argv, int *i)
             return 2;
         }
     } else if (!strcmp(name, "--top") || !strcmp(name, "--source")) {
-        if (parse_long(v, &n) < 0 || n > 1000000 || (!strcmp(name, "--source") && n < 1)) {
+        if (parse_long(v, &n) < 0 || n > 1000000) {
             fprintf(stderr, PROG ": %s %s: not a count\n", name, v);
+            return 2;
+        }
+        if (!strcmp(name, "--source") && n < 1) {
+            fprintf(stderr, PROG ": --source %s: sources are numbered from 1 (the # column)\n", v);
             return 2;
         }
         if (!strcmp(name, "--top"))
@@ -184,8 +192,10 @@ static int check_inputs(struct options *o)
             fprintf(stderr, PROG ": --exe %s: %s\n", e->path, bad ? strerror(errno) : "not a regular file");
             return 1;
         }
-        if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0)
+        if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0) {
+            fprintf(stderr, PROG ": warning: --exe %s: only a trace without build-ids is named from it\n", msg);
             b.len = 0;
+        }
         e->have_build_id = b.len > 0;
         elf_buildid_words(&b, e->build_id);
     }
@@ -219,6 +229,15 @@ static int once(struct live *l, struct top_view *v, const char *dir)
         return 1;
     }
     live_finish(l);
+    if (!l->nseries) {
+        fprintf(stderr, PROG ": no trace files in %s\n", dir);
+        return 1;
+    }
+    if (v->source >= (long)l->nsrcs) {
+        fprintf(stderr, PROG ": --source %ld: %s has %zu source%s\n", v->source + 1, dir, l->nsrcs,
+                l->nsrcs == 1 ? "" : "s");
+        return 1;
+    }
     /* one look at the whole trace: its rates are over its span */
     uint64_t span = analysis_span(&l->a);
     l->interval_s = span ? (double)span / 1e9 : 0.0;
@@ -264,6 +283,7 @@ static void draw(struct top_view *v, const char *dir, int paused)
     snprintf(title, sizeof title, "callsight top %s%s", dir, paused ? "  [paused]" : "");
     erase();
     v->max_rows = LINES > 8 ? (size_t)LINES : 1; /* cut at the screen's bottom by draw_line */
+    v->max_sources = LINES > 12 ? (size_t)LINES / 3 : 2; /* the functions keep most of the screen */
     v->width = COLS > 0 ? (size_t)COLS : 1;
     top_view_frame(v, title, draw_line, &s);
     char bottom[700];
@@ -309,6 +329,7 @@ static void ask_wire(struct live *l, const char *dir)
     long n = control_wire(dir, w, CONTROL_MAX_CONNS, WIRE_WAIT_MS, err, sizeof err);
     for (long i = 0; i < n; i++)
         live_wire(l, w[i].id, w[i].bytes);
+    live_wire_end(l);
 }
 
 /* Refresh and redraw every interval, keys in between.  0, or 1 said. */
@@ -317,6 +338,7 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
     char msg[600] = "";
     double last = now_s() - o->interval_s;
     int paused = 0, rc = 0, dirty = 1;
+    uint64_t said = 0;
     while (!stop_signal) {
         double t = now_s();
         if (!paused && t - last >= o->interval_s) {
@@ -327,6 +349,10 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
             }
             if (msg[0])
                 snprintf(notice, sizeof notice, "%s", msg);
+            if (l->nsaid != said) { /* a file skipped or torn: analyze, or --once, says all */
+                snprintf(notice, sizeof notice, "%s%s", l->said, l->nsaid - said > 1 ? " (and more)" : "");
+                said = l->nsaid;
+            }
             ask_wire(l, o->dir);
             last = t;
             dirty = 1;
@@ -359,7 +385,7 @@ static int screen(struct live *l, struct top_view *v, const struct options *o)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL); /* not SA_RESTART: getch returns, the loop ends */
     sigaction(SIGTERM, &sa, NULL);
-    l->a.diag = NULL; /* lines on stderr would tear the screen; files skipped are counted */
+    l->a.diag = NULL; /* lines on stderr would tear the screen: the bottom line says the latest */
     if (!initscr()) {
         fprintf(stderr, PROG ": cannot set up the terminal\n");
         return 1;

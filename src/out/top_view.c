@@ -74,8 +74,8 @@ static void say_foreign(struct top_view *v, size_t from, size_t to, char *msg, s
         if (b->module || !b->have_build_id || b->exe_matches)
             continue;
         elf_buildid_hex(b->build_id, hex);
-        snprintf(msg, msglen, "the traced program with build-id %.16s... matches no --exe (rebuilt since?): "
-                 "its functions are shown by address", hex);
+        snprintf(msg, msglen, "the traced program's build-id %.16s... is no --exe's: its functions by address",
+                 hex);
         v->said_foreign = 1;
     }
 }
@@ -158,8 +158,21 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
     snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s", "#", "source", "state", "events/s",
              "wire B/s", "dropped", "drop/int");
     line(ctx, buf);
+    size_t active = 0, ended_room, hidden = 0;
+    for (size_t i = 0; i < l->nsrcs; i++)
+        active += l->srcs[i].state != LIVE_ENDED || (long)i == v->source;
+    ended_room = !v->max_sources ? l->nsrcs : v->max_sources > active ? v->max_sources - active : 0;
+    if (!l->nsrcs)
+        line(ctx, "    (no trace files here yet: serve's --out, or a TRACE_DIR)");
     for (size_t i = 0; i < l->nsrcs; i++) {
         const struct live_source *s = &l->srcs[i];
+        size_t ended_after = 0; /* the latest ended sources are the ones kept */
+        for (size_t k = i + 1; s->state == LIVE_ENDED && k < l->nsrcs; k++)
+            ended_after += l->srcs[k].state == LIVE_ENDED && (long)k != v->source;
+        if (s->state == LIVE_ENDED && (long)i != v->source && ended_after >= ended_room) {
+            hidden++;
+            continue;
+        }
         source_label(&l->a.src[i], label, sizeof label);
         if (s->have_wire)
             snprintf(wire, sizeof wire, "%.0f", per_s(s->i_wire, l->interval_s));
@@ -168,6 +181,11 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
         snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12s %10llu %8llu", (long)i == v->source ? '>' : ' ',
                  i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s), wire,
                  (unsigned long long)s->dropped, (unsigned long long)s->i_dropped);
+        line(ctx, buf);
+    }
+    if (hidden) {
+        snprintf(buf, sizeof buf, "    ... and %zu ended source%s, not shown for room (--once shows all)", hidden,
+                 hidden == 1 ? "" : "s");
         line(ctx, buf);
     }
 }

@@ -29,6 +29,7 @@ struct top_view {
     enum top_sort sort;
     long source;           /* -1: every source; else its position in l->srcs */
     size_t max_rows;       /* function rows shown (0: all) */
+    size_t max_sources;    /* source rows shown (0: all): the ended ones give way first */
     size_t width;          /* the screen's columns: the least telling number
                             * columns go first so names fit (0: all, --once) */
 };

@@ -3,11 +3,12 @@
  * (src/analysis/live.c): a serve directory written a little at a time,
  * refreshed in between.  Each source's state follows what its files say:
  * dropping in the interval whose records brought the device's drop count,
- * streaming after, ended once quiet; cut after serve's gap marker;
+ * streaming after, ended once quiet (idle while serve lists its connection,
+ * with the bytes it took on the link); cut after serve's gap marker;
  * reconnecting after a resumable stream's cut marker, cut once that is
  * older than reconnect_s, streaming again when records follow.  Counts
  * are exact: totals, the last interval's, and a torn record read only
- * once it is whole.
+ * once it is whole.  The frame gives ended sources' rows up first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "analysis/live.h"
+#include "out/top_view.h"
 #include "trace.h"
 
 static int test_no;
@@ -114,6 +116,15 @@ static void marker(uint32_t id, uint64_t code, uint64_t payload)
     fclose(f);
 }
 
+static char frame_text[8192];
+
+static void frame_line(void *ctx, const char *text)
+{
+    (void)ctx;
+    size_t n = strlen(frame_text);
+    snprintf(frame_text + n, sizeof frame_text - n, "%s\n", text);
+}
+
 static struct live l;
 static char msg[256];
 
@@ -140,7 +151,7 @@ static uint64_t all_calls(void)
 
 int main(void)
 {
-    printf("1..20\n");
+    printf("1..27\n");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
@@ -167,6 +178,21 @@ int main(void)
        "the torn record completed: read whole, with its exit, 1 call more");
     l.streaming_s = 0;
     ok(refresh() && state(0) == LIVE_ENDED, "quiet (no change within streaming_s): ended");
+    live_wire_begin(&l);
+    live_wire(&l, 1, 1000);
+    live_wire_end(&l);
+    ok(state(0) == LIVE_IDLE && !l.srcs[0].have_wire, "serve lists its connection: idle, no rate from one count");
+    live_wire_begin(&l);
+    live_wire_end(&l);
+    ok(refresh() && state(0) == LIVE_ENDED, "serve lists it no more: ended");
+    live_wire_begin(&l);
+    live_wire(&l, 1, 1500);
+    live_wire(&l, 77, 9); /* a connection with nothing read yet: no source */
+    live_wire_end(&l);
+    ok(state(0) == LIVE_IDLE && !l.srcs[0].have_wire, "listed again after a refresh without: a new base, no rate");
+    ok(refresh() && (live_wire_begin(&l), live_wire(&l, 1, 1800), live_wire_end(&l), 1) &&
+           l.srcs[0].have_wire && l.srcs[0].i_wire == 300,
+       "listed at two refreshes in a row: 300 bytes on the link since the last");
     l.streaming_s = 2;
 
     header(2);
@@ -198,6 +224,24 @@ int main(void)
            !strcmp(live_state_word(LIVE_DROPPING), "dropping") && !strcmp(live_state_word(LIVE_CUT), "cut"),
        "the states' words");
 
+    /* the frame keeps room: two source rows, the ended ones give way first */
+    l.streaming_s = 0;
+    ok(refresh() && state(0) == LIVE_ENDED && state(1) == LIVE_CUT && state(2) == LIVE_ENDED,
+       "quiet: streams 1 and 3 ended, 2 cut");
+    struct top_view v;
+    top_view_init(&v, &l, NULL, 0);
+    v.max_sources = 2;
+    frame_text[0] = 0;
+    ok(top_view_frame(&v, "t", frame_line, NULL) == 0 && !strstr(frame_text, " 1 stream 1 ") &&
+           strstr(frame_text, " 2 stream 2 ") && strstr(frame_text, " 3 stream 3 ") &&
+           strstr(frame_text, "... and 1 ended source, not shown"),
+       "2 source rows: the cut one and the latest ended; the other counted, not shown");
+    v.source = 0;
+    frame_text[0] = 0;
+    ok(top_view_frame(&v, "t", frame_line, NULL) == 0 && strstr(frame_text, "> 1 stream 1 ") &&
+           !strstr(frame_text, " 3 stream 3 "),
+       "the chosen source is always shown");
+    top_view_free(&v);
     calls(1, 0, 13); /* torn at the end: said by live_finish, not counted */
     live_finish(&l);
     ok(l.a.events == 2 * 25, "finished: every call's two events counted, 50");
