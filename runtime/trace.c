@@ -1130,6 +1130,8 @@ static char g_tsan_reader;
 static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
     uint64_t bytes = (count + 1u) * EV_BYTES;
+    if (count == 0)
+        return 1; /* nothing to put; a header of no records would read as a broken ring */
     if (!ring_lock(tid))
         return 0;
     /* acquire: pairs with the reader's release store of tail, as in ring_put */
