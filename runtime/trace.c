@@ -194,6 +194,7 @@ static _Atomic uint64_t g_budget_used; /* bytes reserved, before writing */
 static trace_shm_header_t *g_ring; /* stream mode when non-NULL */
 static unsigned char *g_ring_data;
 static uint32_t g_ring_cap;   /* our copy: the shared one is not trusted */
+static int g_ring_commit;     /* version 3: copies outside the lock, each batch committed */
 static int g_ring_joined;     /* this process counts in `writers` */
 static int g_ring_fd = -1;    /* kept open for its shared flock: proof of life */
 static uintptr_t g_trig_func;  /* TRACE_TRIGGER: the function (runtime address; 0: none) */
@@ -1037,10 +1038,14 @@ static int file_setup(const char *dir)
 }
 
 /* ---- stream mode: the shared-memory ring -----------------------------------
- * Protocol (trace_shm.h): writers serialize on `lock` for a bounded time,
- * copy whole batches at head % capacity and publish head; the one reader,
- * trace_stream, loads head with acquire, copies, stores tail with release.
- * Shared fields are reached as C11 atomics through these casts. */
+ * Protocol (trace_shm.h): writers serialize on `lock` for a bounded time
+ * and publish head past whole batches; in a version-2 ring they copy the
+ * batch while they hold the lock, in a version-3 ring they only reserve
+ * its room there (a batch header) and copy and commit it after letting the
+ * lock go, so that a writer that loses its CPU mid-copy holds up nobody
+ * but the reader.  The one reader, trace_stream, loads head with acquire,
+ * copies, stores tail with release.  Shared fields are reached as C11
+ * atomics through these casts. */
 
 #define RING_U32(field) ((_Atomic uint32_t *)(void *)&g_ring->field)
 #define RING_U64(field) ((_Atomic uint64_t *)(void *)&g_ring->field)
@@ -1151,12 +1156,87 @@ static uint64_t ring_overwrite(uint64_t tail, uint64_t head, uint64_t bytes)
     return tail;
 }
 
+/* ThreadSanitizer sees the threads of one process only.  In a version-3
+ * ring what orders a writer's copy after an earlier writer's commit of the
+ * same bytes is the reader, in another process (it acquires the commit,
+ * then releases tail, which the later writer acquires), so TSan would call
+ * the two a race.  Under TSan only, a writer releases a token before its
+ * commit (a store TSan is told to skip) and acquires it with tail: the
+ * reader's part, in a form TSan sees.  Nothing of it in other builds. */
+#if defined(__SANITIZE_THREAD__)
+#define RING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RING_TSAN 1
+#endif
+#endif
+#ifdef RING_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+static char g_tsan_reader;
+#define RING_TSAN_ACQUIRE() __tsan_acquire(&g_tsan_reader)
+#define RING_TSAN_RELEASE() __tsan_release(&g_tsan_reader)
+#define RING_TSAN_SKIP_BEGIN() __tsan_ignore_thread_begin()
+#define RING_TSAN_SKIP_END() __tsan_ignore_thread_end()
+#else
+#define RING_TSAN_ACQUIRE() ((void)0)
+#define RING_TSAN_RELEASE() ((void)0)
+#define RING_TSAN_SKIP_BEGIN() ((void)0)
+#define RING_TSAN_SKIP_END() ((void)0)
+#endif
+
+/* Version 3: reserve room for a batch header and count records under the
+ * lock, then copy and commit outside it (trace_shm.h).  0 when the lock
+ * could not be had or there is too little room. */
+static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+{
+    uint64_t bytes = (count + 1u) * EV_BYTES;
+    if (count == 0)
+        return 1; /* nothing to put; a header of no records would read as a broken ring */
+    if (!ring_lock(tid))
+        return 0;
+    /* acquire: pairs with the reader's release store of tail, as in ring_put */
+    uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
+    RING_TSAN_ACQUIRE();
+    /* relaxed: only lock holders write head */
+    uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
+    uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
+    int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
+    _Atomic uint64_t *commit = (_Atomic uint64_t *)(void *)(g_ring_data + head % g_ring_cap);
+    if (fits) {
+        trace_shm_batch_t b = {0, count, events, tid, 0, 0};
+        memcpy((unsigned char *)commit + sizeof b.commit, (const unsigned char *)&b + sizeof b.commit,
+               sizeof b - sizeof b.commit);
+        /* relaxed: published by the release store of head just below */
+        atomic_store_explicit(commit, ~head, memory_order_relaxed);
+        /* release: pairs with the reader's acquire load of head, so the
+         * header above is seen with the room it describes */
+        atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
+    }
+    /* release: pairs with the next writer's acquire CAS in ring_lock */
+    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    if (!fits)
+        return 0;
+    ring_copy(head + EV_BYTES, ev, bytes - EV_BYTES);
+    RING_TSAN_RELEASE();
+    RING_TSAN_SKIP_BEGIN();
+    /* release: pairs with the reader's acquire load of this commit word,
+     * so the records copied above are seen once it reads the position */
+    atomic_store_explicit(commit, head, memory_order_release);
+    RING_TSAN_SKIP_END();
+    return 1;
+}
+
 /* Copies count records (`events` of them enter/exit) into the ring in one
  * critical section; 0 when the lock could not be had or there is too
  * little room.  A flight-recorder ring gets them as one batch, and while
  * it is RECORDING there is always room: the oldest batches make it. */
 static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
+    if (g_ring_commit)
+        return ring_put_commit(ev, count, events, tid);
     trace_event_t batch;
     uint64_t bytes = (count + (g_rec != NULL)) * EV_BYTES;
     if (!ring_lock(tid))
@@ -1303,6 +1383,7 @@ static void ring_unuse(void)
     g_rec = NULL;
     g_ring_data = NULL;
     g_ring_cap = 0;
+    g_ring_commit = 0;
     g_batch = TRACE_BUF_EVENTS;
     g_buf_max = TRACE_BUF_EVENTS;
 }
@@ -1330,6 +1411,7 @@ static const char *ring_create(int fd, uint64_t size)
     trace_shm_header_t *h = map; /* all zero after ftruncate */
     h->version = TRACE_SHM_VERSION;
     h->capacity = (uint32_t)cap;
+    g_ring_commit = 1;
     /* release: pairs with an opener's acquire load of the magic (ring_open,
      * trace_stream): whoever sees it sees version and capacity */
     atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);
@@ -1358,8 +1440,9 @@ static uint64_t ring_wait_size(int fd, uint64_t deadline)
 }
 
 /* NULL when the header of a published ring fits a segment of `size`;
- * *cap is its capacity, read once (the header may change under us). */
-static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap)
+ * *cap and *version are read once (the header may change under us). */
+static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap,
+                              uint32_t *version)
 {
     uint64_t magic;
     /* acquire: pairs with the creator's release store of the magic, so the
@@ -1371,7 +1454,8 @@ static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t dea
         return "no ring header appeared in time";
     if (magic != ring_magic())
         return "not a callsight ring (bad magic)";
-    if (h->version != TRACE_SHM_VERSION)
+    *version = h->version;
+    if (*version != TRACE_SHM_VERSION && *version != TRACE_SHM_VERSION_LOCKED)
         return "unsupported ring version";
     *cap = h->capacity;
     if (*cap < TRACE_SHM_MIN_CAPACITY || *cap % TRACE_EVENT_SIZE != 0 || TRACE_SHM_HEADER_SIZE + (uint64_t)*cap > size)
@@ -1397,22 +1481,24 @@ static const char *ring_open(int fd)
     uint64_t size = ring_wait_size(fd, deadline);
     if (size == 0)
         return "the segment exists but is too small for a ring";
-    uint32_t cap = 0;
+    uint32_t cap = 0, version = 0;
     trace_shm_header_t *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (h == MAP_FAILED)
         return strerror(errno);
-    const char *why = ring_check(h, size, deadline, &cap);
+    const char *why = ring_check(h, size, deadline, &cap, &version);
     munmap(h, sizeof *h);
     if (why)
         return why;
-    /* trace_stream --flight-recorder made the segment longer for its block */
+    /* trace_stream --flight-recorder made the segment of a version-2 ring
+     * longer for its block */
     size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
-    int recorder = size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
+    int recorder = version == TRACE_SHM_VERSION_LOCKED && size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
     len += recorder ? TRACE_SHM_RECORDER_SIZE : 0;
     void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
     if (map == MAP_FAILED)
         return strerror(errno);
     ring_use(map, cap, len);
+    g_ring_commit = version == TRACE_SHM_VERSION;
     if (recorder)
         ring_find_recorder((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
     return NULL;

@@ -14,18 +14,46 @@
  *   |magic |ver |cap |wrtr|lock| head | tail |dropped |flgs|pad|clock.. | storage
  *   +------+----+----+----+----+------+------+--------+----+---+--------+----
  *
- * The ring's contract:
+ * The ring's contract (both versions):
  *   - Writers (any thread of any attached tracer) serialize on `lock`, take
- *     it for a bounded time only, and copy whole batches of events.  A writer
+ *     it for a bounded time only, and put whole batches of events.  A writer
  *     that cannot get the lock, or finds too little room, drops its batch and
  *     adds the count to `dropped`.  Writers never wait for the reader.
  *   - The single reader (trace_stream) never takes the lock: it reads `head`
- *     with acquire, copies [tail, head), then publishes `tail` with release.
+ *     with acquire, copies out of [tail, head), then publishes `tail` with
+ *     release.
  *   - head and tail are monotonic byte counters; bytes in use = head - tail;
  *     storage offset = counter % capacity.  capacity is a multiple of 32, so
  *     one record never straddles the end of storage.
  *   - Nothing in the header is trusted by the reader: head - tail > capacity,
  *     or a magic or version that changes, is a broken ring.
+ *
+ * Version 2 (TRACE_SHM_VERSION_LOCKED, the format of ../shared/FORMATS.md):
+ * a writer copies its records at head while it holds the lock and then
+ * publishes head; [tail, head) is all records.  A holder that loses its CPU
+ * in the middle of its copy (preempted: eight threads on two cores) keeps
+ * every other writer out until it runs again, and they drop.
+ *
+ * Version 3 (TRACE_SHM_VERSION): the lock covers only the reservation.
+ *   - A writer, holding the lock, writes a trace_shm_batch_t at head with
+ *     `commit` = ~position (not yet), publishes head past the header and
+ *     its records (release), and lets the lock go.  Then it copies its
+ *     records after the header and stores `commit` = position (release).
+ *   - The reader walks [tail, head) batch by batch: a header whose commit
+ *     (acquire) equals its position is done, and its records are taken
+ *     (the header is not forwarded); ~position is still being copied, and
+ *     the reader stops there; any other value, or a record count that runs
+ *     past head, is a broken ring.  tail moves over whole batches only.
+ *   - A writer that dies between reservation and commit leaves its batch
+ *     uncommitted for good.  The reader skips such a batch, adding its
+ *     `events` to `dropped`, once its `tid` no longer exists (kill(tid, 0)
+ *     fails with ESRCH) or no tracer is attached or alive; a live writer
+ *     that is merely slow is waited for (the other writers keep going until
+ *     the ring is full, then drop and count).
+ * A ring's creator chooses the version (trace_stream: 3 unless asked for 2;
+ * --flight-recorder rings are 2).  A tracer of this tree writes either; one
+ * that knows only 2 refuses a version-3 ring ("unsupported ring version"),
+ * and a reader that knows only 2 refuses a version-3 ring in the same words.
  *
  * The wire protocol (trace_stream -> serve, little-endian): one 64-byte
  * handshake, then chunks of a 12-byte header and one zstd frame each.  The
@@ -46,7 +74,8 @@
 /* ---- shared-memory ring ------------------------------------------------ */
 
 #define TRACE_SHM_MAGIC "TKSHM" /* 5 chars, NUL-padded to 8 */
-#define TRACE_SHM_VERSION 2u
+#define TRACE_SHM_VERSION 3u        /* reservations under the lock, copies outside it */
+#define TRACE_SHM_VERSION_LOCKED 2u /* copies under the lock: still written and read */
 #define TRACE_SHM_HEADER_SIZE 96u
 #define TRACE_SHM_DEFAULT_SIZE (16u * 1024u * 1024u) /* TRACE_SHM_SIZE default */
 #define TRACE_SHM_MIN_CAPACITY (64u * 32u)            /* below this, refuse */
@@ -58,7 +87,7 @@
  */
 typedef struct trace_shm_header {
     char magic[8];      /* "TKSHM\0\0\0"; written last by the creator */
-    uint32_t version;   /* TRACE_SHM_VERSION */
+    uint32_t version;   /* TRACE_SHM_VERSION or TRACE_SHM_VERSION_LOCKED */
     uint32_t capacity;  /* storage bytes after the header, multiple of 32 */
     uint32_t writers;   /* tracer processes attached right now; each also holds
                          * a shared flock on the segment while it lives */
@@ -94,9 +123,34 @@ _Static_assert(offsetof(trace_shm_header_t, t0_ticks) == 72, "t0_ticks at 72");
 _Static_assert(offsetof(trace_shm_header_t, t0_ns) == 80, "t0_ns at 80");
 _Static_assert(offsetof(trace_shm_header_t, hook_ns) == 88, "hook_ns at 88");
 
+/*
+ * Version 3: the 32-byte header before each batch's records in the storage
+ * (a record's size, so wrapping stays on record boundaries).  Written by
+ * its writer under the ring's lock before head covers it, except `commit`,
+ * which is stored again, atomically, when the records are in.
+ */
+typedef struct trace_shm_batch {
+    uint64_t commit;   /* ~position while copying; position (of this header) once done */
+    uint32_t records;  /* records after this header, >= 1 */
+    uint32_t events;   /* of them enter/exit events: what `dropped` gets if the batch is skipped */
+    uint32_t tid;      /* the writing thread, for the reader's liveness check */
+    uint32_t pad;      /* zero */
+    uint64_t reserved; /* zero */
+} trace_shm_batch_t;
+
+_Static_assert(sizeof(trace_shm_batch_t) == 32, "batch header is one record");
+_Static_assert(offsetof(trace_shm_batch_t, commit) == 0, "commit at 0");
+_Static_assert(offsetof(trace_shm_batch_t, records) == 8, "records at 8");
+_Static_assert(offsetof(trace_shm_batch_t, events) == 12, "events at 12");
+_Static_assert(offsetof(trace_shm_batch_t, tid) == 16, "tid at 16");
+_Static_assert(offsetof(trace_shm_batch_t, pad) == 20, "pad at 20");
+_Static_assert(offsetof(trace_shm_batch_t, reserved) == 24, "reserved at 24");
+
 /* ---- flight recorder ---------------------------------------------------
  *
- * `trace_stream --flight-recorder` makes the segment TRACE_SHM_RECORDER_SIZE
+ * `trace_stream --flight-recorder` makes a version-2 ring (its writers move
+ * tail over whole batches under the lock, which needs the copies under it
+ * too) with a segment TRACE_SHM_RECORDER_SIZE
  * bytes longer than header and storage, and puts this block right after
  * the storage (offset TRACE_SHM_HEADER_SIZE + capacity).  A tracer that
  * finds it (the segment is long enough and the magic is there) writes

@@ -8,7 +8,10 @@
  * first), connects to `callsight serve`, waits for a tracer to attach, and
  * then forwards everything the tracer writes: it drains the ring in chunks
  * without ever taking the ring's lock, compresses each chunk into one zstd
- * frame and sends it.  It exits once every tracer has detached (several
+ * frame and sends it.  It makes version-3 rings (trace_shm.h: writers copy
+ * outside the lock and commit each batch, so one that loses its CPU
+ * mid-copy holds up no other) unless --ring-version 2 asks for the older
+ * kind, which tracers that predate version 3 need; it reads both.  It exits once every tracer has detached (several
  * processes may share one ring: its header counts them) and the ring is
  * empty, and removes the ring: the client owns the ring's lifetime.
  *
@@ -193,6 +196,7 @@ struct options {
     int summary_threads; /* --summary-threads: send each thread's snapshots as they are */
     long summary_ms;  /* --summary-ms: how often merged snapshots go */
     int recorder;     /* --flight-recorder */
+    int ring_version; /* --ring-version: of a ring we create (a recorder's is 2) */
     long after_ms;    /* --after: keep shipping this long after a trigger */
     long max_triggers; /* --max-triggers: snapshots per hour at most */
     const char *shm;
@@ -213,6 +217,9 @@ struct ring {
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
     trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
     int vanished_said; /* the dead tracers were reported (once) */
+    uint32_t version;  /* TRACE_SHM_VERSION (batches committed) or _LOCKED */
+    uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
+    uint64_t stuck_ms; /* ... and when (ms); its writer's life is tested a period later */
 };
 
 struct sender {
@@ -293,7 +300,7 @@ static void usage(FILE *out)
             "usage: trace_stream [--level N] [--codec stack|none] [--retry SECONDS]\n"
             "                    [--heartbeat SECONDS] [--summary-ms MS] [--summary-threads]\n"
             "                    [--flight-recorder [--after MS] [--max-triggers N]]\n"
-            "                    [--quiet] SHM HOST PORT\n"
+            "                    [--ring-version 2|3] [--quiet] SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
             "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
@@ -334,6 +341,10 @@ static void usage(FILE *out)
             "              (default 0)\n"
             "  --max-triggers N  at most N snapshots per hour (default %d); further\n"
             "              triggers are counted and reported\n"
+            "  --ring-version V  the kind of ring to create: 3 (default; a writer\n"
+            "              that loses its CPU in the middle of a copy holds up no other)\n"
+            "              or 2, for tracers built before version 3, which refuse a\n"
+            "              version-3 ring; a ring a tracer made is read as it is\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -432,6 +443,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->recorder = 0;
     o->after_ms = 0;
     o->max_triggers = DEFAULT_MAX_TRIGGERS;
+    o->ring_version = TRACE_SHM_VERSION;
     int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -464,6 +476,14 @@ static int parse_args(int argc, char **argv, struct options *o)
                 fprintf(stderr, "trace_stream: --summary-ms needs milliseconds from 10 to 3600000\n");
                 return -1;
             }
+            i++;
+        } else if (!strcmp(a, "--ring-version")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], TRACE_SHM_VERSION_LOCKED, TRACE_SHM_VERSION, &v)) {
+                fprintf(stderr, "trace_stream: --ring-version needs %u or %u\n", TRACE_SHM_VERSION_LOCKED,
+                        TRACE_SHM_VERSION);
+                return -1;
+            }
+            o->ring_version = (int)v;
             i++;
         } else if (!strcmp(a, "--level")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], LEVEL_MIN, LEVEL_MAX, &v)) {
@@ -577,8 +597,9 @@ static void ring_init_recorder(struct ring *r)
     r->rec = b;
 }
 
-/* Create the ring; 1 if it exists already, -1 on error. */
-static int ring_create(struct ring *r, uint32_t cap, int recorder)
+/* Create the ring; 1 if it exists already, -1 on error.  A recorder's is
+ * version 2: its writers move tail over whole batches under the lock. */
+static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t version)
 {
     int fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST)
@@ -604,7 +625,7 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder)
     r->fd = fd;
     /* ftruncate zero-filled everything: counters, lock and the tracer's half. */
     trace_shm_header_t *h = r->hdr;
-    h->version = TRACE_SHM_VERSION;
+    h->version = recorder ? TRACE_SHM_VERSION_LOCKED : version;
     h->capacity = cap;
     if (recorder)
         ring_init_recorder(r);
@@ -614,13 +635,14 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder)
     memcpy(&word, magic, 8);
     atomic_store_explicit(a64((uint64_t *)(void *)h->magic), word, memory_order_release);
     r->capacity = cap;
+    r->version = h->version;
     r->tail = 0;
     return 0;
 }
 
 static const char *ring_header_problem(const trace_shm_header_t *h, uint64_t seg_size)
 {
-    if (h->version != TRACE_SHM_VERSION)
+    if (h->version != TRACE_SHM_VERSION && h->version != TRACE_SHM_VERSION_LOCKED)
         return "unsupported ring version";
     if (h->capacity < TRACE_SHM_MIN_CAPACITY || h->capacity % 32)
         return "capacity is not a multiple of 32 of at least the minimum";
@@ -685,19 +707,20 @@ static int ring_attach(struct ring *r)
     }
     r->fd = fd;
     r->capacity = r->hdr->capacity;
+    r->version = r->hdr->version;
     r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
     return 0;
 }
 
 /* Create the ring, or map the one a tracer created first. */
-static int ring_open(struct ring *r, int quiet, int recorder)
+static int ring_open(struct ring *r, int quiet, int recorder, uint32_t version)
 {
     uint32_t cap;
     if (ring_capacity_from_env(&cap))
         return -1;
     /* Creator and tracer may race, and a ring may vanish between our two calls. */
     for (int attempt = 0; attempt < 100; attempt++) {
-        int rc = ring_create(r, cap, recorder);
+        int rc = ring_create(r, cap, recorder, version);
         if (rc == 1 && recorder) {
             fprintf(stderr, "trace_stream: ring %s exists already; a flight recorder needs a ring of its "
                             "own: start trace_stream before the program, or remove the segment\n", r->name);
@@ -705,7 +728,8 @@ static int ring_open(struct ring *r, int quiet, int recorder)
         }
         if (rc == 0) {
             if (!quiet)
-                fprintf(stderr, "trace_stream: created ring %s (%" PRIu32 " bytes)\n", r->name, cap);
+                fprintf(stderr, "trace_stream: created ring %s (%" PRIu32 " bytes, version %" PRIu32 ")\n",
+                        r->name, cap, r->version);
             return 0;
         }
         if (rc < 0)
@@ -713,8 +737,8 @@ static int ring_open(struct ring *r, int quiet, int recorder)
         rc = ring_attach(r);
         if (rc == 0) {
             if (!quiet)
-                fprintf(stderr, "trace_stream: attached to ring %s (%" PRIu32 " bytes)\n", r->name,
-                        r->capacity);
+                fprintf(stderr, "trace_stream: attached to ring %s (%" PRIu32 " bytes, version %" PRIu32 ")\n",
+                        r->name, r->capacity, r->version);
             return 0;
         }
         if (rc < 0)
@@ -763,31 +787,169 @@ static uint32_t ring_dead_writers(struct ring *r)
     return r->lock_seen ? dead : 0;
 }
 
+/* len bytes of storage from ring position pos (len <= capacity). */
+static void ring_copy_out(const struct ring *r, uint64_t pos, unsigned char *buf, size_t len)
+{
+    size_t off = (size_t)(pos % r->capacity);
+    size_t first = r->capacity - off < len ? r->capacity - off : len;
+    memcpy(buf, r->data + off, first);
+    memcpy(buf + first, r->data, len - first);
+}
+
 /*
- * Copy up to `max` bytes from [tail, head) into buf and hand the space back
- * to the writers.  Returns the bytes copied, or -1 for a broken ring.
+ * Version 3: the batch header at pos (< head, both checked by the caller).
+ * 1 committed, 0 still being copied, -1 broken (reported): a commit word
+ * that is neither, or records that run past head.
+ */
+static int batch_at(const struct ring *r, uint64_t pos, uint64_t head, trace_shm_batch_t *b)
+{
+    _Atomic uint64_t *commit = (_Atomic uint64_t *)(void *)(r->data + pos % r->capacity);
+    /* acquire: pairs with the writer's release store of the commit word,
+     * so its records are seen once the word says done */
+    b->commit = atomic_load_explicit(commit, memory_order_acquire);
+    /* the rest was written before head covered it (our acquire load of head) */
+    memcpy((unsigned char *)b + sizeof b->commit, (unsigned char *)commit + sizeof b->commit,
+           sizeof *b - sizeof b->commit);
+    if ((b->commit == pos || b->commit == ~pos) && b->records >= 1 &&
+        b->records <= (head - pos) / TRACE_EVENT_SIZE - 1)
+        return b->commit == pos;
+    fprintf(stderr,
+            "trace_stream: broken ring %s: the batch header at %" PRIu64 " (head %" PRIu64
+            ") says commit %" PRIu64 ", %" PRIu32 " records\n",
+            r->name, pos, head, b->commit, b->records);
+    return -1;
+}
+
+/* Whether a tracer still lives, after an exclusive flock of the segment
+ * succeeded or not (ring_dead_writers): 0 none does; 1 one does or we
+ * cannot tell. */
+static int ring_tracer_alive(struct ring *r)
+{
+    if (flock(r->fd, LOCK_EX | LOCK_NB) != 0)
+        return 1;
+    flock(r->fd, LOCK_UN);
+    return !r->lock_seen; /* tracers that hold no lock: unknowable */
+}
+
+/*
+ * Version 3: the batch at tail has stayed uncommitted.  Its writer is
+ * waited for while it may live: tested a LIVENESS_MS after the batch was
+ * first seen there, and every LIVENESS_MS after that.  A tid that is gone
+ * (ESRCH), or no tracer alive at all, means nobody will commit it: 1, skip
+ * it.  A tid we cannot test (EPERM, reused) counts as alive.
+ */
+static int batch_abandoned(struct ring *r, const trace_shm_batch_t *b)
+{
+    uint64_t t = now_ms();
+    if (r->stuck_at != r->tail) {
+        r->stuck_at = r->tail;
+        r->stuck_ms = t;
+        return 0;
+    }
+    if (t - r->stuck_ms < LIVENESS_MS)
+        return 0;
+    r->stuck_ms = t;
+    if (r->vanished || !ring_tracer_alive(r))
+        return 1;
+    /* the tid is untrusted: 0 or a negative pid would signal a group */
+    if (b->tid == 0 || b->tid > (uint32_t)INT_MAX)
+        return 1;
+    return kill((pid_t)b->tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Version 3: a batch nobody will commit: its events count as dropped (in
+ * the ring header's count, which the notices carry), and tail passes it. */
+static void batch_skip(struct ring *r, const trace_shm_batch_t *b)
+{
+    fprintf(stderr,
+            "trace_stream: ring %s: a tracer thread (tid %" PRIu32 ") died in the middle of a batch; "
+            "its %" PRIu32 " events count as dropped\n",
+            r->name, b->tid, b->events);
+    /* relaxed: a counter, as the writers' own adds */
+    atomic_fetch_add_explicit(a64(&r->hdr->dropped), b->events, memory_order_relaxed);
+    r->tail += ((uint64_t)b->records + 1u) * TRACE_EVENT_SIZE;
+}
+
+/*
+ * Version 3: the records of the committed batches from tail on, without
+ * their headers, as many whole batches as fit in max; stops at one still
+ * being copied (or skips it: batch_abandoned).  Bytes copied, -1 broken.
+ */
+static long ring_take_batches(struct ring *r, unsigned char *buf, size_t max, uint64_t head)
+{
+    size_t n = 0;
+    uint64_t tail0 = r->tail;
+    while (r->tail < head) {
+        trace_shm_batch_t b;
+        int done = batch_at(r, r->tail, head, &b);
+        if (done < 0)
+            return -1;
+        if (!done) {
+            if (!batch_abandoned(r, &b))
+                break;
+            batch_skip(r, &b);
+            continue;
+        }
+        size_t len = (size_t)b.records * TRACE_EVENT_SIZE;
+        if (len > max - n) {
+            if (len <= max)
+                break; /* the next take */
+            fprintf(stderr, "trace_stream: broken ring %s: a batch of %" PRIu32 " records, more than a chunk\n",
+                    r->name, b.records);
+            return -1;
+        }
+        ring_copy_out(r, r->tail + TRACE_EVENT_SIZE, buf + n, len);
+        n += len;
+        r->tail += len + TRACE_EVENT_SIZE;
+    }
+    /* release: pairs with a writer's acquire load of tail, so our copies
+     * are done before it reuses the room */
+    if (r->tail != tail0)
+        atomic_store_explicit(a64(&r->hdr->tail), r->tail, memory_order_release);
+    return (long)n;
+}
+
+/* Version 3: records (not headers) in [tail, head), as the headers say;
+ * 0 for a ring whose headers do not add up. */
+static uint64_t ring_records_left(const struct ring *r, uint64_t head)
+{
+    uint64_t pos = r->tail, records = 0;
+    while (pos < head) {
+        uint32_t n; /* not the commit word, which a writer may be storing */
+        memcpy(&n, r->data + pos % r->capacity + offsetof(trace_shm_batch_t, records), sizeof n);
+        if (n < 1 || n > (head - pos) / TRACE_EVENT_SIZE - 1)
+            return 0;
+        records += n;
+        pos += ((uint64_t)n + 1u) * TRACE_EVENT_SIZE;
+    }
+    return records;
+}
+
+/*
+ * Copy up to `max` bytes of records from [tail, head) into buf and hand the
+ * space back to the writers.  Returns the bytes copied, or -1 for a broken
+ * ring.
  */
 static long ring_take(struct ring *r, unsigned char *buf, size_t max)
 {
     trace_shm_header_t *h = r->hdr;
-    if (!magic_ok(h) || h->version != TRACE_SHM_VERSION || h->capacity != r->capacity) {
+    if (!magic_ok(h) || h->version != r->version || h->capacity != r->capacity) {
         fprintf(stderr, "trace_stream: broken ring %s: its header changed under us\n", r->name);
         return -1;
     }
     uint64_t head = atomic_load_explicit(a64(&h->head), memory_order_acquire);
     uint64_t used = head - r->tail;
-    if (head < r->tail || used > r->capacity || head % TRACE_EVENT_SIZE) {
+    if (head < r->tail || used > r->capacity || head % TRACE_EVENT_SIZE || r->tail % TRACE_EVENT_SIZE) {
         fprintf(stderr,
                 "trace_stream: broken ring %s: head %" PRIu64 ", tail %" PRIu64 ", capacity %" PRIu32
                 "\n",
                 r->name, head, r->tail, r->capacity);
         return -1;
     }
+    if (r->version == TRACE_SHM_VERSION)
+        return ring_take_batches(r, buf, max, head);
     size_t n = used < max ? (size_t)used : max;
-    size_t off = (size_t)(r->tail % r->capacity);
-    size_t first = r->capacity - off < n ? r->capacity - off : n;
-    memcpy(buf, r->data + off, first);
-    memcpy(buf + first, r->data, n - first);
+    ring_copy_out(r, r->tail, buf, n);
     r->tail += n;
     atomic_store_explicit(a64(&h->tail), r->tail, memory_order_release);
     return (long)n;
@@ -2314,6 +2476,16 @@ static int forward_chunk(struct ring *r, struct sender *s)
     return send_records(s, s->raw, n);
 }
 
+/* Version 3: a batch at tail is still being copied (ring_take stopped
+ * there), so the ring is not empty yet; its writer commits it or is found
+ * gone (batch_abandoned).  Stopping, we wait for it a LIVENESS_MS at most. */
+static int ring_pending(const struct ring *r, uint64_t stop_ms)
+{
+    return r->version == TRACE_SHM_VERSION &&
+           atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire) != r->tail &&
+           (stop_ms == 0 || now_ms() - stop_ms < LIVENESS_MS);
+}
+
 /*
  * Forward until the tracer has detached and the ring is empty, or, after
  * SIGINT/SIGTERM, until what the ring held at that moment is sent, or until
@@ -2325,10 +2497,11 @@ static int forward_chunk(struct ring *r, struct sender *s)
 static int drain(struct ring *r, struct sender *s)
 {
     int idle_ms = IDLE_MIN_MS, stopping = 0;
-    uint64_t stop_at = 0;
+    uint64_t stop_at = 0, stop_ms = 0;
     for (;;) {
         if (stop_requested && !stopping) {
             stopping = 1;
+            stop_ms = now_ms();
             stop_at = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
         }
         if (stopping && r->tail >= stop_at)
@@ -2358,7 +2531,7 @@ static int drain(struct ring *r, struct sender *s)
             idle_ms = IDLE_MIN_MS;
             continue;
         }
-        if (writers == 0 || stopping || r->vanished)
+        if ((writers == 0 || stopping || r->vanished) && !ring_pending(r, stop_ms))
             return 0;
         if (heartbeat(s) || idle_wait(s, idle_ms))
             return -1;
@@ -2398,7 +2571,9 @@ static int report_vanished(struct ring *r, struct sender *s);
 static int link_end(struct ring *r, struct sender *s)
 {
     uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
-    uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0 : (head - r->tail) / TRACE_EVENT_SIZE;
+    uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0
+                    : r->version == TRACE_SHM_VERSION ? ring_records_left(r, head)
+                                                      : (head - r->tail) / TRACE_EVENT_SIZE;
     uint64_t dropped = r->rec ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
     char why[160];
     if (r->vanished)
@@ -3067,13 +3242,13 @@ int main(int argc, char **argv)
     install_signals();
     if (o.recorder)
         install_snapshot_signal();
-    struct ring r = {.name = o.shm, .fd = -1};
+    struct ring r = {.name = o.shm, .fd = -1, .stuck_at = UINT64_MAX};
     if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
         fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
                         "cannot be shared between processes\n");
         return 1;
     }
-    if (ring_open(&r, o.quiet, o.recorder))
+    if (ring_open(&r, o.quiet, o.recorder, (uint32_t)o.ring_version))
         return 1;
     int status = 1;
     struct sender s;

@@ -49,7 +49,7 @@ ok $? "serve listens on a free port"
 # --- 1. 300000 events through a 1 MiB ring: wraps ~9 times, nothing lost ---
 start_client "$T/c1.err" TRACE_SHM_SIZE=$((1048576 + 96))
 wait_in "$T/c1.err" "waiting for a tracer on $SHM" > /dev/null
-is "$(sed -n 1p "$T/c1.err")" "trace_stream: created ring $SHM (1048576 bytes)" \
+is "$(sed -n 1p "$T/c1.err")" "trace_stream: created ring $SHM (1048576 bytes, version 3)" \
     "trace_stream creates the ring: TRACE_SHM_SIZE minus the 96-byte header"
 timeout 60 "$RW" --wait "$SHM" 300000 > "$T/rw1.out"
 is "$(cat "$T/rw1.out")" "ringwriter: generated 300000 written 300000 dropped 0" "the tracer wrote 300000 events"
@@ -73,13 +73,16 @@ got=$(sed -n 's/.* \([0-9]*\) bytes received.*/\1/p' <(grep "conn 1 closed" "$SE
 is "$got" "$wire" "serve received exactly the bytes trace_stream says it sent"
 
 # --- 2. the tracer came and went before trace_stream started ---
-timeout 60 "$RW" --create $((65536 + 96)) "$SHM" 5000 > "$T/rw2.out"
+# RING32: a version-3 ring that holds exactly 32 batches of 64 events, each
+# with its 32-byte header (trace_shm.h), so 2048 events fill it.
+RING32=$((32 * 65 * 32))
+timeout 60 "$RW" --create $((RING32 + 96)) "$SHM" 5000 > "$T/rw2.out"
 is "$(cat "$T/rw2.out")" "ringwriter: generated 5000 written 2048 dropped 2952" \
-    "a tracer alone with a 64 KiB ring it created keeps 2048 events and drops the rest"
+    "a tracer alone with a 65 KiB ring it created keeps 2048 events and drops the rest"
 start_client "$T/c2.err"
 wait_client
 ok $? "trace_stream attaches to the ring the tracer left, forwards it and exits 0"
-is "$(sed -n 1p "$T/c2.err")" "trace_stream: attached to ring $SHM (65536 bytes)" "it says it attached"
+is "$(sed -n 1p "$T/c2.err")" "trace_stream: attached to ring $SHM ($RING32 bytes, version 3)" "it says it attached"
 grep -Eq "^trace_stream: forwarded 2048 events in 1 chunks \([0-9]+ bytes on the wire\), dropped 2952$" "$T/c2.err"
 ok $? "its summary: 2048 forwarded, 2952 dropped"
 shm_gone
@@ -89,7 +92,7 @@ is "$($CHECK "$T/out/trace.stream.2.0.bin" | sed -n 2p)" "events=2048 mismatched
     "serve file: the 2048 events, then the drop count as marker 18"
 
 # --- 3. drops: trace_stream stopped, small ring, received + dropped == generated ---
-start_client "$T/c3.err" TRACE_SHM_SIZE=$((65536 + 96))
+start_client "$T/c3.err" TRACE_SHM_SIZE=$((RING32 + 96))
 wait_in "$T/c3.err" "waiting for a tracer" > /dev/null
 stop_client
 timeout 60 "$RW" --batch 64 "$SHM" 10000 > "$T/rw3.out"

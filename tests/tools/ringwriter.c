@@ -1,7 +1,8 @@
 /*
  * ringwriter.c - test helper: plays a traced process writing to the shm ring.
  *
- *   ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] [--first I] SHM N
+ *   ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] [--legacy 1]
+ *              [--first I] [--abandon B] SHM N
  *
  * Attaches to the ring SHM the way the runtime does (trace_shm.h): waits for
  * the creator's magic, holds a shared flock on it for its lifetime, writes
@@ -9,11 +10,16 @@
  * with release, then puts N known events (tests/tools/tracecheck.pl has the
  * formula; the same as streamgen's) in batches of B under the header's
  * spinlock; a batch that finds no room or cannot get the lock is dropped and
- * counted in `dropped`.  It prints its counts, stays attached for
+ * counted in `dropped`.  It writes the protocol of the ring's version: in a
+ * version-3 ring each batch gets its header, is copied after the lock is
+ * let go and then committed.  It prints its counts, stays attached for
  * --linger-ms, then decrements `writers`.
  * --legacy 1 takes no shared flock, as another agent's tracer would not.
  * --create makes the ring itself first (as a tracer started before
- * trace_stream would).  --wait waits for room instead of dropping
+ * trace_stream would), of --version V (default TRACE_SHM_VERSION).
+ * --abandon B (version 3): after the N events, reserve a batch of B more
+ * and exit at once without committing it or detaching, as a tracer killed
+ * in the middle of its copy would.  --wait waits for room instead of dropping
  * (not what a tracer does; it lets a test push any volume through a small
  * ring without loss).  --first I makes its events I, I+1, ... (default 0),
  * so that writers one after another continue one sequence, which
@@ -68,7 +74,7 @@ static uint64_t magic_word(void)
     return w;
 }
 
-static void create_ring(const char *name, uint64_t bytes)
+static void create_ring(const char *name, uint64_t bytes, uint32_t version)
 {
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
@@ -80,7 +86,7 @@ static void create_ring(const char *name, uint64_t bytes)
     if (hdr == MAP_FAILED)
         die("mmap");
     ring_fd = fd;
-    hdr->version = TRACE_SHM_VERSION;
+    hdr->version = version;
     hdr->capacity = cap;
     atomic_store_explicit(a64((uint64_t *)(void *)hdr->magic), magic_word(), memory_order_release);
 }
@@ -133,11 +139,20 @@ static int lock_ring(uint32_t me)
     return -1;
 }
 
-/* 1 written, 0 dropped; with wait set, a full ring is waited out instead (tests only). */
-static int put_batch(const unsigned char *buf, uint64_t n, int wait)
+static void copy_in(uint64_t pos, const unsigned char *buf, uint64_t bytes)
 {
+    uint64_t cap = hdr->capacity, off = pos % cap, first = cap - off < bytes ? cap - off : bytes;
+    memcpy(storage + off, buf, (size_t)first);
+    memcpy(storage, buf + first, (size_t)(bytes - first));
+}
+
+/* 1 written, 0 dropped; with wait set, a full ring is waited out instead
+ * (tests only).  commit 0: a version-3 batch is reserved and left so. */
+static int put_batch(const unsigned char *buf, uint64_t n, int wait, int commit)
+{
+    int v3 = hdr->version == TRACE_SHM_VERSION;
 again:;
-    uint64_t bytes = n * TRACE_EVENT_SIZE, cap = hdr->capacity;
+    uint64_t bytes = (n + (uint64_t)v3) * TRACE_EVENT_SIZE, cap = hdr->capacity;
     if (lock_ring((uint32_t)getpid()))
         goto drop;
     uint64_t head = atomic_load_explicit(a64(&hdr->head), memory_order_relaxed);
@@ -150,11 +165,22 @@ again:;
         }
         goto drop;
     }
-    uint64_t off = head % cap, first = cap - off < bytes ? cap - off : bytes;
-    memcpy(storage + off, buf, (size_t)first);
-    memcpy(storage, buf + first, (size_t)(bytes - first));
+    if (!v3) {
+        copy_in(head, buf, bytes);
+        atomic_store_explicit(a64(&hdr->head), head + bytes, memory_order_release);
+        atomic_store_explicit(a32(&hdr->lock), 0, memory_order_release);
+        return 1;
+    }
+    trace_shm_batch_t b = {0, (uint32_t)n, (uint32_t)n, (uint32_t)getpid(), 0, 0};
+    _Atomic uint64_t *word = a64((uint64_t *)(void *)(storage + head % cap));
+    memcpy(storage + head % cap + 8, (unsigned char *)&b + 8, sizeof b - 8);
+    atomic_store_explicit(word, ~head, memory_order_relaxed);
     atomic_store_explicit(a64(&hdr->head), head + bytes, memory_order_release);
     atomic_store_explicit(a32(&hdr->lock), 0, memory_order_release);
+    if (!commit)
+        return 1;
+    copy_in(head + TRACE_EVENT_SIZE, buf, bytes - TRACE_EVENT_SIZE);
+    atomic_store_explicit(word, head, memory_order_release);
     return 1;
 drop:
     atomic_fetch_add_explicit(a64(&hdr->dropped), n, memory_order_relaxed);
@@ -163,7 +189,7 @@ drop:
 
 int main(int argc, char **argv)
 {
-    uint64_t create = 0, batch = 64, first = 0;
+    uint64_t create = 0, batch = 64, first = 0, abandon = 0, version = TRACE_SHM_VERSION;
     long linger = 0;
     int i = 1, wait = 0, legacy = 0;
     if (argc > 1 && !strcmp(argv[1], "--wait")) {
@@ -176,16 +202,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--linger-ms")) linger = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--legacy")) legacy = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--first")) first = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--abandon")) abandon = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--version")) version = strtoull(argv[i + 1], NULL, 10);
         else break;
     }
-    if (argc - i != 2 || batch < 1 || batch > 4096) {
-        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--batch B] [--linger-ms MS] [--legacy 1] "
-                        "[--first I] SHM N\n");
+    if (argc - i != 2 || batch < 1 || batch > 4096 || abandon > 4096 ||
+        (version != TRACE_SHM_VERSION && version != TRACE_SHM_VERSION_LOCKED)) {
+        fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] "
+                        "[--legacy 1] [--first I] [--abandon B] SHM N\n");
         return 2;
     }
     uint64_t total = strtoull(argv[i + 1], NULL, 10), written = 0, dropped = 0;
     if (create)
-        create_ring(argv[i], create);
+        create_ring(argv[i], create, (uint32_t)version);
     else
         attach_ring(argv[i]);
     storage = (unsigned char *)hdr + TRACE_SHM_HEADER_SIZE;
@@ -207,7 +236,7 @@ int main(int argc, char **argv)
         uint64_t n = total - next < batch ? total - next : batch;
         for (uint64_t k = 0; k < n; k++)
             make_event(buf + k * TRACE_EVENT_SIZE, first + next + k);
-        if (put_batch(buf, n, wait))
+        if (put_batch(buf, n, wait, 1))
             written += n;
         else
             dropped += n;
@@ -216,6 +245,15 @@ int main(int argc, char **argv)
     printf("ringwriter: generated %llu written %llu dropped %llu\n", (unsigned long long)total,
            (unsigned long long)written, (unsigned long long)dropped);
     fflush(stdout);
+    if (abandon) {
+        for (uint64_t k = 0; k < abandon; k++)
+            make_event(buf + k * TRACE_EVENT_SIZE, first + total + k);
+        int put = hdr->version == TRACE_SHM_VERSION && put_batch(buf, abandon, 0, 0);
+        printf("ringwriter: %s a batch of %llu and died\n", put ? "reserved" : "could not reserve",
+               (unsigned long long)abandon);
+        fflush(stdout);
+        _exit(0);
+    }
     sleep_ms(linger);
     atomic_fetch_sub_explicit(a32(&hdr->writers), 1, memory_order_release);
     return 0;
