@@ -1409,7 +1409,7 @@ static const char *ring_create(int fd, uint64_t size)
     if (map == MAP_FAILED)
         return strerror(errno);
     trace_shm_header_t *h = map; /* all zero after ftruncate */
-    h->version = TRACE_SHM_VERSION;
+    h->version = TRACE_SHM_VERSION; /* what every tracer and trace_stream reads; 3 is trace_stream's to offer */
     h->capacity = (uint32_t)cap;
     g_ring_commit = 1;
     /* release: pairs with an opener's acquire load of the magic (ring_open,
@@ -1455,7 +1455,7 @@ static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t dea
     if (magic != ring_magic())
         return "not a callsight ring (bad magic)";
     *version = h->version;
-    if (*version != TRACE_SHM_VERSION && *version != TRACE_SHM_VERSION_LOCKED)
+    if (*version != TRACE_SHM_VERSION_COMMIT && *version != TRACE_SHM_VERSION)
         return "unsupported ring version";
     *cap = h->capacity;
     if (*cap < TRACE_SHM_MIN_CAPACITY || *cap % TRACE_EVENT_SIZE != 0 || TRACE_SHM_HEADER_SIZE + (uint64_t)*cap > size)
@@ -1492,13 +1492,13 @@ static const char *ring_open(int fd)
     /* trace_stream --flight-recorder made the segment of a version-2 ring
      * longer for its block */
     size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
-    int recorder = version == TRACE_SHM_VERSION_LOCKED && size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
+    int recorder = version == TRACE_SHM_VERSION && size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
     len += recorder ? TRACE_SHM_RECORDER_SIZE : 0;
     void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
     if (map == MAP_FAILED)
         return strerror(errno);
     ring_use(map, cap, len);
-    g_ring_commit = version == TRACE_SHM_VERSION;
+    g_ring_commit = version == TRACE_SHM_VERSION_COMMIT;
     if (recorder)
         ring_find_recorder((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
     return NULL;

@@ -28,13 +28,13 @@
  *   - Nothing in the header is trusted by the reader: head - tail > capacity,
  *     or a magic or version that changes, is a broken ring.
  *
- * Version 2 (TRACE_SHM_VERSION_LOCKED, the format of ../shared/FORMATS.md):
+ * Version 2 (TRACE_SHM_VERSION, the format of ../shared/FORMATS.md; the default):
  * a writer copies its records at head while it holds the lock and then
  * publishes head; [tail, head) is all records.  A holder that loses its CPU
  * in the middle of its copy (preempted: eight threads on two cores) keeps
  * every other writer out until it runs again, and they drop.
  *
- * Version 3 (TRACE_SHM_VERSION): the lock covers only the reservation.
+ * Version 3 (TRACE_SHM_VERSION_COMMIT): the lock covers only the reservation.
  *   - A writer, holding the lock, writes a trace_shm_batch_t at head with
  *     `commit` = ~position (not yet), publishes head past the header and
  *     its records (release), and lets the lock go.  Then it copies its
@@ -50,10 +50,13 @@
  *     fails with ESRCH) or no tracer is attached or alive; a live writer
  *     that is merely slow is waited for (the other writers keep going until
  *     the ring is full, then drop and count).
- * A ring's creator chooses the version (trace_stream: 3 unless asked for 2;
- * --flight-recorder rings are 2).  A tracer of this tree writes either; one
- * that knows only 2 refuses a version-3 ring ("unsupported ring version"),
- * and a reader that knows only 2 refuses a version-3 ring in the same words.
+ * A ring's creator chooses the version: 2 unless trace_stream is asked for
+ * 3 (--ring-version 3; --flight-recorder rings are always 2), so tracers and
+ * readers that know only 2 keep working by default.  A tracer of this tree
+ * writes either; one that knows only 2 refuses a version-3 ring
+ * ("unsupported ring version", and writes files), and a reader that knows
+ * only 2 refuses one in the same words: ask for 3 only where every tracer
+ * attaching is of this tree or newer.
  *
  * The wire protocol (trace_stream -> serve, little-endian): one 64-byte
  * handshake, then chunks of a 12-byte header and one zstd frame each.  The
@@ -63,7 +66,8 @@
  * requests.
  *
  * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION / TRACE_STREAM_VERSION are
- * bumped on any layout change.
+ * bumped on any layout change (version 3 is a new layout beside 2, not
+ * instead of it).
  */
 #ifndef CALLSIGHT_TRACE_SHM_H
 #define CALLSIGHT_TRACE_SHM_H
@@ -74,8 +78,8 @@
 /* ---- shared-memory ring ------------------------------------------------ */
 
 #define TRACE_SHM_MAGIC "TKSHM" /* 5 chars, NUL-padded to 8 */
-#define TRACE_SHM_VERSION 3u        /* reservations under the lock, copies outside it */
-#define TRACE_SHM_VERSION_LOCKED 2u /* copies under the lock: still written and read */
+#define TRACE_SHM_VERSION 2u        /* copies under the lock: the default, what every party reads */
+#define TRACE_SHM_VERSION_COMMIT 3u /* reservations under the lock, copies outside it: on request */
 #define TRACE_SHM_HEADER_SIZE 96u
 #define TRACE_SHM_DEFAULT_SIZE (16u * 1024u * 1024u) /* TRACE_SHM_SIZE default */
 #define TRACE_SHM_MIN_CAPACITY (64u * 32u)            /* below this, refuse */
@@ -87,7 +91,7 @@
  */
 typedef struct trace_shm_header {
     char magic[8];      /* "TKSHM\0\0\0"; written last by the creator */
-    uint32_t version;   /* TRACE_SHM_VERSION or TRACE_SHM_VERSION_LOCKED */
+    uint32_t version;   /* TRACE_SHM_VERSION_COMMIT or TRACE_SHM_VERSION */
     uint32_t capacity;  /* storage bytes after the header, multiple of 32 */
     uint32_t writers;   /* tracer processes attached right now; each also holds
                          * a shared flock on the segment while it lives */

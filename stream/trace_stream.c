@@ -8,10 +8,11 @@
  * first), connects to `callsight serve`, waits for a tracer to attach, and
  * then forwards everything the tracer writes: it drains the ring in chunks
  * without ever taking the ring's lock, compresses each chunk into one zstd
- * frame and sends it.  It makes version-3 rings (trace_shm.h: writers copy
- * outside the lock and commit each batch, so one that loses its CPU
- * mid-copy holds up no other) unless --ring-version 2 asks for the older
- * kind, which tracers that predate version 3 need; it reads both.  It exits once every tracer has detached (several
+ * frame and sends it.  It makes version-2 rings, which every tracer
+ * reads, unless --ring-version 3 asks for the newer kind (trace_shm.h:
+ * writers copy outside the lock and commit each batch, so one that loses
+ * its CPU mid-copy holds up no other; tracers that predate it refuse it);
+ * it reads both.  It exits once every tracer has detached (several
  * processes may share one ring: its header counts them) and the ring is
  * empty, and removes the ring: the client owns the ring's lifetime.
  *
@@ -217,7 +218,7 @@ struct ring {
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
     trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
     int vanished_said; /* the dead tracers were reported (once) */
-    uint32_t version;  /* TRACE_SHM_VERSION (batches committed) or _LOCKED */
+    uint32_t version;  /* TRACE_SHM_VERSION, or TRACE_SHM_VERSION_COMMIT (batches committed) */
     uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
     uint64_t stuck_ms; /* ... and when (ms); its writer's life is tested a period later */
 };
@@ -341,10 +342,11 @@ static void usage(FILE *out)
             "              (default 0)\n"
             "  --max-triggers N  at most N snapshots per hour (default %d); further\n"
             "              triggers are counted and reported\n"
-            "  --ring-version V  the kind of ring to create: 3 (default; a writer\n"
-            "              that loses its CPU in the middle of a copy holds up no other)\n"
-            "              or 2, for tracers built before version 3, which refuse a\n"
-            "              version-3 ring; a ring a tracer made is read as it is\n"
+            "  --ring-version V  the kind of ring to create: 2 (default: every tracer\n"
+            "              writes it) or 3 (a writer that loses its CPU in the middle\n"
+            "              of a copy holds up no other: fewer drops with many threads;\n"
+            "              tracers built before version 3 refuse it and write files);\n"
+            "              a ring a tracer made is read as it is\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -443,7 +445,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->recorder = 0;
     o->after_ms = 0;
     o->max_triggers = DEFAULT_MAX_TRIGGERS;
-    o->ring_version = TRACE_SHM_VERSION;
+    o->ring_version = TRACE_SHM_VERSION; /* 3 only when asked: older tracers refuse it */
     int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -478,9 +480,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             i++;
         } else if (!strcmp(a, "--ring-version")) {
-            if (i + 1 >= argc || parse_int(argv[i + 1], TRACE_SHM_VERSION_LOCKED, TRACE_SHM_VERSION, &v)) {
-                fprintf(stderr, "trace_stream: --ring-version needs %u or %u\n", TRACE_SHM_VERSION_LOCKED,
-                        TRACE_SHM_VERSION);
+            if (i + 1 >= argc || parse_int(argv[i + 1], TRACE_SHM_VERSION, TRACE_SHM_VERSION_COMMIT, &v)) {
+                fprintf(stderr, "trace_stream: --ring-version needs %u or %u\n", TRACE_SHM_VERSION,
+                        TRACE_SHM_VERSION_COMMIT);
                 return -1;
             }
             o->ring_version = (int)v;
@@ -625,7 +627,7 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
     r->fd = fd;
     /* ftruncate zero-filled everything: counters, lock and the tracer's half. */
     trace_shm_header_t *h = r->hdr;
-    h->version = recorder ? TRACE_SHM_VERSION_LOCKED : version;
+    h->version = recorder ? TRACE_SHM_VERSION : version;
     h->capacity = cap;
     if (recorder)
         ring_init_recorder(r);
@@ -642,7 +644,7 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
 
 static const char *ring_header_problem(const trace_shm_header_t *h, uint64_t seg_size)
 {
-    if (h->version != TRACE_SHM_VERSION && h->version != TRACE_SHM_VERSION_LOCKED)
+    if (h->version != TRACE_SHM_VERSION_COMMIT && h->version != TRACE_SHM_VERSION)
         return "unsupported ring version";
     if (h->capacity < TRACE_SHM_MIN_CAPACITY || h->capacity % 32)
         return "capacity is not a multiple of 32 of at least the minimum";
@@ -946,7 +948,7 @@ static long ring_take(struct ring *r, unsigned char *buf, size_t max)
                 r->name, head, r->tail, r->capacity);
         return -1;
     }
-    if (r->version == TRACE_SHM_VERSION)
+    if (r->version == TRACE_SHM_VERSION_COMMIT)
         return ring_take_batches(r, buf, max, head);
     size_t n = used < max ? (size_t)used : max;
     ring_copy_out(r, r->tail, buf, n);
@@ -2481,7 +2483,7 @@ static int forward_chunk(struct ring *r, struct sender *s)
  * gone (batch_abandoned).  Stopping, we wait for it a LIVENESS_MS at most. */
 static int ring_pending(const struct ring *r, uint64_t stop_ms)
 {
-    return r->version == TRACE_SHM_VERSION &&
+    return r->version == TRACE_SHM_VERSION_COMMIT &&
            atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire) != r->tail &&
            (stop_ms == 0 || now_ms() - stop_ms < LIVENESS_MS);
 }
@@ -2572,7 +2574,7 @@ static int link_end(struct ring *r, struct sender *s)
 {
     uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
     uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0
-                    : r->version == TRACE_SHM_VERSION ? ring_records_left(r, head)
+                    : r->version == TRACE_SHM_VERSION_COMMIT ? ring_records_left(r, head)
                                                       : (head - r->tail) / TRACE_EVENT_SIZE;
     uint64_t dropped = r->rec ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
     char why[160];

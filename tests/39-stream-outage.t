@@ -136,8 +136,7 @@ SHMC=/cs-test-outage-c-$$
 track_shm $SHMC
 start_serve "$T/c" --quiet
 PC=$SERVE_PORT
-RING32=$((32 * 65 * 32)) # 32 batches of 64 events, each with its header (trace_shm.h)
-TRACE_SHM_SIZE=$((RING32 + 96)) "$TS" --retry 20 "$SHMC" 127.0.0.1 "$PC" 2> "$T/c.err" &
+TRACE_SHM_SIZE=$((65536 + 96)) "$TS" --retry 20 "$SHMC" 127.0.0.1 "$PC" 2> "$T/c.err" &
 cc_=$!
 track_pid $cc_
 wait_in "$T/c.err" "waiting for a tracer" > /dev/null
@@ -149,8 +148,8 @@ kill -KILL $SERVE_PID
 wait $SERVE_PID 2> /dev/null
 wait_in "$T/c.err" "reconnecting for up to 20 s" > /dev/null
 timeout 30 "$RW" --first 1000 "$SHMC" 10000 > "$T/c.rw"
-is "$(cat "$T/c.rw") $(ring_used $SHMC)" "ringwriter: generated 10000 written 2048 dropped 7952 $RING32" \
-    "serve down: the 65 KiB ring keeps 2048 of 10000, the writer drops 7952 (counted)"
+is "$(cat "$T/c.rw") $(ring_used $SHMC)" "ringwriter: generated 10000 written 2048 dropped 7952 65536" \
+    "serve down: the 64 KiB ring keeps 2048 of 10000, the writer drops 7952 (counted)"
 restart_serve "$PC" "$T/c"
 wait_in "$T/c.err" "reconnected to 127.0.0.1:$PC" > /dev/null
 is "$(grep "reconnected to" "$T/c.err")" \

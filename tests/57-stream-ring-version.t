@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The ring's two versions (trace_shm.h) and what a version-3 ring promises
 # when a writer dies in the middle of its copy:
-#   a. trace_stream --ring-version 2 makes the older ring, as tracers that
-#      predate version 3 need; this tree's tracer writes it: exact counts;
+#   a. trace_stream makes version 2 unless asked (tracers that predate 3
+#      need it); --ring-version 3 makes the newer, and this tree's tracer
+#      writes it: exact counts;
 #   b. a version-2 ring a tracer made first (another agent's tracer) is
 #      read as it is: exact counts;
 #   c. a version neither side knows is refused by both, in one clear line,
@@ -30,16 +31,16 @@ P=127.0.0.1:[0-9]+
 start_serve "$T/s" --quiet
 ok $? "serve listens"
 
-# --- a. --ring-version 2 with this tree's tracer ---
+# --- a. --ring-version 3 with this tree's tracer (2 is the default) ---
 SHMA=/cs-test-ringv-a-$$
 track_shm $SHMA
-TRACE_SHM_SIZE=$RING_WHOLE_RUN timeout 60 "$TS" --ring-version 2 "$SHMA" 127.0.0.1 "$SERVE_PORT" 2> "$T/a.err" &
+TRACE_SHM_SIZE=$RING_WHOLE_RUN timeout 60 "$TS" --ring-version 3 "$SHMA" 127.0.0.1 "$SERVE_PORT" 2> "$T/a.err" &
 ca=$!
 track_pid $ca
 wait_in "$T/a.err" "waiting for a tracer" > /dev/null
-is "$(sed -n 1p "$T/a.err")" "trace_stream: created ring $SHMA (67108768 bytes, version 2)" \
-    "--ring-version 2: it says it made a version-2 ring"
-is "$(od -An -tu4 -j8 -N4 "/dev/shm$SHMA" | tr -d ' ')" 2 "the ring header says version 2"
+is "$(sed -n 1p "$T/a.err")" "trace_stream: created ring $SHMA (67108768 bytes, version 3)" \
+    "--ring-version 3: it says it made a version-3 ring"
+is "$(od -An -tu4 -j8 -N4 "/dev/shm$SHMA" | tr -d ' ')" 3 "the ring header says version 3"
 TRACE_ENABLE=1 TRACE_SHM=$SHMA TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$W" $PARAMS > /dev/null
 ok $? "the workload runs traced into it"
 wait $ca
@@ -48,7 +49,7 @@ wait_serve_closed 1
 "$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/a.txt" 2>&1
 h=$(head -n 1 "$T/a.txt"); diag "$h"
 is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
-    "analyze: all $((2 * calls)) events through the version-2 ring, none dropped, none unmatched"
+    "analyze: all $((2 * calls)) events through the version-3 ring, none dropped, none unmatched"
 rm -f "$T"/s/trace.stream.*
 
 # --- b. a version-2 ring a tracer made first ---
@@ -78,7 +79,7 @@ rm -f "/dev/shm$SHMC"
 # --- d. a writer dies between reserving a batch and committing it ---
 SHMD=/cs-test-ringv-d-$$
 track_shm $SHMD
-TRACE_SHM_SIZE=$((1048576 + 96)) timeout 60 "$TS" "$SHMD" 127.0.0.1 "$SERVE_PORT" 2> "$T/d.err" &
+TRACE_SHM_SIZE=$((1048576 + 96)) timeout 60 "$TS" --ring-version 3 "$SHMD" 127.0.0.1 "$SERVE_PORT" 2> "$T/d.err" &
 cd_=$!
 track_pid $cd_
 wait_in "$T/d.err" "waiting for a tracer" > /dev/null

@@ -16,7 +16,7 @@
  * --linger-ms, then decrements `writers`.
  * --legacy 1 takes no shared flock, as another agent's tracer would not.
  * --create makes the ring itself first (as a tracer started before
- * trace_stream would), of --version V (default TRACE_SHM_VERSION).
+ * trace_stream would), of --version V (default TRACE_SHM_VERSION_COMMIT).
  * --abandon B (version 3): after the N events, reserve a batch of B more
  * and exit at once without committing it or detaching, as a tracer killed
  * in the middle of its copy would.  --wait waits for room instead of dropping
@@ -150,7 +150,7 @@ static void copy_in(uint64_t pos, const unsigned char *buf, uint64_t bytes)
  * (tests only).  commit 0: a version-3 batch is reserved and left so. */
 static int put_batch(const unsigned char *buf, uint64_t n, int wait, int commit)
 {
-    int v3 = hdr->version == TRACE_SHM_VERSION;
+    int v3 = hdr->version == TRACE_SHM_VERSION_COMMIT;
 again:;
     uint64_t bytes = (n + (uint64_t)v3) * TRACE_EVENT_SIZE, cap = hdr->capacity;
     if (lock_ring((uint32_t)getpid()))
@@ -189,7 +189,7 @@ drop:
 
 int main(int argc, char **argv)
 {
-    uint64_t create = 0, batch = 64, first = 0, abandon = 0, version = TRACE_SHM_VERSION;
+    uint64_t create = 0, batch = 64, first = 0, abandon = 0, version = TRACE_SHM_VERSION_COMMIT;
     long linger = 0;
     int i = 1, wait = 0, legacy = 0;
     if (argc > 1 && !strcmp(argv[1], "--wait")) {
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
         else break;
     }
     if (argc - i != 2 || batch < 1 || batch > 4096 || abandon > 4096 ||
-        (version != TRACE_SHM_VERSION && version != TRACE_SHM_VERSION_LOCKED)) {
+        (version != TRACE_SHM_VERSION_COMMIT && version != TRACE_SHM_VERSION)) {
         fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] "
                         "[--legacy 1] [--first I] [--abandon B] SHM N\n");
         return 2;
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
     if (abandon) {
         for (uint64_t k = 0; k < abandon; k++)
             make_event(buf + k * TRACE_EVENT_SIZE, first + total + k);
-        int put = hdr->version == TRACE_SHM_VERSION && put_batch(buf, abandon, 0, 0);
+        int put = hdr->version == TRACE_SHM_VERSION_COMMIT && put_batch(buf, abandon, 0, 0);
         printf("ringwriter: %s a batch of %llu and died\n", put ? "reserved" : "could not reserve",
                (unsigned long long)abandon);
         fflush(stdout);
