@@ -1411,7 +1411,7 @@ static const char *ring_create(int fd, uint64_t size)
     trace_shm_header_t *h = map; /* all zero after ftruncate */
     h->version = TRACE_SHM_VERSION; /* what every tracer and trace_stream reads; 3 is trace_stream's to offer */
     h->capacity = (uint32_t)cap;
-    g_ring_commit = 1;
+    g_ring_commit = 0; /* so its batches are written as version 2's */
     /* release: pairs with an opener's acquire load of the magic (ring_open,
      * trace_stream): whoever sees it sees version and capacity */
     atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);

@@ -4,8 +4,8 @@
 #   a. trace_stream makes version 2 unless asked (tracers that predate 3
 #      need it); --ring-version 3 makes the newer, and this tree's tracer
 #      writes it: exact counts;
-#   b. a version-2 ring a tracer made first (another agent's tracer) is
-#      read as it is: exact counts;
+#   b. a version-2 ring a tracer made first (another agent's tracer, or
+#      this tree's) is read as it is: exact counts;
 #   c. a version neither side knows is refused by both, in one clear line,
 #      and the tracer writes files instead (as one that knows only version 2
 #      does with a version-3 ring);
@@ -16,7 +16,7 @@
 #      exact, and trace_stream ends (exit 3: a tracer died attached).
 source "$(dirname "$0")/lib.sh"
 source "$TESTS/workload_expect.sh"
-plan 17
+plan 20
 
 RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
@@ -62,6 +62,23 @@ ok $? "trace_stream attaches, forwards and exits 0"
 grep -qx "trace_stream: attached to ring $SHMB (65536 bytes, version 2)" "$T/b.err" &&
     grep -Eq "^trace_stream: forwarded 1500 events in [0-9]+ chunks \([0-9]+ bytes on the wire\), dropped 0$" "$T/b.err"
 ok $? "it read the ring as version 2: all 1500 events, dropped 0"
+
+# --- b2. a ring this tree's tracer made itself, before any trace_stream ---
+wait_serve_closed 2
+rm -f "$T"/s/trace.stream.* # b's records are not the workload's
+SHMB2=/cs-test-ringv-b2-$$
+track_shm $SHMB2
+TRACE_ENABLE=1 TRACE_SHM=$SHMB2 TRACE_SHM_SIZE=$RING_WHOLE_RUN timeout 60 "$W" $PARAMS > /dev/null 2> "$T/b2.wl.err"
+is "$?:$(od -An -tu4 -j8 -N4 "/dev/shm$SHMB2" | tr -d ' ')" "0:2" \
+    "the tracer, first, makes a version-2 ring, as every reader knows"
+timeout 60 "$TS" "$SHMB2" 127.0.0.1 "$SERVE_PORT" 2> "$T/b2.err"
+ok $? "trace_stream attaches later, forwards and exits 0"
+wait_serve_closed 3
+"$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/b2.txt" 2>&1
+h=$(head -n 1 "$T/b2.txt"); diag "$h"
+is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
+    "all $((2 * calls)) events through it, as version 2's batches, none dropped"
+rm -f "$T"/s/trace.stream.*
 
 # --- c. a version nobody here knows ---
 SHMC=/cs-test-ringv-c-$$
