@@ -28,6 +28,16 @@ PARAMS="3 5 10 16 4"
 calls=$(expect_counts $PARAMS | awk '{s += $2} END {print s}')
 P=127.0.0.1:[0-9]+
 
+# all_events WHAT: serve's files hold the workload's every event, none
+# dropped or unmatched; then they go, for the next part
+all_events() {
+    "$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/an.txt" 2>&1
+    local h
+    h=$(head -n 1 "$T/an.txt"); diag "$h"
+    is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" "$1"
+    rm -f "$T"/s/trace.stream.*
+}
+
 start_serve "$T/s" --quiet
 ok $? "serve listens"
 
@@ -46,11 +56,7 @@ ok $? "the workload runs traced into it"
 wait $ca
 ok $? "trace_stream drains it and exits 0"
 wait_serve_closed 1
-"$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/a.txt" 2>&1
-h=$(head -n 1 "$T/a.txt"); diag "$h"
-is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
-    "analyze: all $((2 * calls)) events through the version-3 ring, none dropped, none unmatched"
-rm -f "$T"/s/trace.stream.*
+all_events "analyze: all $((2 * calls)) events through the version-3 ring, none dropped, none unmatched"
 
 # --- b. a version-2 ring a tracer made first ---
 SHMB=/cs-test-ringv-b-$$
@@ -74,11 +80,7 @@ is "$?:$(od -An -tu4 -j8 -N4 "/dev/shm$SHMB2" | tr -d ' ')" "0:2" \
 timeout 60 "$TS" "$SHMB2" 127.0.0.1 "$SERVE_PORT" 2> "$T/b2.err"
 ok $? "trace_stream attaches later, forwards and exits 0"
 wait_serve_closed 3
-"$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/b2.txt" 2>&1
-h=$(head -n 1 "$T/b2.txt"); diag "$h"
-is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
-    "all $((2 * calls)) events through it, as version 2's batches, none dropped"
-rm -f "$T"/s/trace.stream.*
+all_events "all $((2 * calls)) events through it, as version 2's batches, none dropped"
 
 # --- c. a version nobody here knows ---
 SHMC=/cs-test-ringv-c-$$

@@ -515,14 +515,8 @@ static int apply_tree(struct cctree *t, const struct cctree *jt, const struct ma
         uint32_t parent = m->node[n->parent], key = node_key(n, m), id;
         uint64_t k = (uint64_t)parent << 32 | key;
         if (!u64map_get(&t->index, k, &id)) {
-            if (t->n == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 256;
-                struct cctree_node *v = realloc(t->v, cap * sizeof *v);
-                if (!v)
-                    return -1;
-                t->v = v;
-                t->cap = cap;
-            }
+            if (vec_grow(&t->v, &t->cap, t->n, sizeof *t->v, 256) < 0)
+                return -1;
             id = (uint32_t)t->n++;
             t->v[id] = (struct cctree_node){parent, key, CCTREE_NONE, t->v[parent].first_child, n->kind, 0, 0, 0};
             t->v[parent].first_child = id;
