@@ -197,29 +197,38 @@ int control_request(const char *dir, uint32_t id, char *reply, size_t len)
     return rc;
 }
 
+/* The count line of a 'wire' answer, then that many "ID BYTES" lines, the
+ * first max of them into out.  How many lines came, or -1 for a malformed
+ * or late answer. */
+static long read_wire(int fd, struct stream_conn_wire *out, size_t max, int wait_ms)
+{
+    char line[64], tail;
+    unsigned long n, id;
+    unsigned long long bytes;
+    if (read_line(fd, line, sizeof line, wait_ms) != 0 || sscanf(line, "wire %lu%c", &n, &tail) != 1 ||
+        n > CONTROL_MAX_CONNS)
+        return -1;
+    for (unsigned long i = 0; i < n; i++) {
+        if (read_line(fd, line, sizeof line, wait_ms) != 0 ||
+            sscanf(line, "%lu %llu%c", &id, &bytes, &tail) != 2 || id > UINT32_MAX)
+            return -1;
+        if (i < max)
+            out[i] = (struct stream_conn_wire){(uint32_t)id, bytes};
+    }
+    return (long)n;
+}
+
 long control_wire(const char *dir, struct stream_conn_wire *out, size_t max, int wait_ms, char *err,
                   size_t errlen)
 {
-    char line[64];
-    unsigned long n, id;
-    unsigned long long bytes;
-    char tail;
     int fd = control_ask(dir, "wire\n", err, errlen);
     if (fd < 0)
         return -1;
-    long got = -1;
-    if (read_line(fd, line, sizeof line, wait_ms) == 0 && sscanf(line, "wire %lu%c", &n, &tail) == 1 &&
-        n <= CONTROL_MAX_CONNS) {
-        for (got = 0; got >= 0 && (unsigned long)got < n; got++) {
-            if (read_line(fd, line, sizeof line, wait_ms) != 0 ||
-                sscanf(line, "%lu %llu%c", &id, &bytes, &tail) != 2 || id > UINT32_MAX)
-                got = -2; /* the loop's increment leaves -1 */
-            else if ((size_t)got < max)
-                out[got] = (struct stream_conn_wire){(uint32_t)id, bytes};
-        }
-    }
-    if (got < 0)
-        snprintf(err, errlen, "serve in %s did not answer 'wire' (an older serve?)", dir);
+    long got = read_wire(fd, out, max, wait_ms);
     close(fd);
-    return got < 0 ? -1 : (long)((size_t)got < max ? (size_t)got : max);
+    if (got < 0) {
+        snprintf(err, errlen, "serve in %s did not answer 'wire' (an older serve?)", dir);
+        return -1;
+    }
+    return (size_t)got < max ? got : (long)max;
 }
