@@ -158,18 +158,19 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
     snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s", "#", "source", "state", "events/s",
              "wire B/s", "dropped", "drop/int");
     line(ctx, buf);
-    size_t active = 0, ended_room, hidden = 0;
+    /* ended sources (not the chosen one) beyond the room left give way,
+     * the earliest first: the latest ended are the ones kept */
+    size_t ended = 0, hide, hidden = 0;
     for (size_t i = 0; i < l->nsrcs; i++)
-        active += l->srcs[i].state != LIVE_ENDED || (long)i == v->source;
-    ended_room = !v->max_sources ? l->nsrcs : v->max_sources > active ? v->max_sources - active : 0;
+        ended += l->srcs[i].state == LIVE_ENDED && (long)i != v->source;
+    size_t active = l->nsrcs - ended;
+    size_t ended_room = !v->max_sources ? ended : v->max_sources > active ? v->max_sources - active : 0;
+    hide = ended > ended_room ? ended - ended_room : 0;
     if (!l->nsrcs)
         line(ctx, "    (no trace files here yet: serve's --out, or a TRACE_DIR)");
     for (size_t i = 0; i < l->nsrcs; i++) {
         const struct live_source *s = &l->srcs[i];
-        size_t ended_after = 0; /* the latest ended sources are the ones kept */
-        for (size_t k = i + 1; s->state == LIVE_ENDED && k < l->nsrcs; k++)
-            ended_after += l->srcs[k].state == LIVE_ENDED && (long)k != v->source;
-        if (s->state == LIVE_ENDED && (long)i != v->source && ended_after >= ended_room) {
+        if (hidden < hide && s->state == LIVE_ENDED && (long)i != v->source) {
             hidden++;
             continue;
         }
