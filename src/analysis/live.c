@@ -43,15 +43,16 @@ const char *live_state_word(enum live_state s)
 
 /* ---- the rows, fed as analyze's function table is --------------------- */
 
-static void row_add(struct live_func *f, uint64_t incl, uint64_t self)
+/* calls more calls of f, taking incl and self ns in all, the longest max. */
+static void row_add(struct live_func *f, uint64_t calls, uint64_t incl, uint64_t self, uint64_t max)
 {
-    f->calls++;
+    f->calls += calls;
     f->incl_ns += incl;
     f->self_ns += self;
-    if (incl > f->max_ns)
-        f->max_ns = incl;
-    if (incl > f->cur_max_ns)
-        f->cur_max_ns = incl;
+    if (max > f->max_ns)
+        f->max_ns = max;
+    if (max > f->cur_max_ns)
+        f->cur_max_ns = max;
 }
 
 static struct live_func *all_row(struct live *l, uint32_t func)
@@ -92,8 +93,8 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
         l->oom = 1;
         return;
     }
-    row_add(a, incl, self);
-    row_add(s, incl, self);
+    row_add(a, 1, incl, self, incl);
+    row_add(s, 1, incl, self, incl);
 }
 
 /* A summary trace's snapshot: what a thread gained of a function since its
@@ -108,14 +109,8 @@ static void on_summary(void *ctx, const struct analysis_thread *t, uint32_t func
         l->oom = 1;
         return;
     }
-    for (int i = 0; i < 2; i++) {
-        struct live_func *f = rows[i];
-        f->calls += calls;
-        f->incl_ns += incl;
-        f->self_ns += self;
-        f->max_ns = max > f->max_ns ? max : f->max_ns;
-        f->cur_max_ns = max > f->cur_max_ns ? max : f->cur_max_ns;
-    }
+    row_add(rows[0], calls, incl, self, max);
+    row_add(rows[1], calls, incl, self, max);
 }
 
 /* ---- setting up ---------------------------------------------------------- */
