@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "lib/fileopen.h"
 #include "trace.h"
 
 void modfile_init(struct modfile *m, const struct modfile_where *where)
@@ -111,14 +112,23 @@ int modfile_find(struct modfile *m, const char *path, const unsigned char *id, s
     char file[8192], first[700] = "", last[700] = "";
     int rc;
     *out = NULL;
-    if (path[0] && (rc = same_build_id(path, id, len, first, sizeof first)) == 1)
-        return take(path, out);
-    if (!path[0])
+    if (!path[0]) {
         snprintf(first, sizeof first, "no path was recorded");
-    if (w->sysroot && path[0] == '/') {
-        snprintf(file, sizeof file, "%s%s", w->sysroot, path);
-        if ((rc = same_build_id(file, id, len, last, sizeof last)) == 1)
-            return take(file, out);
+    } else if (path[0] != '/') {
+        /* The device's paths are its loader's, absolute: a relative one
+         * would be looked for wherever analyze runs. */
+        snprintf(first, sizeof first, "%s: not an absolute path, not looked for", path);
+    } else if (w->sysroot) {
+        /* The device's root on the host: the path is taken inside it only,
+         * `..` and symlinks included, never on the host itself. */
+        int fd = fileopen_in_root(w->sysroot, path, ELF_BUILDID_MAX_FILE, file, sizeof file, first, sizeof first);
+        if (fd >= 0) {
+            close(fd);
+            if ((rc = same_build_id(file, id, len, first, sizeof first)) == 1)
+                return take(file, out);
+        }
+    } else if ((rc = same_build_id(path, id, len, first, sizeof first)) == 1) {
+        return take(path, out);
     }
     for (size_t i = 0; i < w->ndebug_dirs; i++) {
         debug_path(w->debug_dirs[i], id, len, file, sizeof file);
