@@ -28,7 +28,7 @@ traced() {
     (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
         func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
 }
-compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
+compiled() { grep -o " -c -o '\?callsight-obj/[^ ']*" "$T/$1.make" | sed "s|.* -c -o '\?callsight-obj/||" | sort | tr '\n' ' '; }
 
 traced d0 "include-func run 0   # the function alone"
 is "$(cat "$T/d0.rows")" "run main.c 100" "include-func run 0: run alone"
