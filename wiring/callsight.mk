@@ -91,7 +91,7 @@ instrument: instr
 # callsight_program NAME: NAME.instr from NAME_SRCS.
 define callsight_program
 $(1).instr: $$(addsuffix .o,$$(basename $$($(1)_SRCS:%=$$(CALLSIGHT_OBJDIR)/%))) $$(callsight_runtime_o)
-	$$(CC) $$(CFLAGS) $$(CALLSIGHT_INSTR) $$(LDFLAGS) -o $$@ $$^ $$($(1)_LDLIBS) $$(LDLIBS) $$(CALLSIGHT_LDLIBS)
+	$$(CC) $$(CFLAGS) $$(CALLSIGHT_INSTR) $$(LDFLAGS) -o $$(call callsight_q,$$@) $$(foreach f,$$^,$$(call callsight_q,$$(f))) $$($(1)_LDLIBS) $$(LDLIBS) $$(CALLSIGHT_LDLIBS)
 endef
 $(foreach p,$(CALLSIGHT_PROGRAMS),$(eval $(call callsight_program,$(p))))
 
