@@ -78,6 +78,34 @@ static void debug_path(const char *dir, const unsigned char *id, size_t len, cha
     snprintf(out, outlen, "%s/.build-id/%.2s/%s.debug", dir, h, h + 2);
 }
 
+/* DEBUGINFOD_URLS as it may be shown: each URL's user:password@ (which a
+ * URL may carry for its server) left out, so no note or log holds it. */
+static void urls_shown(const char *urls, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = urls; *p && o + 1 < len;) {
+        const char *end = p + strcspn(p, " \t");
+        const char *host = strstr(p, "://");
+        host = host && host < end ? host + 3 : p;
+        const char *at = memchr(host, '@', (size_t)(end - host));
+        const char *slash = memchr(host, '/', (size_t)(end - host));
+        if (at && (!slash || at < slash)) {
+            /* scheme://, then what follows the credentials */
+            o += (size_t)snprintf(out + o, len - o, "%.*s%.*s", (int)(host - p), p, (int)(end - at - 1), at + 1);
+        } else {
+            o += (size_t)snprintf(out + o, len - o, "%.*s", (int)(end - p), p);
+        }
+        if (o >= len)
+            o = len - 1;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p && o + 1 < len)
+            out[o++] = ' ';
+    }
+    out[o < len ? o : len - 1] = '\0';
+}
+
 /* From debuginfod, when DEBUGINFOD_URLS names servers.  0 found, -1 not. */
 static int from_debuginfod(struct modfile *m, const unsigned char *id, size_t len, char **out, char *why,
                            size_t whylen)
@@ -97,7 +125,9 @@ static int from_debuginfod(struct modfile *m, const unsigned char *id, size_t le
     char *path = NULL;
     int fd = debuginfod_find_debuginfo(m->debuginfod, id, (int)len, &path);
     if (fd < 0) {
-        snprintf(why, whylen, "debuginfod (%s): %s", urls, strerror(-fd));
+        char shown[512];
+        urls_shown(urls, shown, sizeof shown);
+        snprintf(why, whylen, "debuginfod (%s): %s", shown, strerror(-fd));
         return -1;
     }
     close(fd);
