@@ -10,7 +10,7 @@
  * most) and compresses each into one zstd frame at level L (default 1,
  * trace_stream's default) -- all before any timing starts, so the client's
  * own compression is not in the figure.  Then C connections at once (one
- * thread each) send the protocol of runtime/trace_shm.h: the 64-byte
+ * thread each) send the protocol of runtime/trace_wire.h: the 64-byte
  * handshake (clock fields from the first file's header) and every chunk,
  * shut down their sending side and wait for serve to close the connection,
  * which it does only after it has decompressed and written everything.
@@ -49,7 +49,7 @@
 
 #include "serve/stream_codec.h"
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define MAX_CONNS 64
 

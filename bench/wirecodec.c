@@ -26,7 +26,7 @@
  *            func and call_site XOR the stack top (both 0 when it matches)
  *   stack+shuffle
  *   codec    what the wire carries as TRACE_CHUNK_EVENTS_CODED
- *            (src/serve/stream_codec.c, specified in trace_shm.h): stack+shuffle
+ *            (src/serve/stream_codec.c, specified in trace_wire.h): stack+shuffle
  *            with a direct-mapped thread table, a circular 64-deep stack
  *            and a blocked 8x8 transposition, written for speed
  * Markers (kind 2) take part only in the ts delta.

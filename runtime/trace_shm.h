@@ -1,8 +1,10 @@
 /*
- * trace_shm.h - the shared-memory ring and the stream wire protocol.
+ * trace_shm.h - the shared-memory ring between traced processes and trace_stream.
  *
  * Streaming moves events off a device without any I/O in the traced
- * process.  Three parties share the layouts below:
+ * process.  Three parties share the path; this header is its first hop,
+ * the ring (the second, the TCP wire, is in trace_wire.h, which the
+ * traced program never needs):
  *
  *   traced process --(POSIX shm ring)--> trace_stream --(TCP)--> callsight serve
  *
@@ -58,9 +60,8 @@
  * only 2 refuses one in the same words: ask for 3 only where every tracer
  * attaching is of this tree or newer.
  *
- * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION / TRACE_STREAM_VERSION are
- * bumped on any layout change (version 3 is a new layout beside 2, not
- * instead of it).
+ * Needs only <stdint.h>; C11.  TRACE_SHM_VERSION is bumped on any layout
+ * change (version 3 is a new layout beside 2, not instead of it).
  */
 #ifndef CALLSIGHT_TRACE_SHM_H
 #define CALLSIGHT_TRACE_SHM_H
@@ -205,7 +206,5 @@ _Static_assert(offsetof(trace_shm_recorder_t, overwritten) == 16, "overwritten a
 _Static_assert(offsetof(trace_shm_recorder_t, triggers) == 24, "triggers at 24");
 _Static_assert(offsetof(trace_shm_recorder_t, held) == 32, "held at 32");
 _Static_assert(offsetof(trace_shm_recorder_t, reserved) == 40, "reserved at 40");
-
-#include "trace_wire.h" /* for now: its includers name it next */
 
 #endif /* CALLSIGHT_TRACE_SHM_H */

@@ -1,6 +1,6 @@
 /*
  * stream_codec.c - the "stack + shuffle" coding of event chunks (see
- * stream_codec.h; the format is in runtime/trace_shm.h).
+ * stream_codec.h; the format is in runtime/trace_wire.h).
  *
  * Speed matters on both ends (trace_stream on the device, serve per
  * connection), so the byte transposition works on blocks of 8 records: the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define SLOTS TRACE_CODEC_THREAD_SLOTS
 #define DEPTH TRACE_CODEC_STACK_DEPTH

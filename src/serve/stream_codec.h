@@ -1,6 +1,6 @@
 /*
  * stream_codec.h - the "stack + shuffle" coding of event chunks
- * (TRACE_CHUNK_EVENTS_CODED; the format is specified in runtime/trace_shm.h).
+ * (TRACE_CHUNK_EVENTS_CODED; the format is specified in runtime/trace_wire.h).
  *
  * serve decodes with it; tests, the fuzzer and the benchmarks also encode
  * with it.  trace_stream carries its own encoder, since it must stand alone

@@ -19,7 +19,7 @@
  * buffer, the decoded records.  Every length read from the wire is checked
  * against those caps before anything is read into them.
  *
- * The codec (trace_shm.h): a little-endian client that offers it in its
+ * The codec (trace_wire.h): a little-endian client that offers it in its
  * handshake gets the 16-byte ack once, right after the handshake was
  * accepted and the decoder's memory allocated (no memory: no ack, the
  * client stays plain).  This is the only thing serve ever writes to a
@@ -561,7 +561,7 @@ static int put_whole(void *ctx, const unsigned char *records, size_t n)
 }
 
 /* Summary increments, written whole.  Not among the stream's records that
- * a resume counts (trace_shm.h): a lost one is superseded, not lost.
+ * a resume counts (trace_wire.h): a lost one is superseded, not lost.
  * 0, or 3 when malformed (writer_end says why). */
 static int on_summary_increments(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
 {

@@ -46,7 +46,7 @@
 #include <zstd.h>
 
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define MAX_FDS 4096
 

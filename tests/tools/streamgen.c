@@ -39,7 +39,7 @@
 #include <zstd.h>
 
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 struct opts {
     const char *host, *port, *bad, *resume_file, *paused_file, *records, *increments;

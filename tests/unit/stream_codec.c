@@ -2,7 +2,7 @@
  * stream_codec.c - unit tests (TAP) of the "stack + shuffle" event coding,
  * src/serve/stream_codec.c, and of the codec's handshake flag and ack in
  * src/serve/stream_proto.c: one chunk coded by hand against the format in
- * trace_shm.h, round trips of every kind of chunk (markers, reserved kinds,
+ * trace_wire.h, round trips of every kind of chunk (markers, reserved kinds,
  * odd and colliding tids, stacks deeper than the shadow stack, chunks of
  * 0 to 17 records for the transposition's tail), and random bytes fed to
  * the decoder, which must give records that code back to the same bytes.
