@@ -10,15 +10,19 @@
  * to a flight recorder that offered to take them, 16-byte snapshot
  * requests.
  *
- * Needs only <stdint.h>; C11.  TRACE_STREAM_VERSION is bumped on any
- * layout change.  The traced program never includes this: its runtime
- * speaks only the ring.
+ * Below the layouts, as static inline functions, the one implementation
+ * of what every party computes on them: little-endian fields, and the
+ * event codec.  Needs only <stdint.h> and trace.h; C11.
+ * TRACE_STREAM_VERSION is bumped on any layout change.  The traced program
+ * never includes this: its runtime speaks only the ring.
  */
 #ifndef CALLSIGHT_TRACE_WIRE_H
 #define CALLSIGHT_TRACE_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace.h" /* the event record the codec works on */
 
 /* ---- wire protocol ----------------------------------------------------- */
 
@@ -311,5 +315,302 @@ _Static_assert(sizeof(trace_stream_chunk_header_t) == TRACE_STREAM_CHUNK_HEADER_
 _Static_assert(offsetof(trace_stream_chunk_header_t, type) == 0, "type at 0");
 _Static_assert(offsetof(trace_stream_chunk_header_t, raw_len) == 4, "raw_len at 4");
 _Static_assert(offsetof(trace_stream_chunk_header_t, zstd_len) == 8, "zstd_len at 8");
+
+/* ---- little-endian fields ----------------------------------------------
+ * Everything on the wire, and in trace files, is little-endian.  These
+ * read and write one field at any address, byte by byte, so that they mean
+ * the same on every host (gcc and clang make each one load or store).  The
+ * _be readers are for what a big-endian peer of the first protocol version
+ * sent byte-swapped, and for such a device's trace files.
+ */
+static inline uint16_t wire_le16(const unsigned char *p) { return (uint16_t)((unsigned)p[0] | (unsigned)p[1] << 8); }
+
+static inline uint32_t wire_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t wire_le64(const unsigned char *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline uint32_t wire_be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline uint64_t wire_be64(const unsigned char *p) { return (uint64_t)wire_be32(p) << 32 | wire_be32(p + 4); }
+
+static inline void wire_put_le16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void wire_put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static inline void wire_put_le64(unsigned char *p, uint64_t v)
+{
+    wire_put_le32(p, (uint32_t)v);
+    wire_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- the codec: TRACE_CHUNK_EVENTS_CODED --------------------------------
+ * The one implementation of the coding specified above: trace_stream
+ * encodes with it on the device, serve decodes, and the tests, fuzzers and
+ * benchmarks run exactly this.  Usage:
+ *
+ *   struct wire_codec *c = calloc(1, sizeof *c);  (zeroed; about 67 KiB)
+ *   wire_codec_encode(c, records, coded, n);      (or wire_codec_decode)
+ *
+ * in and out hold n * TRACE_EVENT_SIZE bytes each and do not overlap;
+ * records are little-endian fields (wire_le64).  Each call is one chunk,
+ * from empty state.  Decoding cannot fail: state is bounded by the table
+ * and nothing from the input is an index unmasked.
+ *
+ * Speed matters on both ends.  The prediction step is a few integer
+ * operations per record on a direct-mapped table: nothing to clear per
+ * chunk (a generation number marks earlier chunks' slots stale, and a bit
+ * per stack entry stands in for zeroing the stack).  The planes are
+ * written in tiles of WIRE_CODEC_TILE records, one 64-bit field at a time
+ * as 8x8 byte transpositions: 8 write streams live rather than 32, which
+ * for a 1 MiB chunk (n a power of 2) would all fall into one cache set and
+ * evict each other (5x slower).  A tile's words (8 KiB) are the call's own
+ * locals, which stores to out cannot alias: kept in the state instead,
+ * they ran 10% slower.
+ */
+#define WIRE_CODEC_TILE 256u
+_Static_assert(TRACE_CODEC_STACK_DEPTH <= 64, "one valid bit per stack entry in a u64");
+_Static_assert(TRACE_EVENT_SIZE == 32, "a record is 4 words");
+_Static_assert(WIRE_CODEC_TILE % 8 == 0, "whole transposition blocks per tile");
+
+struct wire_codec_slot {
+    uint32_t gen;   /* the chunk this state belongs to; any other: empty */
+    uint32_t tid;
+    uint32_t depth; /* modulo 2^32, as the format says */
+    uint64_t ts, enter_func;
+    uint64_t valid; /* bit k: stack entry k written since the reset; else it reads as 0 */
+    uint64_t func[TRACE_CODEC_STACK_DEPTH], site[TRACE_CODEC_STACK_DEPTH];
+};
+
+struct wire_codec {
+    uint32_t gen; /* this chunk's generation; 0 is never one */
+    struct wire_codec_slot slot[TRACE_CODEC_THREAD_SLOTS];
+};
+
+/* A new chunk: every slot is stale. */
+static inline void wire_codec_begin(struct wire_codec *c)
+{
+    if (++c->gen == 0) {
+        for (unsigned k = 0; k < TRACE_CODEC_THREAD_SLOTS; k++)
+            c->slot[k].gen = 0;
+        c->gen = 1;
+    }
+}
+
+static inline struct wire_codec_slot *wire_codec_slot_of(struct wire_codec *c, uint32_t tid)
+{
+    struct wire_codec_slot *s = &c->slot[tid & (TRACE_CODEC_THREAD_SLOTS - 1)];
+    if (s->gen != c->gen || s->tid != tid) {
+        s->gen = c->gen;
+        s->tid = tid;
+        s->depth = 0;
+        s->ts = 0;
+        s->enter_func = 0;
+        s->valid = 0;
+    }
+    return s;
+}
+
+/* The top of s's stack: its index, and all ones when written since the reset (else it reads as 0). */
+static inline uint32_t wire_codec_top(const struct wire_codec_slot *s, uint64_t *keep)
+{
+    uint32_t k = (s->depth - 1u) & (TRACE_CODEC_STACK_DEPTH - 1);
+    *keep = 0 - ((s->valid >> k) & 1u);
+    return k;
+}
+
+static inline void wire_codec_push(struct wire_codec_slot *s, uint64_t func, uint64_t site)
+{
+    uint32_t k = s->depth & (TRACE_CODEC_STACK_DEPTH - 1);
+    s->func[k] = func;
+    s->site[k] = site;
+    s->valid |= (uint64_t)1 << k;
+    s->depth++;
+    s->enter_func = func;
+}
+
+/* One record's words (ts, func, call_site, tid | kind << 32 | pad << 40), coded in place. */
+static inline void wire_codec_encode_record(struct wire_codec *c, uint64_t w[4])
+{
+    struct wire_codec_slot *s = wire_codec_slot_of(c, (uint32_t)w[3]);
+    unsigned kind = (unsigned)(w[3] >> 32) & 0xffu;
+    uint64_t keep;
+    uint32_t k = wire_codec_top(s, &keep);
+    uint64_t ts = w[0];
+    w[0] = ts - s->ts;
+    s->ts = ts;
+    if (kind == TRACE_KIND_ENTER) {
+        uint64_t func = w[1], site = w[2];
+        w[1] = func ^ s->enter_func;
+        w[2] = site - (s->func[k] & keep);
+        wire_codec_push(s, func, site);
+    } else if (kind == TRACE_KIND_EXIT) {
+        w[1] ^= s->func[k] & keep;
+        w[2] ^= s->site[k] & keep;
+        s->depth--;
+    }
+}
+
+/* Its inverse: one coded record's words back to the record's, in place. */
+static inline void wire_codec_decode_record(struct wire_codec *c, uint64_t w[4])
+{
+    struct wire_codec_slot *s = wire_codec_slot_of(c, (uint32_t)w[3]);
+    unsigned kind = (unsigned)(w[3] >> 32) & 0xffu;
+    uint64_t keep;
+    uint32_t k = wire_codec_top(s, &keep);
+    w[0] += s->ts;
+    s->ts = w[0];
+    if (kind == TRACE_KIND_ENTER) {
+        w[1] ^= s->enter_func;
+        w[2] += s->func[k] & keep;
+        wire_codec_push(s, w[1], w[2]);
+    } else if (kind == TRACE_KIND_EXIT) {
+        w[1] ^= s->func[k] & keep;
+        w[2] ^= s->site[k] & keep;
+        s->depth--;
+    }
+}
+
+/* The transposition's exchange: bits of x under mask << shift trade places with y's under mask. */
+#define WIRE_CODEC_SWAP(x, y, shift, mask)                                                             \
+    do {                                                                                               \
+        uint64_t t_ = (((x) >> (shift)) ^ (y)) & (mask);                                               \
+        (x) ^= t_ << (shift);                                                                          \
+        (y) ^= t_;                                                                                     \
+    } while (0)
+
+/*
+ * a_r's byte b becomes a_b's byte r, for 8 words a0..a7 (its own inverse):
+ * swap 4x4, then 2x2, then 1x1 blocks.  A macro over the caller's locals,
+ * not a function over an array, so that the compiler keeps all 8 words in
+ * registers.
+ */
+#define WIRE_CODEC_TRANSPOSE8(a0, a1, a2, a3, a4, a5, a6, a7)                                          \
+    do {                                                                                               \
+        const uint64_t m32_ = UINT64_C(0x00000000ffffffff), m16_ = UINT64_C(0x0000ffff0000ffff);       \
+        const uint64_t m8_ = UINT64_C(0x00ff00ff00ff00ff);                                             \
+        WIRE_CODEC_SWAP(a0, a4, 32, m32_);                                                             \
+        WIRE_CODEC_SWAP(a1, a5, 32, m32_);                                                             \
+        WIRE_CODEC_SWAP(a2, a6, 32, m32_);                                                             \
+        WIRE_CODEC_SWAP(a3, a7, 32, m32_);                                                             \
+        WIRE_CODEC_SWAP(a0, a2, 16, m16_);                                                             \
+        WIRE_CODEC_SWAP(a1, a3, 16, m16_);                                                             \
+        WIRE_CODEC_SWAP(a4, a6, 16, m16_);                                                             \
+        WIRE_CODEC_SWAP(a5, a7, 16, m16_);                                                             \
+        WIRE_CODEC_SWAP(a0, a1, 8, m8_);                                                               \
+        WIRE_CODEC_SWAP(a2, a3, 8, m8_);                                                               \
+        WIRE_CODEC_SWAP(a4, a5, 8, m8_);                                                               \
+        WIRE_CODEC_SWAP(a6, a7, 8, m8_);                                                               \
+    } while (0)
+
+/* 8 consecutive records' field j (coded words) to planes 8j .. 8j+7 at o (record i of n). */
+static inline void wire_codec_block_to_planes(uint64_t (*w)[4], unsigned j, unsigned char *o, size_t n)
+{
+    uint64_t a0 = w[0][j], a1 = w[1][j], a2 = w[2][j], a3 = w[3][j];
+    uint64_t a4 = w[4][j], a5 = w[5][j], a6 = w[6][j], a7 = w[7][j];
+    WIRE_CODEC_TRANSPOSE8(a0, a1, a2, a3, a4, a5, a6, a7);
+    wire_put_le64(o, a0);
+    wire_put_le64(o + n, a1);
+    wire_put_le64(o + 2 * n, a2);
+    wire_put_le64(o + 3 * n, a3);
+    wire_put_le64(o + 4 * n, a4);
+    wire_put_le64(o + 5 * n, a5);
+    wire_put_le64(o + 6 * n, a6);
+    wire_put_le64(o + 7 * n, a7);
+}
+
+/* The inverse: planes 8j .. 8j+7 at p to 8 consecutive records' field j. */
+static inline void wire_codec_planes_to_block(const unsigned char *p, size_t n, uint64_t (*w)[4], unsigned j)
+{
+    uint64_t a0 = wire_le64(p), a1 = wire_le64(p + n), a2 = wire_le64(p + 2 * n), a3 = wire_le64(p + 3 * n);
+    uint64_t a4 = wire_le64(p + 4 * n), a5 = wire_le64(p + 5 * n), a6 = wire_le64(p + 6 * n);
+    uint64_t a7 = wire_le64(p + 7 * n);
+    WIRE_CODEC_TRANSPOSE8(a0, a1, a2, a3, a4, a5, a6, a7);
+    w[0][j] = a0, w[1][j] = a1, w[2][j] = a2, w[3][j] = a3;
+    w[4][j] = a4, w[5][j] = a5, w[6][j] = a6, w[7][j] = a7;
+}
+
+#undef WIRE_CODEC_TRANSPOSE8
+#undef WIRE_CODEC_SWAP
+
+static inline void wire_codec_load_record(const unsigned char *p, uint64_t w[4])
+{
+    for (unsigned j = 0; j < 4; j++)
+        w[j] = wire_le64(p + 8 * j);
+}
+
+static inline void wire_codec_store_record(unsigned char *p, const uint64_t w[4])
+{
+    for (unsigned j = 0; j < 4; j++)
+        wire_put_le64(p + 8 * j, w[j]);
+}
+
+/* Code n little-endian records from in into out (n * 32 bytes each, apart). */
+static inline void wire_codec_encode(struct wire_codec *c, const unsigned char *in, unsigned char *out, size_t n)
+{
+    uint64_t w[WIRE_CODEC_TILE][4];
+    size_t full = n - n % 8, i;
+    wire_codec_begin(c);
+    for (i = 0; i < full; i += WIRE_CODEC_TILE) {
+        size_t m = full - i < WIRE_CODEC_TILE ? full - i : WIRE_CODEC_TILE;
+        for (size_t t = 0; t < m; t++) {
+            wire_codec_load_record(in + (i + t) * TRACE_EVENT_SIZE, w[t]);
+            wire_codec_encode_record(c, w[t]);
+        }
+        for (unsigned j = 0; j < 4; j++)
+            for (size_t t = 0; t < m; t += 8)
+                wire_codec_block_to_planes(w + t, j, out + 8 * j * n + i + t, n);
+    }
+    for (i = full; i < n; i++) { /* the last n % 8 records, byte by byte */
+        wire_codec_load_record(in + i * TRACE_EVENT_SIZE, w[0]);
+        wire_codec_encode_record(c, w[0]);
+        for (unsigned k = 0; k < TRACE_EVENT_SIZE; k++)
+            out[k * n + i] = (unsigned char)(w[0][k / 8] >> (8 * (k % 8)));
+    }
+}
+
+/* The inverse: n coded records from in into n little-endian records in out. */
+static inline void wire_codec_decode(struct wire_codec *c, const unsigned char *in, unsigned char *out, size_t n)
+{
+    uint64_t w[WIRE_CODEC_TILE][4];
+    size_t full = n - n % 8, i;
+    wire_codec_begin(c);
+    for (i = 0; i < full; i += WIRE_CODEC_TILE) {
+        size_t m = full - i < WIRE_CODEC_TILE ? full - i : WIRE_CODEC_TILE;
+        for (unsigned j = 0; j < 4; j++)
+            for (size_t t = 0; t < m; t += 8)
+                wire_codec_planes_to_block(in + 8 * j * n + i + t, n, w + t, j);
+        for (size_t t = 0; t < m; t++) {
+            wire_codec_decode_record(c, w[t]);
+            wire_codec_store_record(out + (i + t) * TRACE_EVENT_SIZE, w[t]);
+        }
+    }
+    for (i = full; i < n; i++) {
+        uint64_t r[4] = {0, 0, 0, 0};
+        for (unsigned k = 0; k < TRACE_EVENT_SIZE; k++)
+            r[k / 8] |= (uint64_t)in[k * n + i] << (8 * (k % 8));
+        wire_codec_decode_record(c, r);
+        wire_codec_store_record(out + i * TRACE_EVENT_SIZE, r);
+    }
+}
 
 #endif /* CALLSIGHT_TRACE_WIRE_H */

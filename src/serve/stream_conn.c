@@ -83,12 +83,12 @@
 #include "chunkq.h"
 #include "net.h"
 #include "read/stream_series.h"
-#include "stream_codec.h"
 #include "stream_file.h"
 #include "stream_proto.h"
 #include "stream_registry.h"
 #include "stream_sums.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 #define MB (1024.0 * 1024.0)
 
@@ -117,7 +117,7 @@ struct conn {
     struct stream_file file;
     ZSTD_DCtx *dctx;
     unsigned char *frame; /* STREAM_FRAME_CAP bytes */
-    struct stream_codec *codec; /* the decoder's state, once acked */
+    struct wire_codec *codec; /* the decoder's state, once acked */
     unsigned char *decoded; /* STREAM_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
@@ -452,7 +452,7 @@ static void answer_offer(struct conn *c)
     if (c->sum_offered && (c->sums = stream_sums_new()) != NULL)
         features |= TRACE_ACK_SUMMARY_INCREMENTS; /* no memory: whole snapshots only */
     if (c->offered && !c->hello.swapped) {
-        c->codec = stream_codec_new(); /* its 4 MiB output buffer comes with the first chunk */
+        c->codec = calloc(1, sizeof *c->codec); /* its 4 MiB output buffer comes with the first chunk */
         codecs = c->codec ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
     }
     if (c->req_offered)
@@ -934,7 +934,7 @@ static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned ch
     if (h->type == TRACE_CHUNK_EVENTS_CODED) {
         /* Decoded here, not by the reader: measured as fast as the other split,
          * and the records are still in this core's cache for the write's copy. */
-        stream_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
+        wire_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
         on_events(c, h, c->decoded);
     } else if (stream_chunk_has_events(h->type)) {
         on_events(c, h, raw);
@@ -1048,6 +1048,6 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     chunkq_free(c.q);
     free(c.frame);
     free(c.decoded);
-    stream_codec_free(c.codec);
+    free(c.codec);
     stream_sums_free(c.sums);
 }
