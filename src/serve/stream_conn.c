@@ -521,12 +521,6 @@ static void report_news(struct conn *c, enum stream_file_news news)
         say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
 }
 
-static uint64_t le64_at(const unsigned char *p)
-{
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
-
 /* Tracers that waited for the ring (TRACE_SHM_WAIT_US) perturbed what they
  * measured: their TRACER_WAIT markers are summed for the close line. */
 static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
@@ -534,9 +528,9 @@ static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
     for (size_t i = 0; i < n; i++) {
         const unsigned char *r = raw + i * TRACE_EVENT_SIZE;
         if (r[offsetof(trace_event_t, kind)] != TRACE_KIND_MARKER ||
-            le64_at(r + offsetof(trace_event_t, func)) != TRACE_MARK_TRACER_WAIT)
+            wire_le64(r + offsetof(trace_event_t, func)) != TRACE_MARK_TRACER_WAIT)
             continue;
-        uint64_t ns = le64_at(r + offsetof(trace_event_t, call_site));
+        uint64_t ns = wire_le64(r + offsetof(trace_event_t, call_site));
         c->waited_ns = c->waited_ns > UINT64_MAX - ns ? UINT64_MAX : c->waited_ns + ns;
         c->waits++;
     }
@@ -658,7 +652,7 @@ static int hash_key(const unsigned char *key, uint64_t *out)
     unsigned int len = 0;
     if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
         return -1;
-    *out = le64_at(md);
+    *out = wire_le64(md);
     return 0;
 }
 
