@@ -320,8 +320,9 @@ _Static_assert(offsetof(trace_stream_chunk_header_t, zstd_len) == 8, "zstd_len a
  * Everything on the wire, and in trace files, is little-endian.  These
  * read and write one field at any address, byte by byte, so that they mean
  * the same on every host (gcc and clang make each one load or store).  The
- * _be readers are for what a big-endian peer of the first protocol version
- * sent byte-swapped, and for such a device's trace files.
+ * _be readers are for a big-endian agent's own order (its handshake's
+ * version does not fit in 16 bits) and for trace files written on such a
+ * device.
  */
 static inline uint16_t wire_le16(const unsigned char *p) { return (uint16_t)((unsigned)p[0] | (unsigned)p[1] << 8); }
 

@@ -11,7 +11,7 @@
 
 #include "trace.h"
 
-/* A field in the stream's order: little-endian, or byte-swapped by an old big-endian client. */
+/* A field in the stream's order: little-endian, or a big-endian agent's own. */
 static uint32_t get32(const unsigned char *p, int big) { return big ? wire_be32(p) : wire_le32(p); }
 static uint64_t get64(const unsigned char *p, int big) { return big ? wire_be64(p) : wire_le64(p); }
 

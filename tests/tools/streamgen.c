@@ -51,7 +51,7 @@ static int sock = -1;
 static int big; /* byte order of everything sent */
 static int offer_summaries; /* --increments: the handshake offers summaries */
 
-/* Fields in the order sent: little-endian, or reversed as a big-endian client of the first version did. */
+/* Fields in the order sent: little-endian, or reversed as a big-endian agent sends them (--big-endian). */
 static void reverse(unsigned char *p, int bytes)
 {
     for (int i = 0; i < bytes / 2; i++) {
