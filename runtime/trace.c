@@ -28,18 +28,27 @@
  *
  * Build with one cc line, C11, libc and pthread only, and never with
  * -finstrument-functions: the hooks must not trace themselves.
+ *
+ * How it is assembled: this file is the list of the runtime's parts, each
+ * a file by concern, included in order after the one private header
+ * (trace_internal.h: tunables, process-wide and per-thread state), so that
+ * the runtime is one translation unit: every function static, the hooks'
+ * steps inlined into the hooks.  It compiles as it is
+ * (cc -c runtime/trace.c -Iruntime); what users copy is the same unit
+ * flattened into one file, build/dist/trace.c (tools/flatten.c), which
+ * needs only trace.h beside it.
  */
 #include "trace_internal.h"
 
-#include "trace_messages.c"
-#include "trace_clock.c"
-#include "trace_thread.c"
-#include "trace_file.c"
-#include "trace_ring.c"
-#include "trace_flush.c"
-#include "trace_summary.c"
-#include "trace_trigger.c"
-#include "trace_hooks.c"
-#include "trace_config.c"
-#include "trace_modules.c"
-#include "trace_lifecycle.c"
+#include "trace_messages.c"    /* say(): one line on stderr */
+#include "trace_clock.c"       /* ticks or CLOCK_MONOTONIC */
+#include "trace_thread.c"      /* a thread's buffer, its record, its head markers */
+#include "trace_file.c"        /* file mode, its budget, TRACE_FULL=wrap, the stop */
+#include "trace_ring.c"        /* stream mode: the shm ring's writer and attach */
+#include "trace_flush.c"       /* tl_flush: a batch to its sink */
+#include "trace_summary.c"     /* TRACE_MODE=summary's tables and snapshots */
+#include "trace_trigger.c"     /* TRACE_TRIGGER */
+#include "trace_hooks.c"       /* the two hooks and their paths */
+#include "trace_config.c"      /* the environment, read once */
+#include "trace_modules.c"     /* the loaded-modules list */
+#include "trace_lifecycle.c"   /* start, thread exit, fork, exit */

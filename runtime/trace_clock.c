@@ -1,7 +1,13 @@
-/* ---- clock ----------------------------------------------------------------
+/*
+ * trace_clock.c - the clock every event is stamped with.
+ *
  * Raw ticks where the CPU has a cheap constant-rate counter (x86-64 invariant
  * TSC, aarch64 generic timer), else CLOCK_MONOTONIC ns.  Ticks are converted
- * by the analyzer from tick_hz and the t0 anchor in the header. */
+ * by the analyzer from tick_hz and the t0 anchor in the header.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
 
 static uint64_t clock_mono_ns(void)
 {

@@ -1,5 +1,12 @@
-/* ---- configuration ---------------------------------------------------------
- * From the environment, once.  A bad value gets one line and the default. */
+/*
+ * trace_config.c - the runtime's settings, read from the environment.
+ *
+ * From the environment, once, at start (trace_setup).  A bad value gets one
+ * line and the default.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
 
 static int cfg_enabled(void)
 {

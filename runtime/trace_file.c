@@ -1,4 +1,13 @@
-/* ---- capture stop and file budget ----------------------------------------- */
+/*
+ * trace_file.c - file mode: trace files, their budget, and the stop of capture.
+ *
+ * Capture stops for the whole process once (stop_claim: the budget is spent,
+ * a write failed, or the process exits).  TRACE_FULL=wrap keeps the newest
+ * segments within the budget instead.  Then the files themselves.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
 
 static int stopped(void)
 {
@@ -16,8 +25,6 @@ static int stop_claim(int reason)
     return won;
 }
 
-/* Reserves bytes of the process budget before they are written, so that
- * concurrent threads together never pass `limit`. */
 /* ---- TRACE_FULL=wrap ---------------------------------------------------------
  * The budget (TRACE_MAX_MB) holds the most recent part of the whole
  * process's trace: segments are small (a 32nd of the budget), every closed
@@ -95,6 +102,8 @@ static void wrap_fork_child(void)
     atomic_store_explicit(&g_wrap_discarded, 0, memory_order_relaxed);
 }
 
+/* Reserves bytes of the process budget before they are written, so that
+ * concurrent threads together never pass `limit`. */
 static int budget_take(uint64_t bytes, uint64_t limit)
 {
     uint64_t used = atomic_load_explicit(&g_budget_used, memory_order_relaxed);

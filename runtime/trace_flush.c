@@ -1,13 +1,13 @@
-/* ---- flush and hooks ---------------------------------------------------- */
-
-/* Sends the batch (and any tail markers) to the sink, then starts a new
- * batch.  Cold; keeps errno for the program.  After a stop, discards.
- * Unless it is the thread's last, the flush notes its own time in the
- * records that follow (tl_note_tracer), deferred or not. */
-/* Where a thread's module list goes (loaded modules, below): its file or
- * the ring, ahead of the batch.  0 ok. */
-typedef int (*mod_sink_t)(tl_state_t *t, trace_event_t *ev, uint32_t count);
-static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole);
+/*
+ * trace_flush.c - a batch sent on: to the thread's file or into the ring.
+ *
+ * tl_flush is the one way out of a thread's buffer, for every mode: the
+ * module list first when it changed, then the batch, then the flush's own
+ * time noted in the records that follow.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
 
 static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
@@ -18,8 +18,6 @@ static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
     return ring_put(ev, count, 0, t->tid) ? 0 : -1;
 }
-
-static uint64_t mod_list_room(void);
 
 /* TRACE_FULL=wrap: any segment may be the oldest left, so each must stand
  * alone: a batch that will not fit starts the next segment here, before
@@ -51,6 +49,10 @@ static void rec_say_again(tl_state_t *t)
     memset(t->name, 0, sizeof t->name);
 }
 
+/* Sends the batch (and any tail markers) to the sink, then starts a new
+ * batch.  Cold; keeps errno for the program.  After a stop, discards.
+ * Unless it is the thread's last, the flush notes its own time in the
+ * records that follow (tl_note_tracer), deferred or not. */
 static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;

@@ -1,3 +1,19 @@
+/*
+ * trace_hooks.c - the two hooks the compiler calls, and what each hook does.
+ *
+ * __cyg_profile_func_enter and __cyg_profile_func_exit (the last lines)
+ * test the one capture flag and inline tl_hook, which closes the thread's
+ * gate and takes one of the paths chosen at start: events with the tick
+ * counter, summaries, or tl_step for everything else.  A new thread, a
+ * hook inside a hook and a thread TRACE_THREADS leaves out go through
+ * tl_hook_slow.  The hot paths are TR_HOT_INLINE all the way down (see
+ * tl_record_at, sum_enter, sum_exit), so a hook calls nothing unless a
+ * flush or a snapshot is due.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
 /* A summary-mode hook, its clock read: the table, and a snapshot when due.
  * always_inline: tl_hook's summary path is then one function per hook,
  * the exit's lookup and adds included, with no call unless one is due. */

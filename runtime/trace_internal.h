@@ -1,3 +1,16 @@
+/*
+ * trace_internal.h - what the parts of the runtime share: the tunables, the
+ * process-wide state, the per-thread state and the functions declared ahead.
+ *
+ * Private to runtime/: included once, first, by trace.c, which then includes
+ * the parts (trace_*.c) in order, so the runtime is one translation unit and
+ * every function in it static.  The build flattens all of it, this header
+ * included, into the one trace.c that users copy (build/dist/trace.c);
+ * only trace.h, the public header, stays a header of its own.
+ */
+#ifndef TRACE_INTERNAL_H
+#define TRACE_INTERNAL_H
+
 #define _GNU_SOURCE            /* syscall(), dl_iterate_phdr(), shm_open() */
 #define _FILE_OFFSET_BITS 64   /* segments past 2 GiB on 32-bit systems */
 
@@ -220,3 +233,15 @@ typedef struct tl_state {
 
 static _Thread_local tl_state_t tl;
 
+/* ---- declared ahead ---------------------------------------------------------
+ * Functions a part calls before the part that defines them. */
+
+static struct sum_table *sum_alloc(void); /* trace_summary.c: a new thread's table */
+
+/* Where a thread's module list goes (trace_modules.c): its file or the
+ * ring, ahead of the batch.  0 ok. */
+typedef int (*mod_sink_t)(tl_state_t *t, trace_event_t *ev, uint32_t count);
+static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole);
+static uint64_t mod_list_room(void);
+
+#endif /* TRACE_INTERNAL_H */

@@ -1,3 +1,15 @@
+/*
+ * trace_lifecycle.c - start, thread exit, fork and process exit.
+ *
+ * trace_start, a constructor, reads the settings and sets up file or
+ * stream mode (trace_setup); a thread's key destructor flushes it at its
+ * exit, the fork handler makes the child a traced process of its own, and
+ * atexit flushes the exiting thread and leaves the ring.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
 /* The first entry is the program itself: its load bias, and its build-id
  * from a PT_NOTE segment (cold: once, at start). */
 static int main_program(struct dl_phdr_info *info, size_t size, void *data)

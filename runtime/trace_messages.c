@@ -1,6 +1,12 @@
-/* ---- messages -------------------------------------------------------------
+/*
+ * trace_messages.c - the runtime's messages.
+ *
  * One line on stderr, "callsight: " first.  write(2), not stdio: it may run
- * inside a flush, which may run inside a signal handler. */
+ * inside a flush, which may run inside a signal handler.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
 
 __attribute__((sentinel)) static void say(const char *first, ...)
 {

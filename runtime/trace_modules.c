@@ -1,4 +1,24 @@
-/* ---- start, thread exit, fork, process exit ------------------------------ */
+/*
+ * trace_modules.c - loaded modules: the list of shared objects each thread
+ * writes into its records.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
+/* The list of loaded objects that each thread writes into its own records
+ * (trace.h, "loaded modules").  dl_iterate_phdr's add and remove counters
+ * say cheaply, at every flush, whether the set changed; only then is it
+ * read again, by one thread at a time.  A flush that finds another thread
+ * at the table waits for it, briefly (MOD_WAIT_NS, in the flush's tracer
+ * time), so that a thread's first list comes before its first events
+ * however threads start; past that it goes on without, and writes the
+ * list at a later flush.  In stream mode a list goes into the ring in one
+ * put, so a full ring never tears it.  The table is fixed (no malloc); a
+ * path longer than MOD_PATH_MAX - 1 is cut, and the analyzer then finds
+ * no file by it.
+ * Each thread writes the list at its first flush and again whenever the
+ * table's number moved past the one it last wrote. */
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -16,21 +36,6 @@ static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint
     }
     return 0;
 }
-
-/* ---- loaded modules ---------------------------------------------------------
- * The list of loaded objects that each thread writes into its own records
- * (trace.h, "loaded modules").  dl_iterate_phdr's add and remove counters
- * say cheaply, at every flush, whether the set changed; only then is it
- * read again, by one thread at a time.  A flush that finds another thread
- * at the table waits for it, briefly (MOD_WAIT_NS, in the flush's tracer
- * time), so that a thread's first list comes before its first events
- * however threads start; past that it goes on without, and writes the
- * list at a later flush.  In stream mode a list goes into the ring in one
- * put, so a full ring never tears it.  The table is fixed (no malloc); a
- * path longer than MOD_PATH_MAX - 1 is cut, and the analyzer then finds
- * no file by it.
- * Each thread writes the list at its first flush and again whenever the
- * table's number moved past the one it last wrote. */
 
 #define MOD_MAX 128u        /* modules tracked at once; more are counted, not listed */
 #define MOD_PATH_MAX 256u   /* bytes of a path kept, NUL included */

@@ -1,5 +1,15 @@
-/* ---- stream mode: the shared-memory ring -----------------------------------
- * Protocol (trace_shm.h): writers serialize on `lock` for a bounded time
+/*
+ * trace_ring.c - stream mode: the writer's side of the shared-memory ring.
+ *
+ * Putting batches into the ring (bounded lock, version 2 or 3), and
+ * attaching to it at start (create or open, check, announce, hold the
+ * liveness flock).
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
+/* Protocol (trace_shm.h): writers serialize on `lock` for a bounded time
  * and publish head past whole batches; in a version-2 ring they copy the
  * batch while they hold the lock, in a version-3 ring they only reserve
  * its room there (a batch header) and copy and commit it after letting the

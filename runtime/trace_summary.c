@@ -1,5 +1,11 @@
-/* ---- summary mode -----------------------------------------------------------
- * TRACE_MODE=summary (trace.h, "summary snapshots"): the hooks keep, per
+/*
+ * trace_summary.c - summary mode: per-function aggregates kept by the hooks.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
+/* TRACE_MODE=summary (trace.h, "summary snapshots"): the hooks keep, per
  * thread and function, calls, inclusive and self time, min, max and a
  * log-linear histogram, in a table of the thread's own that only its hooks
  * write (no lock).  Memory is fixed at the thread's start, one mapping:

@@ -1,3 +1,16 @@
+/*
+ * trace_thread.c - a thread's buffer: recording an event, and the markers
+ * around a batch.
+ *
+ * The state itself (tl_state_t, one per thread in TLS) is in
+ * trace_internal.h.  Here: the hot path's record (tl_record_at), a
+ * thread's start, the loss it counts, and the head markers (process,
+ * thread name, loss) a flush puts before its batch.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
 static void mark_fill(trace_event_t *e, uint64_t ts, uint32_t tid, uint64_t code, uint64_t payload)
 {
     memset(e, 0, sizeof *e);
@@ -82,16 +95,14 @@ static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8
     return tl_record_at(t, func, site, kind, 0);
 }
 
-/* First event of a thread: its tid, and the key whose destructor will flush
- * it at thread exit (key values are only set per thread, so here). */
-static struct sum_table *sum_alloc(void);
-
 /* Events per batch for this thread: file mode's larger once it has one. */
 static uint32_t tl_batch(const tl_state_t *t)
 {
     return t->buf != t->own ? FILE_BUF_EVENTS : g_batch;
 }
 
+/* First event of a thread: its tid, and the key whose destructor will flush
+ * it at thread exit (key values are only set per thread, so here). */
 static void tl_start(tl_state_t *t)
 {
     int saved = errno;

@@ -1,4 +1,20 @@
-/* One hook's work, in either mode; the flush or snapshot it makes due. */
+/*
+ * trace_trigger.c - TRACE_TRIGGER: a slow call of one function asks for a
+ * flight-recorder snapshot.
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
+/* TRACE_TRIGGER=NAME>LIMIT: the enter and exit hooks of that one function
+ * (one compare in every hook finds them) keep the clock of its open calls;
+ * an exit that comes more than LIMIT after its entry writes
+ * TRACE_MARK_TRIGGER after the exit and flushes at once, so that the call
+ * is in the ring, and then, on a flight-recorder ring, asks trace_stream
+ * for a snapshot.  At most one ask per TRACE_TRIGGER_GAP_MS per process: a
+ * storm of slow calls costs a flush each that often, and the rest are
+ * counted in the block's `held`. */
+
 /* A snapshot is due, and the batch with the slow call and its stack is in
  * the ring: stop overwriting now, so that what led up to it stays however
  * late trace_stream comes for it (it turns the ring back to RECORDING when
@@ -17,16 +33,6 @@ static TR_COLD void trig_ask(tl_state_t *t)
      * slow call went in before */
     atomic_fetch_add_explicit(REC_U64(triggers), 1, memory_order_release);
 }
-
-/* ---- triggers ----------------------------------------------------------------
- * TRACE_TRIGGER=NAME>LIMIT: the enter and exit hooks of that one function
- * (one compare in every hook finds them) keep the clock of its open calls;
- * an exit that comes more than LIMIT after its entry writes
- * TRACE_MARK_TRIGGER after the exit and flushes at once, so that the call
- * is in the ring, and then, on a flight-recorder ring, asks trace_stream
- * for a snapshot.  At most one ask per TRACE_TRIGGER_GAP_MS per process: a
- * storm of slow calls costs a flush each that often, and the rest are
- * counted in the block's `held`. */
 
 static uint64_t trig_now_ms(void)
 {
