@@ -21,7 +21,7 @@
  * the analyzer takes a flush's out in event mode. */
 
 #define SUM_NONE UINT32_MAX
-#define SUM_BLOCKS 43u /* histogram blocks: the exact one and 42 powers of two */
+#define SUM_BLOCKS TRACE_SUMMARY_BLOCKS /* histogram blocks: the exact one and 42 powers of two */
 
 typedef struct sum_fn {
     uint64_t addr, calls, incl, self, min, max;
@@ -125,23 +125,6 @@ static void sum_clock_init(void)
     g_ns_mult = g_ticks ? (1000000000ull << g_ns_shift) / g_tick_hz : 1;
 }
 
-/* The histogram bucket of v ns (trace.h). */
-static inline uint32_t sum_bucket(uint64_t v, uint32_t *block)
-{
-    if (v < TRACE_SUMMARY_EXACT) {
-        *block = 0;
-        return (uint32_t)v;
-    }
-    uint32_t e = 63u - (uint32_t)__builtin_clzll(v); /* 6..63 */
-    uint32_t b = e - 5u, slot = (uint32_t)(v >> (e - 5u)) & (TRACE_SUMMARY_SUB - 1u);
-    if (b >= SUM_BLOCKS) {
-        *block = SUM_BLOCKS - 1u;
-        return TRACE_SUMMARY_NBUCKETS - 1u;
-    }
-    *block = b;
-    return TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (b - 1u) + slot;
-}
-
 /* The function's place in the table, added on first sight; SUM_NONE when
  * the table is full. */
 static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
@@ -192,7 +175,7 @@ static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_
         s->over_calls++;
     } else {
         sum_fn_t *e = &s->fn[i];
-        uint32_t block, b = sum_bucket(ns, &block);
+        uint32_t block, b = trace_summary_bucket(ns, &block);
         e->calls++;
         e->incl += ns;
         e->self += self;
