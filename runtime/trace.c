@@ -29,14 +29,15 @@
  * Build with one cc line, C11, libc and pthread only, and never with
  * -finstrument-functions: the hooks must not trace themselves.
  *
- * How it is assembled: this file is the list of the runtime's parts, each
- * a file by concern, included in order after the one private header
- * (trace_internal.h: tunables, process-wide and per-thread state), so that
- * the runtime is one translation unit: every function static, the hooks'
- * steps inlined into the hooks.  It compiles as it is
- * (cc -c runtime/trace.c -Iruntime); what users copy is the same unit
- * flattened into one file, build/dist/trace.c (tools/flatten.c), which
- * needs only trace.h beside it.
+ * How it is assembled: in the source tree (runtime/) this file is the list
+ * of the runtime's parts, each a file by concern, included in order after
+ * the one private header (trace_internal.h: tunables, process-wide and
+ * per-thread state), so that the runtime is one translation unit: every
+ * function static, the hooks' steps inlined into the hooks.  It compiles
+ * as it is (cc -c runtime/trace.c).  What users copy is the same unit
+ * flattened by tools/flatten.c into one file (build/dist/trace.c: the
+ * parts in place of their #include lines), which needs only trace.h
+ * beside it.
  */
 #include "trace_internal.h"
 
