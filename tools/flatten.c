@@ -9,7 +9,7 @@
  * then in each -I DIR in order.  Each file goes in once; a later include
  * of a file already in is dropped.  An include of a NAME given with --keep
  * (trace.h: the public header users include in their own code) stays an
- * include line, as do all `#include <...>`.  OUT opens with a banner that
+ * include line (its first one only), as do all `#include <...>`.  OUT opens with a banner that
  * names the files it was made from, and a one-line comment marks where
  * each inlined file begins.
  *
@@ -55,6 +55,7 @@ struct fl {
     const char *dirs[FL_DIRS];
     int ndirs;
     const char *keep[FL_KEEP];
+    int kept_out[FL_KEEP]; /* its include line written already */
     int nkeep;
     struct fl_file files[FL_FILES];
     int nfiles;
@@ -124,12 +125,13 @@ static int fl_include_name(const char *line, char *name, size_t cap)
     return 1;
 }
 
+/* The --keep index of name, or -1. */
 static int fl_kept(const struct fl *f, const char *name)
 {
     for (int i = 0; i < f->nkeep; i++)
         if (strcmp(f->keep[i], name) == 0)
-            return 1;
-    return 0;
+            return i;
+    return -1;
 }
 
 /* dir/name into out; the name alone when dir is "". */
@@ -178,8 +180,15 @@ static int fl_line(struct fl *f, const char *from, long no, const char *line, in
 {
     char name[FL_PATH], path[FL_PATH];
     struct stat st;
-    if (!fl_include_name(line, name, sizeof name) || fl_kept(f, name))
+    if (!fl_include_name(line, name, sizeof name))
         return fl_puts(f, line);
+    int k = fl_kept(f, name);
+    if (k >= 0) { /* a kept header's include line once, where it first comes */
+        if (f->kept_out[k])
+            return 0;
+        f->kept_out[k] = 1;
+        return fl_puts(f, line);
+    }
     if (fl_find(f, from, name, path, &st) != 0)
         return fl_fail("%s:%ld: \"%s\": no such file beside it or in the -I dirs", from, no, name);
     struct fl_file *known = fl_known(f, &st);
