@@ -1,0 +1,221 @@
+/*
+ * ts_internal.h - trace_stream's one private header: what its parts share.
+ *
+ * trace_stream.c includes it first and then its parts (ts_*.c) in order,
+ * so that the program is one translation unit and everything in it stays
+ * static; each part includes it as well (the guard makes that free), so a
+ * part reads on its own.  Here: the feature macros and system headers, the
+ * two builds (with libzstd, or -DTRACE_STREAM_NO_LIBZSTD), the formats
+ * (trace.h, trace_shm.h), the constants, and the structs more than one
+ * part uses: the options, the ring, the sender, and the signal flags.
+ */
+#ifndef TS_INTERNAL_H
+#define TS_INTERNAL_H
+#define _XOPEN_SOURCE 700 /* POSIX.1-2008 with XSI: shm_open, getaddrinfo, SA_RESETHAND */
+#define _DEFAULT_SOURCE    /* and flock(2), which every Unix the ring runs on has */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* getrandom() where the C library has it (glibc 2.25, musl 1.1.20);
+ * elsewhere, or with -DTRACE_STREAM_NO_GETRANDOM, /dev/urandom only. */
+#if defined(__has_include) && !defined(TRACE_STREAM_NO_GETRANDOM)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#ifdef GRND_NONBLOCK
+#define HAVE_GETRANDOM 1
+#endif
+#endif
+#endif
+
+#ifndef TRACE_STREAM_NO_LIBZSTD
+#include <zstd.h>
+#define LEVEL_MIN ZSTD_minCLevel()
+#define LEVEL_MAX ZSTD_maxCLevel()
+#define FRAME_LEVEL_NOTE ""
+#define CODEC_DEFAULT 1 /* coded records compress ~4x better: offer the codec */
+#define CODEC_NOTE ""
+#else
+/* Raw blocks do not compress: coding would only cost CPU. */
+#define CODEC_DEFAULT 0
+#define CODEC_NOTE ";\n              built without libzstd: always none (raw blocks do not shrink)"
+#define LEVEL_MIN (-131072) /* libzstd's range, accepted and ignored */
+#define LEVEL_MAX 22
+#define FRAME_LEVEL_NOTE ";\n              ignored: built without libzstd, chunks go uncompressed"
+#endif
+
+#include "trace.h"
+#include "trace_shm.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0 /* SIGPIPE is ignored anyway */
+#endif
+
+/*
+ * Raw bytes per chunk.  1 MiB is large enough for zstd to find the
+ * repetition in function addresses and call sites, and small enough that a
+ * chunk leaves the device within milliseconds on a slow link.
+ */
+#define CHUNK_RAW (1u << 20)
+_Static_assert(CHUNK_RAW <= TRACE_STREAM_MAX_RAW, "chunk within the server's limit");
+_Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
+
+/*
+ * Default zstd level: 1.  Measured with libzstd 1.5.4 on an x86-64 server,
+ * on 1 MiB chunks of events recorded from examples/workload (26 threads,
+ * per-thread batches interleaved as they reach the ring; tick and ns
+ * timestamps gave the same picture):
+ *
+ *   level 1: 8.8x smaller, 370-520 MB/s, 0.57 MiB of compressor state
+ *   level 3: 9.6x smaller, 300-480 MB/s, 1.27 MiB of compressor state
+ *
+ * Level 3 saves 9% of the wire bytes for roughly 10% more CPU (the machine
+ * was noisy) and twice the memory.  On a device CPU and memory are what the
+ * traced program competes for, while a link that cannot carry 1/9 of the raw
+ * event rate is rare; where it is the bottleneck, --level 3 is the knob.
+ */
+#define DEFAULT_LEVEL 1
+
+/* How long an existing ring may take to show its size and magic. */
+#define ATTACH_WAIT_MS 2000
+/* Idle sleeps: start short so a burst is picked up quickly, back off to this. */
+#define IDLE_MIN_MS 1
+#define IDLE_MAX_MS 8
+/* How often to test whether the tracers counted in `writers` still live. */
+#define LIVENESS_MS 200
+/* Reconnecting: the first retry after this, doubling up to the maximum. */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define DEFAULT_RETRY_S 30
+/* After this long without sending, repeat the resume notice: a heartbeat,
+ * so a server's --idle-timeout above it never cuts a healthy quiet stream. */
+#define DEFAULT_HEARTBEAT_S 5
+#define HEARTBEAT_MAX_S 3600
+#define DEFAULT_SUMMARY_MS 1000
+#define RETRY_MAX_S 86400
+
+/* Exit status when tracers vanished without detaching (all else sent). */
+#define EXIT_TRACER_LOST 3
+/* Exit status when events were lost because the server refused or the
+ * connection was cut: it wins over EXIT_TRACER_LOST, whose promise
+ * (everything the tracers put in the ring was sent) it breaks; an error (1)
+ * wins over both. */
+#define EXIT_LINK_LOST 4
+/* While no connection is up, how often to look at signals and the tracers. */
+#define LINK_WAIT_MS 10
+#define DEFAULT_MAX_TRIGGERS 10
+#define MAX_TRIGGERS_MAX 3600 /* one a second */
+#define AFTER_MAX_MS 3600000
+#define RECORDER_LOCK_TRIES 1000 /* ~1 s of 1 ms naps for the ring's lock */
+
+struct options {
+    int level;
+    int codec;    /* offer TRACE_CHUNK_EVENTS_CODED (--codec stack|none) */
+    int quiet;
+    long retry_s; /* how long to keep reconnecting; 0: give up at once */
+    long heartbeat_s; /* resend the resume notice after this long quiet */
+    int summary_threads; /* --summary-threads: send each thread's snapshots as they are */
+    long summary_ms;  /* --summary-ms: how often merged snapshots go */
+    int recorder;     /* --flight-recorder */
+    int ring_version; /* --ring-version: of a ring we create (a recorder's is 2) */
+    long after_ms;    /* --after: keep shipping this long after a trigger */
+    long max_triggers; /* --max-triggers: snapshots per hour at most */
+    const char *shm;
+    const char *host;
+    const char *port;
+};
+
+struct ring {
+    const char *name;
+    trace_shm_header_t *hdr;
+    unsigned char *data; /* capacity bytes of storage after the header */
+    size_t map_len;
+    uint32_t capacity;
+    uint64_t tail; /* our copy; only this process writes the header's tail */
+    int fd;        /* kept open: our exclusive flock tests the tracers' shared ones */
+    uint64_t live_at; /* when (ms) to test the tracers' liveness next */
+    uint32_t vanished; /* tracers found dead while still counted in `writers` */
+    int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
+    trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
+    int vanished_said; /* the dead tracers were reported (once) */
+    uint32_t version;  /* TRACE_SHM_VERSION, or TRACE_SHM_VERSION_COMMIT (batches committed) */
+    uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
+    uint64_t stuck_ms; /* ... and when (ms); its writer's life is tested a period later */
+};
+
+struct sender {
+    int sock;             /* -1 while disconnected */
+    int level;
+    const struct options *o;
+#ifndef TRACE_STREAM_NO_LIBZSTD
+    ZSTD_CCtx *cctx;
+#endif
+    unsigned char *raw;  /* CHUNK_RAW bytes drained from the ring */
+    unsigned char *coded; /* CHUNK_RAW bytes: raw after the codec (NULL when not offered) */
+    struct codec *codec;  /* its per-thread state */
+    int offered;          /* this connection's handshake offered the codec */
+    int acked;            /* ... and the server's ack arrived: send coded chunks */
+    int sum_ok;           /* the ack says the server takes summary snapshots */
+    int sum_inc;          /* ... and increments of them (TRACE_CHUNK_SUMMARY_INCREMENTS) */
+    uint64_t hello_ms;    /* when this connection's handshake went: the ack is awaited until
+                             TRACE_ACK_WAIT_MS later */
+    uint64_t sum_dropped; /* summary records not sent: the server does not take them */
+    struct merger *merge; /* threads' snapshots merged per process (NULL: --summary-threads) */
+    unsigned ack_got;     /* bytes of the ack read so far */
+    unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    int req_ok;           /* --flight-recorder: the ack says snapshot requests may come */
+    unsigned req_got;     /* bytes of the request being read */
+    unsigned char req[TRACE_STREAM_REQUEST_SIZE];
+    uint64_t requests;    /* whole requests read and not yet acted on */
+    uint64_t coded_chunks; /* event chunks sent coded */
+    unsigned char *wire; /* chunk header followed by the zstd frame */
+    size_t wire_cap;
+    uint64_t events;      /* records forwarded (enter, exit and markers alike) */
+    uint64_t chunks;      /* event chunks sent */
+    uint64_t wire_bytes;  /* everything sent: handshake, chunks, notices */
+    uint64_t dropped_sent; /* last dropped count sent in a notice */
+    int notice_due;       /* a new connection gets the count even if unchanged */
+    /* The stream's identity and totals, for TRACE_CHUNK_RESUME. */
+    uint64_t stream_id, start_ns;
+    uint32_t conn_seq;    /* connections made so far */
+    uint64_t discarded;   /* records taken from the ring and never sent */
+    uint64_t sent_before, discarded_before; /* the totals when this connection began */
+    uint64_t last_send;   /* ms of the last successful send */
+    uint64_t down_since;  /* ms when the connection was lost */
+    uint64_t next_try;    /* ms of the next reconnection attempt */
+    int backoff_ms;
+    /* The main connection's: what the link cost (the exit status says so). */
+    const trace_shm_header_t *ring; /* its ring (NULL: a snapshot's sender, which counts none of it) */
+    uint64_t down_dropped;   /* the ring's dropped count when this outage began */
+    uint64_t outage_dropped; /* the tracers' drops while no connection was up, earlier outages */
+    uint64_t snap_lost;      /* --flight-recorder: snapshots the link refused or cut */
+    int ever_up;          /* a connection was up once ("connected", then "reconnected") */
+    int gave_up;          /* the link is gone for good: --retry ran out, or is 0 */
+    /* The stream's secret (TRACE_STREAM_FLAG_RESUME_KEY): only a server
+     * shown it lets a connection continue this stream.  Never printed or
+     * written anywhere but to the socket. */
+    int keyed;
+    unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
+};
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1s so far, with --flight-recorder */
+
+#endif /* TS_INTERNAL_H */
