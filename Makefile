@@ -46,7 +46,8 @@ $(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h
 $(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(HOST_LIBS)
 
-$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+# trace_stream.c includes its parts (stream/ts_*.c, ts_internal.h): one unit, rebuilt when any changes.
+$(BUILD)/trace_stream: stream/trace_stream.c $(wildcard stream/*.c stream/*.h) $(wildcard runtime/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
 
