@@ -21,7 +21,8 @@
 #
 # The rules:
 #   - runtime/ and stream/ are copied into users' projects: they include
-#     runtime/'s own headers and the system's, nothing of the host tool.
+#     their own folder's files (a unity file's parts), runtime/'s own
+#     headers and the system's, nothing of the host tool.
 #   - src/ holds folders of .c and .h files only, each folder one of %may:
 #     a file in src/F/ may include its own folder and those %may lists, and
 #     the formats (runtime/'s headers) from every folder but lib/.
@@ -138,8 +139,10 @@ sub check_lines {
         }
         my $why;
         if ($layer eq 'runtime' || $layer eq 'stream') {
-            $why = "$layer/ stands alone in users' projects: only runtime/'s own headers"
-                unless $runtime_hdr{$name};
+            # its own parts and private header by their bare names (the
+            # build flattens them into one file), and runtime/'s headers
+            $why = "$layer/ stands alone in users' projects: only its own files and runtime/'s headers"
+                unless $runtime_hdr{$name} || ($name !~ m{/} && -f "$root/$dir/$name");
         } elsif ($name =~ m{\.\./}) {
             $why = "no ../ paths; include from src/ as \"folder/name.h\"";
         } elsif ($name =~ m{^([^/]+)/([^/]+)$}) {
