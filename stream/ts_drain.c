@@ -204,8 +204,6 @@ static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h)
     return s->sock < 0 ? -1 : 0;
 }
 
-static int report_vanished(struct ring *r, struct sender *s);
-
 /*
  * The stream ends without a connection: --retry ran out (or is 0), or
  * SIGINT/SIGTERM came while none was up.  Say what the link cost: what the

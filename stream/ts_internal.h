@@ -7,7 +7,8 @@
  * part reads on its own.  Here: the feature macros and system headers, the
  * two builds (with libzstd, or -DTRACE_STREAM_NO_LIBZSTD), the formats
  * (trace.h, trace_shm.h), the constants, and the structs more than one
- * part uses: the options, the ring, the sender, and the signal flags.
+ * part uses: the options, the ring, the sender, and the signal flags; and
+ * the declarations of what each part offers the others.
  */
 #ifndef TS_INTERNAL_H
 #define TS_INTERNAL_H
@@ -215,7 +216,88 @@ struct sender {
     unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
 };
 
+/* Set by the signal handlers (ts_main.c), read by the loops. */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t snapshot_requested; /* SIGUSR1s so far, with --flight-recorder */
+
+/*
+ * What each part offers the others, in the order trace_stream.c includes
+ * them; a part's other functions are its own.  All static: the program is
+ * one translation unit.
+ */
+struct codec;  /* ts_codec.c */
+struct merger; /* ts_merge.c */
+
+/* ts_args.c: 0 run, 1 done (help printed), -1 usage error (reported). */
+static int parse_args(int argc, char **argv, struct options *o);
+
+/* ts_codec.c: the wire's byte order, and the codec. */
+static int host_is_little_endian(void);
+static void put_le32(unsigned char *p, uint32_t v);
+static void put_le64(unsigned char *p, uint64_t v);
+static uint32_t get_le32(const unsigned char *c);
+static uint64_t get_le64(const unsigned char *p);
+static void event_to_le(unsigned char *p);
+static void codec_encode(struct codec *c, const unsigned char *in, unsigned char *out, size_t n);
+
+/* ts_ring.c: the clock, the shared header's atomics, the ring reader. */
+static uint64_t now_ms(void);
+static void sleep_ms(int ms);
+static _Atomic uint64_t *a64(uint64_t *p);
+static _Atomic uint32_t *a32(uint32_t *p);
+static int ring_open(struct ring *r, int quiet, int recorder, uint32_t version);
+static void ring_close(struct ring *r);
+static uint32_t ring_dead_writers(struct ring *r);
+static long ring_take(struct ring *r, unsigned char *buf, size_t max);
+static uint64_t ring_records_left(const struct ring *r, uint64_t head);
+static uint64_t ring_dropped(const trace_shm_header_t *h);
+
+/* ts_frames.c: one zstd frame per chunk. */
+static int frame_init(struct sender *s);
+static void frame_free(struct sender *s);
+static size_t frame_bound(size_t len);
+static size_t frame_make(struct sender *s, unsigned char *dst, size_t cap, const void *src, size_t len);
+
+/* ts_link.c: the connection, its outages, and what goes over it. */
+static int net_connect(const char *host, const char *port, int quiet);
+static void sender_down(struct sender *s);
+static int sender_lost(struct sender *s);
+static uint64_t outage_drops(const struct sender *s);
+static int read_server(struct sender *s);
+static int ack_pending(const struct sender *s, const struct ring *r);
+static int idle_wait(struct sender *s, int ms);
+static int send_handshake(struct sender *s, const trace_shm_header_t *h);
+static int send_hello(struct sender *s, const trace_shm_header_t *h);
+static int send_chunk(struct sender *s, uint32_t type, const void *payload, size_t len);
+static int send_small(struct sender *s, uint32_t type, const void *payload, size_t len);
+static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h);
+static int heartbeat(struct sender *s);
+static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
+
+/* ts_merge.c: summaries merged per process. */
+static long merge_take(struct merger *m, unsigned char *raw, long n);
+static int merge_hold(struct sender *s, struct merger *m, unsigned char *raw, long n);
+static int merge_emit(struct sender *s, struct merger *m, int force);
+static int merge_due(const struct sender *s);
+static void merge_new_connection(struct merger *m);
+static void merge_free(struct merger *m);
+
+/* ts_sender.c: a sender made, keyed, closed and freed. */
+static int sender_init(struct sender *s, int sock, const struct options *o);
+static void resume_key_init(struct sender *s);
+static void sender_close(struct sender *s);
+static void sender_free(struct sender *s);
+
+/* ts_drain.c: the drain loop and the stream's end. */
+static int wait_for_tracer(struct ring *r, struct sender *s, int quiet);
+static int send_records(struct sender *s, unsigned char *raw, long n);
+static int drain(struct ring *r, struct sender *s);
+static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h);
+static int report_vanished(struct ring *r, struct sender *s);
+static int link_end(struct ring *r, struct sender *s);
+static int end_failed(struct ring *r, struct sender *s);
+
+/* ts_recorder.c: --flight-recorder, in place of drain(). */
+static int stream_recorder(struct ring *r, struct sender *s, const struct options *o);
 
 #endif /* TS_INTERNAL_H */

@@ -222,10 +222,6 @@ static int idle_wait(struct sender *s, int ms)
     return read_server(s) ? sender_lost(s) : 0;
 }
 
-static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
-struct merger;
-static void merge_new_connection(struct merger *m);
-
 static int send_handshake(struct sender *s, const trace_shm_header_t *h)
 {
     unsigned char hs[TRACE_STREAM_HANDSHAKE_SIZE] = {0};

@@ -509,8 +509,6 @@ static void merge_put(struct merger *m, uint32_t tid, unsigned kind, unsigned pa
     merge_put_at(m->out, &m->out_len, tid, kind, part, ts, func, site);
 }
 
-static int send_records(struct sender *s, unsigned char *raw, long n);
-
 /* A new connection: increments start again from zero (trace_shm.h). */
 static void merge_new_connection(struct merger *m)
 {
