@@ -61,7 +61,7 @@ static int send_records(struct sender *s, unsigned char *raw, long n)
         s->discarded += records;
         return 0;
     }
-    if (s->acked) {
+    if (s->peer.acked) {
         codec_encode(s->codec, raw, s->coded, (size_t)records);
         rc = send_chunk(s, TRACE_CHUNK_EVENTS_CODED, s->coded, (size_t)n);
         s->coded_chunks += rc == 0;
@@ -83,8 +83,8 @@ static int send_records(struct sender *s, unsigned char *raw, long n)
  * answer in time. */
 static int sum_refused(const struct sender *s)
 {
-    return s->sock >= 0 && !s->sum_ok &&
-           (s->ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->hello_ms >= TRACE_ACK_WAIT_MS);
+    return s->sock >= 0 && !s->peer.sum_ok &&
+           (s->peer.ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->peer.hello_ms >= TRACE_ACK_WAIT_MS);
 }
 
 /*
@@ -115,11 +115,11 @@ static int forward_chunk(struct ring *r, struct sender *s)
         if (sum_refused(s))
             s->sum_dropped += (uint64_t)(before - n) / TRACE_EVENT_SIZE;
     }
-    if (!s->sum_ok)
+    if (!s->peer.sum_ok)
         n = drop_summaries(s, s->raw, n);
     if (n == 0)
         return 0; /* only summary records: none taken by this server, or all merged */
-    if (s->merge && s->merge->seen && s->sum_ok)
+    if (s->merge && s->merge->seen && s->peer.sum_ok)
         return merge_hold(s, s->merge, s->raw, n); /* a summary stream's markers ride with the next snapshot */
     return send_records(s, s->raw, n);
 }
@@ -224,24 +224,24 @@ static int link_end(struct ring *r, struct sender *s)
     char why[160];
     if (r->vanished)
         report_vanished(r, s); /* says it; there is no connection to tell */
-    if (!s->gave_up)
+    if (!s->link.gave_up)
         snprintf(why, sizeof why, "stopped while disconnected");
     else if (s->o->retry_s)
         snprintf(why, sizeof why, "gave up reconnecting to %s:%s after %ld s", s->o->host, s->o->port,
                  s->o->retry_s);
     else
         snprintf(why, sizeof why, "not reconnecting (--retry 0)");
-    if (lost || s->snap_lost || s->o->retry_s || !s->gave_up)
+    if (lost || s->link.snap_lost || s->o->retry_s || !s->link.gave_up)
         fprintf(stderr, "trace_stream: %s; %" PRIu64 " events lost: %" PRIu64 " left in the ring, %" PRIu64
                         " discarded, %" PRIu64 " dropped by the tracers while disconnected%s\n",
-                why, lost, left, s->discarded, dropped, s->snap_lost ? "; snapshots failed" : "");
-    return lost || s->snap_lost ? EXIT_LINK_LOST : s->gave_up ? 1 : 0;
+                why, lost, left, s->discarded, dropped, s->link.snap_lost ? "; snapshots failed" : "");
+    return lost || s->link.snap_lost ? EXIT_LINK_LOST : s->link.gave_up ? 1 : 0;
 }
 
 /* A step of the end failed: without a connection that is link_end's to say, else an error. */
 static int end_failed(struct ring *r, struct sender *s)
 {
-    return s->sock < 0 && (s->gave_up || stop_requested) ? link_end(r, s) : 1;
+    return s->sock < 0 && (s->link.gave_up || stop_requested) ? link_end(r, s) : 1;
 }
 
 /* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */

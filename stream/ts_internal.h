@@ -163,57 +163,76 @@ struct ring {
 
 struct sender {
     int sock;             /* -1 while disconnected */
-    int level;
     const struct options *o;
+    /* The main connection's ring, whose drops while no connection is up
+     * the link costs (NULL: a snapshot's sender, which counts none of it). */
+    const trace_shm_header_t *ring;
+
+    /* What a chunk goes through: drained, coded, framed. */
+    unsigned char *raw;   /* CHUNK_RAW bytes drained from the ring */
+    unsigned char *coded; /* CHUNK_RAW bytes: raw after the codec (NULL when not offered) */
+    struct codec *codec;  /* its per-thread state */
+    struct merger *merge; /* threads' snapshots merged per process (NULL: --summary-threads) */
+    unsigned char *wire;  /* chunk header followed by the zstd frame */
+    size_t wire_cap;
+    int level;
 #ifndef TRACE_STREAM_NO_LIBZSTD
     ZSTD_CCtx *cctx;
 #endif
-    unsigned char *raw;  /* CHUNK_RAW bytes drained from the ring */
-    unsigned char *coded; /* CHUNK_RAW bytes: raw after the codec (NULL when not offered) */
-    struct codec *codec;  /* its per-thread state */
-    int offered;          /* this connection's handshake offered the codec */
-    int acked;            /* ... and the server's ack arrived: send coded chunks */
-    int sum_ok;           /* the ack says the server takes summary snapshots */
-    int sum_inc;          /* ... and increments of them (TRACE_CHUNK_SUMMARY_INCREMENTS) */
-    uint64_t hello_ms;    /* when this connection's handshake went: the ack is awaited until
-                             TRACE_ACK_WAIT_MS later */
-    uint64_t sum_dropped; /* summary records not sent: the server does not take them */
-    struct merger *merge; /* threads' snapshots merged per process (NULL: --summary-threads) */
-    unsigned ack_got;     /* bytes of the ack read so far */
-    unsigned char ack[TRACE_STREAM_ACK_SIZE];
-    int req_ok;           /* --flight-recorder: the ack says snapshot requests may come */
-    unsigned req_got;     /* bytes of the request being read */
-    unsigned char req[TRACE_STREAM_REQUEST_SIZE];
-    uint64_t requests;    /* whole requests read and not yet acted on */
+
+    /* This connection's server: what our handshake offered, what its ack
+     * said, and the snapshot requests it sends; asked afresh on every
+     * connection (send_handshake), read without blocking (read_server). */
+    struct {
+        int offered;          /* this connection's handshake offered the codec */
+        int acked;            /* ... and the server's ack arrived: send coded chunks */
+        int sum_ok;           /* the ack says the server takes summary snapshots */
+        int sum_inc;          /* ... and increments of them (TRACE_CHUNK_SUMMARY_INCREMENTS) */
+        int req_ok;           /* --flight-recorder: the ack says snapshot requests may come */
+        uint64_t hello_ms;    /* when this connection's handshake went: the ack is awaited until
+                                 TRACE_ACK_WAIT_MS later */
+        unsigned ack_got;     /* bytes of the ack read so far */
+        unsigned char ack[TRACE_STREAM_ACK_SIZE];
+        unsigned req_got;     /* bytes of the request being read */
+        unsigned char req[TRACE_STREAM_REQUEST_SIZE];
+        uint64_t requests;    /* whole requests read and not yet acted on */
+    } peer;
+
+    /* What was sent and what was not, over all connections. */
+    uint64_t events;       /* records forwarded (enter, exit and markers alike) */
+    uint64_t chunks;       /* event chunks sent */
     uint64_t coded_chunks; /* event chunks sent coded */
-    unsigned char *wire; /* chunk header followed by the zstd frame */
-    size_t wire_cap;
-    uint64_t events;      /* records forwarded (enter, exit and markers alike) */
-    uint64_t chunks;      /* event chunks sent */
-    uint64_t wire_bytes;  /* everything sent: handshake, chunks, notices */
+    uint64_t wire_bytes;   /* everything sent: handshake, chunks, notices */
+    uint64_t discarded;    /* records taken from the ring and never sent */
+    uint64_t sum_dropped;  /* summary records not sent: the server does not take them */
     uint64_t dropped_sent; /* last dropped count sent in a notice */
-    int notice_due;       /* a new connection gets the count even if unchanged */
+    int notice_due;        /* a new connection gets the count even if unchanged */
+    uint64_t last_send;    /* ms of the last successful send (heartbeats) */
+
     /* The stream's identity and totals, for TRACE_CHUNK_RESUME. */
-    uint64_t stream_id, start_ns;
-    uint32_t conn_seq;    /* connections made so far */
-    uint64_t discarded;   /* records taken from the ring and never sent */
-    uint64_t sent_before, discarded_before; /* the totals when this connection began */
-    uint64_t last_send;   /* ms of the last successful send */
-    uint64_t down_since;  /* ms when the connection was lost */
-    uint64_t next_try;    /* ms of the next reconnection attempt */
-    int backoff_ms;
-    /* The main connection's: what the link cost (the exit status says so). */
-    const trace_shm_header_t *ring; /* its ring (NULL: a snapshot's sender, which counts none of it) */
-    uint64_t down_dropped;   /* the ring's dropped count when this outage began */
-    uint64_t outage_dropped; /* the tracers' drops while no connection was up, earlier outages */
-    uint64_t snap_lost;      /* --flight-recorder: snapshots the link refused or cut */
-    int ever_up;          /* a connection was up once ("connected", then "reconnected") */
-    int gave_up;          /* the link is gone for good: --retry ran out, or is 0 */
-    /* The stream's secret (TRACE_STREAM_FLAG_RESUME_KEY): only a server
-     * shown it lets a connection continue this stream.  Never printed or
-     * written anywhere but to the socket. */
-    int keyed;
-    unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
+    struct {
+        uint64_t stream_id, start_ns;
+        uint32_t conn_seq;    /* connections made so far */
+        uint64_t sent_before, discarded_before; /* the totals when this connection began */
+        /* The stream's secret (TRACE_STREAM_FLAG_RESUME_KEY): only a server
+         * shown it lets a connection continue this stream.  Never printed or
+         * written anywhere but to the socket. */
+        int keyed;
+        unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE];
+    } resume;
+
+    /* The link's outages and, on the main connection, what they cost (the
+     * exit status says so). */
+    struct {
+        uint64_t down_since;     /* ms when the connection was lost */
+        uint64_t next_try;       /* ms of the next reconnection attempt */
+        int backoff_ms;
+        uint64_t down_dropped;   /* the ring's dropped count when this outage began */
+        uint64_t outage_dropped; /* the tracers' drops while no connection was up, earlier outages */
+        uint64_t snap_lost;      /* --flight-recorder: snapshots the link refused or cut */
+        int ever_up;             /* a connection was up once ("connected", then "reconnected") */
+        int gave_up;             /* the link is gone for good: --retry ran out, or is 0 */
+    } link;
 };
 
 /* Set by the signal handlers (ts_main.c), read by the loops. */

@@ -88,19 +88,19 @@ static int send_all(struct sender *s, const unsigned char *buf, size_t len)
 /* No connection from now on: the outage's clock and the tracers' drops start. */
 static void sender_down(struct sender *s)
 {
-    s->down_since = now_ms();
-    s->backoff_ms = BACKOFF_MIN_MS;
-    s->next_try = s->down_since + BACKOFF_MIN_MS;
+    s->link.down_since = now_ms();
+    s->link.backoff_ms = BACKOFF_MIN_MS;
+    s->link.next_try = s->link.down_since + BACKOFF_MIN_MS;
     if (s->ring)
-        s->down_dropped = ring_dropped(s->ring);
+        s->link.down_dropped = ring_dropped(s->ring);
 }
 
 /* The tracers' drops while no connection was up, this outage included. */
 static uint64_t outage_drops(const struct sender *s)
 {
-    uint64_t d = s->outage_dropped;
+    uint64_t d = s->link.outage_dropped;
     if (s->sock < 0 && s->ring)
-        d += ring_dropped(s->ring) - s->down_dropped;
+        d += ring_dropped(s->ring) - s->link.down_dropped;
     return d;
 }
 
@@ -116,7 +116,7 @@ static int sender_lost(struct sender *s)
     s->sock = -1;
     sender_down(s);
     if (s->o->retry_s == 0) {
-        s->gave_up = 1;
+        s->link.gave_up = 1;
         return -1;
     }
     fprintf(stderr, "trace_stream: reconnecting for up to %ld s; meanwhile the ring keeps what the tracers "
@@ -129,18 +129,18 @@ static void ack_check(struct sender *s)
 {
     char magic[8] = {0};
     memcpy(magic, TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
-    uint32_t codecs = get_le32(s->ack + offsetof(trace_stream_ack_t, codecs));
-    uint32_t features = get_le32(s->ack + offsetof(trace_stream_ack_t, features));
-    if (memcmp(s->ack, magic, 8) != 0) {
+    uint32_t codecs = get_le32(s->peer.ack + offsetof(trace_stream_ack_t, codecs));
+    uint32_t features = get_le32(s->peer.ack + offsetof(trace_stream_ack_t, features));
+    if (memcmp(s->peer.ack, magic, 8) != 0) {
         fprintf(stderr, "trace_stream: the server answered the handshake with something else than "
                         "an ack; sending plain chunks\n");
         return;
     }
-    s->acked = s->offered && (codecs & TRACE_CODEC_STACK_SHUFFLE) != 0;
-    s->sum_ok = (features & TRACE_ACK_SUMMARIES) != 0;
-    s->sum_inc = s->sum_ok && (features & TRACE_ACK_SUMMARY_INCREMENTS) != 0;
-    s->req_ok = s->o->recorder && (features & TRACE_ACK_SNAPSHOT_REQUESTS) != 0;
-    if (s->acked && !s->o->quiet)
+    s->peer.acked = s->peer.offered && (codecs & TRACE_CODEC_STACK_SHUFFLE) != 0;
+    s->peer.sum_ok = (features & TRACE_ACK_SUMMARIES) != 0;
+    s->peer.sum_inc = s->peer.sum_ok && (features & TRACE_ACK_SUMMARY_INCREMENTS) != 0;
+    s->peer.req_ok = s->o->recorder && (features & TRACE_ACK_SNAPSHOT_REQUESTS) != 0;
+    if (s->peer.acked && !s->o->quiet)
         fprintf(stderr, "trace_stream: the server decodes coded chunks; sending them from now on\n");
 }
 
@@ -150,7 +150,7 @@ static void ack_check(struct sender *s)
  * waiting (what summaries then find no answer are counted as dropped). */
 static int ack_pending(const struct sender *s, const struct ring *r)
 {
-    if (s->sock < 0 || s->ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->hello_ms >= TRACE_ACK_WAIT_MS)
+    if (s->sock < 0 || s->peer.ack_got >= TRACE_STREAM_ACK_SIZE || now_ms() - s->peer.hello_ms >= TRACE_ACK_WAIT_MS)
         return 0;
     uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
     return head - r->tail < r->capacity / 2;
@@ -162,12 +162,12 @@ static void request_check(struct sender *s)
 {
     char magic[8] = {0};
     memcpy(magic, TRACE_STREAM_REQUEST_MAGIC, sizeof TRACE_STREAM_REQUEST_MAGIC - 1);
-    s->req_got = 0;
-    if (memcmp(s->req, magic, sizeof magic) == 0) {
-        s->requests++;
+    s->peer.req_got = 0;
+    if (memcmp(s->peer.req, magic, sizeof magic) == 0) {
+        s->peer.requests++;
         return;
     }
-    s->req_ok = 0;
+    s->peer.req_ok = 0;
     fprintf(stderr, "trace_stream: the server sent something else than a snapshot request; "
                     "no more requests are taken on this connection\n");
 }
@@ -183,10 +183,10 @@ static int read_server(struct sender *s)
 {
     for (int round = 0; round < 16; round++) {
         unsigned char junk[256];
-        int want_ack = s->ack_got < TRACE_STREAM_ACK_SIZE, want_req = !want_ack && s->req_ok;
-        unsigned char *dst = want_ack ? s->ack + s->ack_got : want_req ? s->req + s->req_got : junk;
-        size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->ack_got
-                              : want_req ? TRACE_STREAM_REQUEST_SIZE - s->req_got : sizeof junk;
+        int want_ack = s->peer.ack_got < TRACE_STREAM_ACK_SIZE, want_req = !want_ack && s->peer.req_ok;
+        unsigned char *dst = want_ack ? s->peer.ack + s->peer.ack_got : want_req ? s->peer.req + s->peer.req_got : junk;
+        size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->peer.ack_got
+                              : want_req ? TRACE_STREAM_REQUEST_SIZE - s->peer.req_got : sizeof junk;
         ssize_t n = recv(s->sock, dst, len, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
@@ -196,9 +196,9 @@ static int read_server(struct sender *s)
             report_send_error(n == 0 ? EPIPE : errno);
             return 1;
         }
-        if (want_ack && (s->ack_got += (unsigned)n) == TRACE_STREAM_ACK_SIZE)
+        if (want_ack && (s->peer.ack_got += (unsigned)n) == TRACE_STREAM_ACK_SIZE)
             ack_check(s);
-        if (want_req && (s->req_got += (unsigned)n) == TRACE_STREAM_REQUEST_SIZE)
+        if (want_req && (s->peer.req_got += (unsigned)n) == TRACE_STREAM_REQUEST_SIZE)
             request_check(s);
     }
     return 0;
@@ -232,14 +232,15 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
                                   TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
-    s->offered = s->codec != NULL;
-    s->acked = s->sum_ok = s->sum_inc = s->req_ok = 0;
-    s->ack_got = s->req_got = 0;
+    s->peer.offered = s->codec != NULL;
+    s->peer.acked = s->peer.sum_ok = s->peer.sum_inc = s->peer.req_ok = 0;
+    s->peer.ack_got = s->peer.req_got = 0;
     if (s->merge)
         merge_new_connection(s->merge);
-    s->hello_ms = now_ms();
-    flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
-             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) | (s->keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
+    s->peer.hello_ms = now_ms();
+    flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->peer.offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
+             (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) |
+             (s->resume.keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
     put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
@@ -300,11 +301,11 @@ static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h)
 static int send_resume(struct sender *s)
 {
     unsigned char p[TRACE_STREAM_RESUME_SIZE] = {0};
-    put_le64(p + offsetof(trace_stream_resume_t, stream_id), s->stream_id);
-    put_le64(p + offsetof(trace_stream_resume_t, start_ns), s->start_ns);
-    put_le32(p + offsetof(trace_stream_resume_t, conn_seq), s->conn_seq);
-    put_le64(p + offsetof(trace_stream_resume_t, sent), s->sent_before);
-    put_le64(p + offsetof(trace_stream_resume_t, discarded), s->discarded_before);
+    put_le64(p + offsetof(trace_stream_resume_t, stream_id), s->resume.stream_id);
+    put_le64(p + offsetof(trace_stream_resume_t, start_ns), s->resume.start_ns);
+    put_le32(p + offsetof(trace_stream_resume_t, conn_seq), s->resume.conn_seq);
+    put_le64(p + offsetof(trace_stream_resume_t, sent), s->resume.sent_before);
+    put_le64(p + offsetof(trace_stream_resume_t, discarded), s->resume.discarded_before);
     return send_small(s, TRACE_CHUNK_RESUME, p, sizeof p);
 }
 
@@ -315,15 +316,15 @@ static int send_hello(struct sender *s, const trace_shm_header_t *h)
 {
     if (send_handshake(s, h))
         return sender_lost(s);
-    s->conn_seq++;
-    s->sent_before = s->events;
-    s->discarded_before = s->discarded;
-    s->notice_due = s->conn_seq > 1;
+    s->resume.conn_seq++;
+    s->resume.sent_before = s->events;
+    s->resume.discarded_before = s->discarded;
+    s->notice_due = s->resume.conn_seq > 1;
     if (send_resume(s))
         return -1;
-    if (!s->keyed || s->sock < 0)
+    if (!s->resume.keyed || s->sock < 0)
         return 0;
-    return send_small(s, TRACE_CHUNK_RESUME_KEY, s->key, sizeof s->key);
+    return send_small(s, TRACE_CHUNK_RESUME_KEY, s->resume.key, sizeof s->resume.key);
 }
 
 /* A quiet stream repeats its resume notice (servers ignore it after the first). */
@@ -345,28 +346,28 @@ static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h)
     if (s->sock >= 0)
         return 0;
     uint64_t t = now_ms();
-    if (t - s->down_since >= (uint64_t)s->o->retry_s * 1000u) {
-        s->gave_up = 1; /* the caller's end says what it cost */
+    if (t - s->link.down_since >= (uint64_t)s->o->retry_s * 1000u) {
+        s->link.gave_up = 1; /* the caller's end says what it cost */
         return -1;
     }
-    if (t < s->next_try)
+    if (t < s->link.next_try)
         return 0;
-    s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
-    s->next_try = t + (uint64_t)s->backoff_ms;
+    s->link.backoff_ms = s->link.backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->link.backoff_ms * 2;
+    s->link.next_try = t + (uint64_t)s->link.backoff_ms;
     int sock = net_connect(s->o->host, s->o->port, 1);
     if (sock < 0)
         return 0;
     uint64_t dropped = outage_drops(s); /* while still down: this outage's drops count */
-    s->outage_dropped = dropped;
+    s->link.outage_dropped = dropped;
     s->sock = sock;
-    int again = s->ever_up;
-    s->ever_up = 1;
+    int again = s->link.ever_up;
+    s->link.ever_up = 1;
     if (h && send_hello(s, h))
         return -1;
     if (s->sock >= 0)
         fprintf(stderr, "trace_stream: %sconnected to %s:%s (connection %" PRIu32 "); lost to the link so far: %"
                         PRIu64 " events discarded, %" PRIu64 " dropped by the tracers while disconnected\n",
-                again ? "re" : "", s->o->host, s->o->port, (uint32_t)(s->conn_seq + (h ? 0u : 1u)), s->discarded,
+                again ? "re" : "", s->o->host, s->o->port, (uint32_t)(s->resume.conn_seq + (h ? 0u : 1u)), s->discarded,
                 dropped);
     return 0;
 }

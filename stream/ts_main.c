@@ -47,9 +47,9 @@ static void link_summary(const struct sender *s, char *extra, size_t len)
 {
     uint64_t dropped = outage_drops(s);
     extra[0] = 0;
-    if (s->conn_seq > 1 || s->discarded || dropped)
+    if (s->resume.conn_seq > 1 || s->discarded || dropped)
         snprintf(extra, len, ", %" PRIu32 " connections, lost to the link: %" PRIu64 " discarded, %" PRIu64
-                 " dropped by the tracers while disconnected", s->conn_seq, s->discarded, dropped);
+                 " dropped by the tracers while disconnected", s->resume.conn_seq, s->discarded, dropped);
 }
 
 /* The last lines of a stream that ended connected, and its exit status. */
@@ -75,7 +75,7 @@ static int stream_report(const struct ring *r, const struct sender *s, const str
             "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
             " bytes on the wire), dropped %" PRIu64 "%s\n",
             s->events, s->chunks, s->wire_bytes, s->dropped_sent, extra);
-    if (s->discarded || outage_drops(s) || s->snap_lost)
+    if (s->discarded || outage_drops(s) || s->link.snap_lost)
         return EXIT_LINK_LOST;
     return r->vanished ? EXIT_TRACER_LOST : 0;
 }
@@ -130,12 +130,12 @@ static int start(struct ring *r, struct sender *s)
 {
     s->ring = r->hdr;
     resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
-    s->ever_up = s->sock >= 0;
+    s->link.ever_up = s->sock >= 0;
     if (s->sock >= 0)
         return stream(r, s, s->o);
     sender_down(s);
     if (s->o->retry_s == 0) {
-        s->gave_up = 1;
+        s->link.gave_up = 1;
         return link_end(r, s);
     }
     fprintf(stderr, "trace_stream: retrying for up to %ld s; meanwhile the ring keeps what the tracers write "

@@ -661,7 +661,7 @@ static int merge_emit_proc(struct sender *s, struct merger *m, struct mproc *p)
     if (p->pid)
         merge_put(m, tid, TRACE_KIND_MARKER, 0, ts, TRACE_MARK_PROCESS, p->pid);
     merge_put(m, tid, TRACE_KIND_MARKER, 0, hi, TRACE_MARK_THREAD_NAME, lo);
-    if (s->sum_inc && merge_inc_room(m, p) == 0) {
+    if (s->peer.sum_inc && merge_inc_room(m, p) == 0) {
         p->dirty = 0;
         m->sent++;
         return merge_emit_inc(s, m, p, tid, seq);
@@ -712,7 +712,7 @@ static int merge_emit(struct sender *s, struct merger *m, int force)
     if (s->sock < 0 || (!force && now < m->next_ms && m->out_len < CHUNK_RAW / 2))
         return 0;
     m->next_ms = now + (uint64_t)s->o->summary_ms;
-    for (uint32_t i = 0; i < m->np && s->sum_ok; i++)
+    for (uint32_t i = 0; i < m->np && s->peer.sum_ok; i++)
         if (m->p[i].used && m->p[i].dirty && merge_emit_proc(s, m, &m->p[i]) < 0)
             return -1;
     long n = (long)m->out_len;
@@ -750,7 +750,7 @@ static int merge_hold(struct sender *s, struct merger *m, unsigned char *raw, lo
 static int merge_due(const struct sender *s)
 {
     const struct merger *m = s->merge;
-    for (uint32_t i = 0; i < m->np && s->sum_ok; i++)
+    for (uint32_t i = 0; i < m->np && s->peer.sum_ok; i++)
         if (m->p[i].used && m->p[i].dirty)
             return 1;
     return m->out_len > 0;

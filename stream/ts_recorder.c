@@ -195,7 +195,7 @@ static int recorder_ship(struct ring *r, struct recorder *rc, struct sender *mai
         if (!host_is_little_endian())
             for (long off = 0; off < n; off += TRACE_EVENT_SIZE)
                 event_to_le(snap->raw + off);
-        if (snap->ack_got < TRACE_STREAM_ACK_SIZE && read_server(snap))
+        if (snap->peer.ack_got < TRACE_STREAM_ACK_SIZE && read_server(snap))
             return 1;
         if (send_records(snap, snap->raw, n) || snap->sock < 0)
             return 1;
@@ -239,7 +239,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
     }
     if (rc_ship) {
         rc->failed++;
-        main->snap_lost++; /* the link refused or cut it: events lost, the exit status says so */
+        main->link.snap_lost++; /* the link refused or cut it: events lost, the exit status says so */
         fprintf(stderr, "trace_stream: snapshot %" PRIu32 " (%s) could not be sent whole to %s:%s\n", rc->taken,
                 cause_name[cause], o->host, o->port);
         if (r->tail < end) { /* give the rest up: the ring is the tracers' again */
@@ -283,8 +283,8 @@ static unsigned recorder_cause(struct ring *r, struct recorder *rc, struct sende
     if (snapshot_requested != rc->signals_seen) {
         rc->signals_seen = snapshot_requested;
         cause = TRACE_SNAPSHOT_SIGNAL;
-    } else if (s->requests) {
-        s->requests--;
+    } else if (s->peer.requests) {
+        s->peer.requests--;
         cause = TRACE_SNAPSHOT_REQUEST;
     } else if (trig != rc->triggers_seen) {
         cause = TRACE_SNAPSHOT_CALL; /* every ask since the last look: one snapshot */

@@ -44,8 +44,8 @@ static int random_bytes(unsigned char *buf, size_t len)
  * same address take over the stream (trace_shm.h). */
 static void resume_key_init(struct sender *s)
 {
-    s->keyed = random_bytes(s->key, sizeof s->key) == 0;
-    if (!s->keyed)
+    s->resume.keyed = random_bytes(s->resume.key, sizeof s->resume.key) == 0;
+    if (!s->resume.keyed)
         fprintf(stderr, "trace_stream: no random source (getrandom, /dev/urandom): no resume key is "
                         "offered, so serve lets only this address take over the stream\n");
 }
@@ -73,9 +73,9 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
     s->sock = sock;
     s->level = o->level;
     s->o = o;
-    s->stream_id = random_id();
+    s->resume.stream_id = random_id();
     clock_gettime(CLOCK_REALTIME, &ts);
-    s->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    s->resume.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     s->raw = malloc(CHUNK_RAW);
     s->wire_cap = TRACE_STREAM_CHUNK_HEADER_SIZE + frame_bound(CHUNK_RAW);
     s->wire = malloc(s->wire_cap);
@@ -126,8 +126,8 @@ static void sender_close(struct sender *s)
 
 static void sender_free(struct sender *s)
 {
-    volatile unsigned char *k = s->key; /* volatile: a store the compiler may not drop */
-    for (size_t i = 0; i < sizeof s->key; i++)
+    volatile unsigned char *k = s->resume.key; /* volatile: a store the compiler may not drop */
+    for (size_t i = 0; i < sizeof s->resume.key; i++)
         k[i] = 0;
     frame_free(s);
     free(s->raw);
