@@ -59,14 +59,14 @@
  * (SIGUSR1, a TRACE_TRIGGER call that was slow, a tracer that died, a
  * request the server passes down from `callsight trigger`), and
  * then the ring's contents go as one snapshot on a connection of their
- * own (see "flight recorder" below).
+ * own (see "flight recorder" below, ts_recorder.c).
  *
  * Summaries.  With TRACE_MODE=summary the tracer writes per-thread
  * snapshots of per-function totals into the ring; unless --summary-threads,
  * this client merges each process's threads into one snapshot every
  * --summary-ms, sent as increments to a server that takes them, so a busy
  * program costs a few KB/s on the link (see "summaries, merged per
- * process" below).
+ * process" below, ts_merge.c).
  *
  * The wire is little-endian; the ring is in the device's own byte order, so
  * a big-endian device converts every record before sending (and before
@@ -74,14 +74,17 @@
  * be lock-free (they are shared between processes); the program checks
  * this at start.
  *
- * In callsight's tree this file is made of parts, which it includes in
- * order: ts_internal.h (what they share), the arguments, the codec, the
- * ring reader, the frames, the link, the summary merger, the sender's
- * life, the drain loop, the flight recorder and main.  So the program is
- * still one translation unit, everything static, built with one cc line
- * (there with -Iruntime: cc -O2 -Iruntime -o trace_stream
- * stream/trace_stream.c -lzstd); the build flattens it into the single
- * file above, which is what `callsight init` installs.
+ * Assembled.  In callsight's tree this file is a list of parts, included
+ * in order after their private header ts_internal.h: the arguments
+ * (ts_args.c), the codec (ts_codec.c), the ring reader (ts_ring.c), the
+ * frames (ts_frames.c), the link (ts_link.c), the summary merger
+ * (ts_merge.c), the sender's life (ts_sender.c), the drain loop
+ * (ts_drain.c), the flight recorder (ts_recorder.c) and main (ts_main.c).
+ * So the program is still one translation unit, everything in it static,
+ * built with one cc line (in the tree: cc -O2 -Iruntime -o trace_stream
+ * stream/trace_stream.c -lzstd).  The build flattens it back into one
+ * file, the parts in place of these #includes: the file `callsight init`
+ * installs, which the cc line above builds.
  */
 #include "ts_internal.h"
 

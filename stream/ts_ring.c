@@ -7,6 +7,7 @@
  */
 #include "ts_internal.h"
 
+/* The monotonic clock in ms, and naps; every part's timing uses them. */
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -20,6 +21,7 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* The ring header's fields are shared with the tracers: accessed as atomics. */
 static _Atomic uint64_t *a64(uint64_t *p) { return (_Atomic uint64_t *)p; }
 static _Atomic uint32_t *a32(uint32_t *p) { return (_Atomic uint32_t *)p; }
 
