@@ -204,6 +204,22 @@ static int reach_server_at_end(struct sender *s, const trace_shm_header_t *h)
     return s->sock < 0 ? -1 : 0;
 }
 
+/* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */
+static int report_vanished(struct ring *r, struct sender *s)
+{
+    if (r->vanished_said++)
+        return 0;
+    unsigned char payload[8];
+    put_le64(payload, r->vanished);
+    if (send_small(s, TRACE_CHUNK_TRACER_LOST, payload, sizeof payload))
+        return -1;
+    fprintf(stderr, "trace_stream: %" PRIu32 " tracer process%s died without detaching (killed?); "
+                    "sent what %s had put in the ring, the rest of %s events is lost\n",
+            r->vanished, r->vanished == 1 ? "" : "es", r->vanished == 1 ? "it" : "they",
+            r->vanished == 1 ? "its" : "their");
+    return 0;
+}
+
 /*
  * The stream ends without a connection: --retry ran out (or is 0), or
  * SIGINT/SIGTERM came while none was up.  Say what the link cost: what the
@@ -242,20 +258,4 @@ static int link_end(struct ring *r, struct sender *s)
 static int end_failed(struct ring *r, struct sender *s)
 {
     return s->sock < 0 && (s->link.gave_up || stop_requested) ? link_end(r, s) : 1;
-}
-
-/* Tell the server that tracers died, and say so; the exit status is EXIT_TRACER_LOST. */
-static int report_vanished(struct ring *r, struct sender *s)
-{
-    if (r->vanished_said++)
-        return 0;
-    unsigned char payload[8];
-    put_le64(payload, r->vanished);
-    if (send_small(s, TRACE_CHUNK_TRACER_LOST, payload, sizeof payload))
-        return -1;
-    fprintf(stderr, "trace_stream: %" PRIu32 " tracer process%s died without detaching (killed?); "
-                    "sent what %s had put in the ring, the rest of %s events is lost\n",
-            r->vanished, r->vanished == 1 ? "" : "es", r->vanished == 1 ? "it" : "they",
-            r->vanished == 1 ? "its" : "their");
-    return 0;
 }
