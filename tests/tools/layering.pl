@@ -21,7 +21,8 @@
 #
 # The rules:
 #   - runtime/ and stream/ are copied into users' projects: they include
-#     runtime/'s own headers and the system's, nothing of the host tool.
+#     their own folder's files (a unity file's parts), runtime/'s own
+#     headers and the system's, nothing of the host tool.
 #     The runtime speaks only the ring: nothing else of runtime/ pulls in
 #     trace_wire.h (the TCP wire, trace_stream's and serve's).
 #   - src/ holds folders of .c and .h files only, each folder one of %may:
@@ -140,8 +141,9 @@ sub check_lines {
         }
         my $why;
         if ($layer eq 'runtime' || $layer eq 'stream') {
-            # its own parts, as the unity files include them, and runtime/'s headers
-            $why = "$layer/ stands alone in users' projects: only runtime/'s own headers"
+            # its own parts and private header by their bare names (the
+            # build flattens them into one file), and runtime/'s headers
+            $why = "$layer/ stands alone in users' projects: only its own files and runtime/'s headers"
                 unless $runtime_hdr{$name} || ($name !~ m{/} && -f "$root/$dir/$name");
         } elsif ($name =~ m{\.\./}) {
             $why = "no ../ paths; include from src/ as \"folder/name.h\"";
