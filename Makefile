@@ -30,6 +30,9 @@ UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
+# The end-to-end tests, one folder per topic (tests/README.md), run in the
+# order of their numbers; tests/tsan/ is tsan-test's.
+E2E_T     := $(shell printf '%s\n' tests/*/[0-9]*.t | sort -t/ -k3)
 
 .PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test
 all: deps $(BUILD)/callsight $(BUILD)/trace_stream
@@ -90,7 +93,7 @@ check-build: all deps-test $(EX_BIN) $(UNIT_BIN)
 
 # One pass of the suite against $(BUILD).
 check: check-build
-	CALLSIGHT_BUILD=$(abspath $(BUILD)) prove -f tests/*.t $(UNIT_BIN)
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) prove -f $(E2E_T) $(UNIT_BIN)
 
 asan-test:
 	$(MAKE) check BUILD=$(BUILD)/asan SAN=1 OPT=-O1

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # gen OUT < spec: a synthetic trace file (H header, E/X/M events, RAW bytes;
 # see tests/tools/tracegen.pl).
-TRACEGEN=$(cd "$(dirname "$0")" && pwd)/tools/tracegen.pl
+TRACEGEN=$TESTS/tools/tracegen.pl
 gen() { perl "$TRACEGEN" "$1"; }
 
 n=0

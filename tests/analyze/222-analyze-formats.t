@@ -7,8 +7,8 @@
 # (--thread by tid and name, --since/--until, --function by name and
 # address) on every format; and option errors.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 
 plan 24

@@ -8,8 +8,8 @@
 # or the end of data, losses and capture stops as instants, thread names
 # and renames, filters.  Memory stays flat as the trace grows.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 PROTO_DIR=$TESTS/tools
 

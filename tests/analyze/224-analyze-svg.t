@@ -6,8 +6,8 @@
 # script: search highlights and measures, click-zoom rescales; the stack
 # cap keeps totals exact and says so.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 
 plan 9
 

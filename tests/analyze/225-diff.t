@@ -4,7 +4,7 @@
 # none, 1 regressed, 2 unusable input), functions added and removed, and
 # one-line errors for input that is not a report.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 plan 22
 

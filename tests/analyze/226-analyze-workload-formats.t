@@ -5,8 +5,8 @@
 # text, json and folded; filters on a real program; and `diff` gating a
 # second run on exact call counts.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/workload_expect.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/workload_expect.sh"
 WL=$B/examples/workload
 
 plan 12

@@ -12,8 +12,8 @@
 # two connections with different calibrations.  JSON and Perfetto carry
 # the same counts.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 
 plan 12

@@ -4,8 +4,8 @@
 # file; once per process in a stream), and analyze refuses an --exe whose
 # build-id differs (exit 1, one line), unless --force (then a warning).
 # Traces without the marker (older runtimes) are still accepted.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 17
 
 R=$(cd "$TESTS/.." && pwd)

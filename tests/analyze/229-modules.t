@@ -11,7 +11,7 @@
 # build-id names it again, and so do --sysroot, --debug-dir and a local
 # debuginfod; a damaged module list is one line and a note.  Last, a C++
 # library: demangled names, and an exception through instrumented frames.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 44
 
 M=$TESTS/modules

@@ -21,8 +21,8 @@
 # The memory limits are skipped under ASan (it reserves terabytes of
 # address space); the counts are asserted in both passes.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 
 plan 24
 

@@ -11,8 +11,8 @@
 # (a cap; a process's bias set by an earlier job and used by a later one
 # before its own marker).  Bad --jobs values are one-line usage errors.
 set -u
-. "$(dirname "$0")/lib.sh"
-. "$TESTS/tiny_trace.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/tiny_trace.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 WL=$B/examples/workload
 

@@ -3,7 +3,7 @@
 # the benchmark harness (bench/) cannot rot.  No number is judged here:
 # timings never go into tests.  It also checks that the bench leaves no
 # process, shm segment or temp dir behind.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$TESTS/.." && pwd)
 
 # Every row the table has, whatever the machine (bench/README.md lists them).

@@ -7,10 +7,10 @@
 # run under qemu-aarch64-static sharing the ring, into the host's
 # `callsight serve`; analyze with the target's addr2line: exact counts,
 # every name resolved, the cntvct_el0 clock path (TICKS) carried through.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
-source "$TESTS/cross_lib.sh"
-source "$TESTS/init_project.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
+source "$TESTS/lib/cross_lib.sh"
+source "$TESTS/lib/init_project.sh"
 
 ROOT=$(cd "$TESTS/.." && pwd)
 GROUP=stream-aarch64

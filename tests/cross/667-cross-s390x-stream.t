@@ -5,9 +5,9 @@
 # s390x-linux-gnu toolchain, all static, run under qemu-s390x-static into the
 # host's `callsight serve`.  The ring is big-endian; the client converts, so
 # the wire and the file are little-endian; analyze with the target's
-# addr2line: exact counts, every name resolved (tests/cross_lib.sh).
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
-source "$TESTS/cross_lib.sh"
+# addr2line: exact counts, every name resolved (tests/lib/cross_lib.sh).
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
+source "$TESTS/lib/cross_lib.sh"
 cross_stream_mode cross-s390x s390x-linux-gnu s390x
 exit $_failed

@@ -4,9 +4,9 @@
 # with -DTRACE_STREAM_NO_LIBZSTD (no libzstd for the target) by Debian's
 # arm-linux-gnueabihf toolchain, all static, run under qemu-arm-static into
 # the host's `callsight serve`; analyze with the target's addr2line: exact
-# counts, every name resolved (tests/cross_lib.sh).
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
-source "$TESTS/cross_lib.sh"
+# counts, every name resolved (tests/lib/cross_lib.sh).
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
+source "$TESTS/lib/cross_lib.sh"
 cross_stream_mode cross-armhf arm-linux-gnueabihf arm
 exit $_failed

@@ -9,8 +9,8 @@
 # again with libdw (the default) and no tool on PATH at all; every function
 # named with file:line, exact counts.  Without --sysroot they are
 # named libw.so+0x..., with a note each.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/cross_lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/cross_lib.sh"
 cross_ready cross-aarch64 aarch64-linux-gnu aarch64 || exit 0
 plan 7
 

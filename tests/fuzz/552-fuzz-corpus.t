@@ -4,7 +4,7 @@
 # everything else (so under ASan+UBSan in that pass of `make test`), runs
 # over every committed input of its corpus without a crash or a report
 # (analyze: the whole pass, fuzz/fuzz_analyze.c, over hostile trace files).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 24
 
 FUZZ=$TESTS/../fuzz

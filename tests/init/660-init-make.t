@@ -4,8 +4,8 @@
 # traces to files and streams with exact counts, while the normal build keeps
 # zero hooks.  init twice is harmless; a changed file is refused without
 # --force and replaced with it.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/init_project.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/init_project.sh"
 plan 25
 
 ROOT=$(cd "$TESTS/.." && pwd)

@@ -3,8 +3,8 @@
 # pasted at the end of the project's CMakeLists.txt, add app.instr (with the
 # target's definitions and include paths) and trace_stream beside the normal
 # build, which keeps zero hooks; both trace and stream with exact counts.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/init_project.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/init_project.sh"
 
 if ! command -v cmake > /dev/null 2>&1; then
     "$TESTS/../scripts/deps.sh" install cmake > "$T/deps.out" 2>&1

@@ -2,7 +2,7 @@
 # `make install PREFIX=...` installs callsight, trace_stream and the man page;
 # the installed callsight, run from outside the source tree, documents every
 # command and `init` works from the copies built into it.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 9
 
 ROOT=$(cd "$TESTS/.." && pwd)

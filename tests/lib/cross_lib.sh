@@ -1,4 +1,4 @@
-# cross_lib.sh - one cross-compiled device end to end, for tests/6[3-9]-cross-*.t.
+# cross_lib.sh - one cross-compiled device end to end, for tests/cross/*.t.
 # Source it after lib.sh and workload_expect.sh, then:
 #
 #   cross_file_mode GROUP TRIPLE QEMU TICKS

@@ -1,5 +1,5 @@
 # init_project.sh - a tiny C project for the `callsight init` tests
-# (tests/6*-init-*.t).  Source it after lib.sh.
+# (tests/init/66*.t, tests/cross/666).  Source it after lib.sh.
 #
 #   new_project DIR     writes app.c, util.c, include/util.h, a Makefile and
 #                       a CMakeLists.txt: the normal build of program `app`

@@ -1,12 +1,13 @@
 # lib.sh - shared helpers for callsight's end-to-end tests (bash, TAP).
 #
-# Source it first thing in a tests/*.t script.  It provides TAP output
+# Source it first thing in a tests/<topic>/*.t script.  It provides TAP output
 # (plan/ok/is/skip), a private temp dir removed on exit, and cleanup of every
 # process and shm segment a test registers, so no run leaves anything behind.
 
 set -u
-B=${CALLSIGHT_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
-TESTS=$(cd "$(dirname "$0")" && pwd)
+# TESTS is tests/ (this file sits in tests/lib/), whichever folder the test is in.
+TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+B=${CALLSIGHT_BUILD:-$(cd "$TESTS/.." && pwd)/build}
 CS=$B/callsight
 T=$(mktemp -d "${TMPDIR:-/tmp}/callsight-test.XXXXXX")
 _n=0
@@ -71,7 +72,7 @@ RING_WHOLE_RUN=67108864
 # TRACE_SHM_WAIT_US for the tests that assert exactness through the ring
 # (dropped=0, exact counts): on a busy machine a writer holding the ring's
 # lock can be preempted for tens of ms, and without a wait the others
-# would drop (counted: the never-stall default, test 41's and 42's
+# would drop (counted: the never-stall default, test 441's and 442's
 # subject).  Two seconds is generous for that, and still bounded.
 RING_WAIT_EXACT=2000000
 

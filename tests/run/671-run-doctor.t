@@ -9,8 +9,8 @@
 # an addr2line of another architecture, a /dev/shm too small for the ring
 # (a small tmpfs in a mount namespace), a trace dir that is not writable (a
 # read-only bind mount) and a trace.config that selects nothing.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 37
 
 W=$B/examples/workload
@@ -42,7 +42,7 @@ is "$(ls "$T/r1" | wc -l | tr -d ' ')" "26" "and the directory holds this run's 
 
 # --- run --stream: the device pipeline on 127.0.0.1 ---
 # The ring waits for room (bounded) so that a busy machine drops nothing:
-# exact counts are this check's subject, the never-stall default test 41's.
+# exact counts are this check's subject, the never-stall default test 441's.
 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 "$CS" run --stream --dir "$T/r2" --top 0 -- "$W" > "$T/run2.out" 2> "$T/run2.err"
 ok $? "run --stream: exits 0"
 is "$(counts "$T/run2.out")" "$(counts "$T/man1.out")" "run --stream: the same counts as the manual file-mode steps"

@@ -2,8 +2,8 @@
 # File mode end to end: the 26-thread workload traced to local files and
 # analyzed, with exact call counts, resolved names (PIE and -no-pie), and
 # percentiles checked against an independent reader of the raw files.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 19
 
 PARAMS="16 25 12 64 8"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fork safety and tid reuse: both analyze with exact counts.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 10
 
 # --- fork: the child starts its own files and re-emits nothing ---

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A byte budget smaller than the run stops capture: files stay within it and
 # analyze prints the budget note.  Plus a rotation check with TRACE_SEG_MB.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 7
 
 # The default workload writes ~20 MB; give it 1 MB.

@@ -7,8 +7,8 @@
 # With --keep-tracer-time (counted as before) the same trace does show the
 # writes inside those functions, so the check can fail.  The Perfetto
 # timeline shows each flush as a slice.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 9
 
 SLOW=50

@@ -9,8 +9,8 @@
 #     wait for room and nothing is lost;
 #   - stopped for longer than the bound: each flush waits that long, then
 #     drops and counts, exactly as without the option.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 20
 
 PARAMS="16 2 12 64 8"

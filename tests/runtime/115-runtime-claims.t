@@ -9,8 +9,8 @@
 #   - a bad TRACE_* value gets one line on stderr and the default;
 #   - TRACE_DIR is made absolute at start, so a later chdir cannot scatter
 #     the files.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 11
 trap 'umount "$T/tiny" 2>/dev/null; cleanup' EXIT
 R=$(cd "$TESTS/.." && pwd)

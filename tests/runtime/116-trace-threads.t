@@ -5,8 +5,8 @@
 # each starts being traced in the middle of that call: its exit is not
 # recorded and nothing is left unmatched, and everything it calls after
 # is counted exactly.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 8
 
 PARAMS="4 8 10 32 4" # 8 workers; 3 of them match

@@ -7,9 +7,9 @@
 # every count up to its last snapshot, and a torn snapshot at a file's end
 # is reported and not used; outputs that need call paths, --function and
 # directories mixing both kinds are refused with one line (time windows
-# and the series: test 19).
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+# and the series: test 119).
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 29
 
 W=$B/examples/workload

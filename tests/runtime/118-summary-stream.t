@@ -17,8 +17,8 @@
 # serve killed and restarted in the middle of a run: the merged snapshots
 # after the reconnection start their increments afresh, and every call is
 # still counted exactly.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 23
 
 W=$B/examples/workload

@@ -9,7 +9,7 @@
 # counted as damaged and not used, in their own connection only; summary
 # increments (TRACE_CHUNK_SUMMARY_INCREMENTS) are written whole, and
 # malformed ones close their connection with one line.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 25
 
 cat > "$T/phases.c" << 'EOF2'

@@ -6,7 +6,7 @@
 # was discarded, and events kept + discarded = events made, exactly; calls
 # entered in a removed segment are reported as truncated, never as
 # unmatched exits.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 8
 
 build_traced "$T/wrap16" "$TESTS/recorder/wrap16.c"

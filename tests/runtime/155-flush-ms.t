@@ -18,7 +18,7 @@
 # value gets the runtime's usual line, and the default.
 # No timing is asserted: the sleep only has to outlast the period, and
 # every wait for the files is a bounded poll for a count.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 25
 unset TRACE_FLUSH_MS
 

@@ -8,7 +8,7 @@
 # flags changed, and the next trace shows the new selection; a bad line
 # stops the build with file:line; clang selects files the same way; and the
 # CMake wiring chooses the same, rebuilding exactly what an edit moved.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 21
 
 ROOT=$(cd "$TESTS/.." && pwd)

@@ -10,7 +10,7 @@
 # with their line; a header's edit reaches the graph; `callsight select`
 # and `scan` show the subtree and its limit (the call through a pointer);
 # CMake decides the same; C++ names.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 33
 
 ROOT=$(cd "$TESTS/.." && pwd)

@@ -5,7 +5,7 @@
 # written valid (events plus a stream-gap marker), allocate no file before a
 # valid handshake, and leave the good stream's file with exactly the events
 # sent.  Protocol bytes come from tests/tools/streamgen.c.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 40
 
 RT=$TESTS/../runtime

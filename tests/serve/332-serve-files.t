@@ -3,7 +3,7 @@
 # --max-mb budget (budget marker, the rest read and counted), connection ids
 # that never repeat (restarts, two servers in one directory), a clean stop
 # on SIGTERM mid-stream, and the periodic status line (silenced by --quiet).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 33
 
 RT=$TESTS/../runtime

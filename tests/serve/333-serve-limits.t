@@ -4,7 +4,7 @@
 # refused while the out filesystem is low), and a full disk (tmpfs): that
 # connection's file stops with a marker and never a half-written header,
 # and serve goes on serving.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 17
 trap 'umount "$T/tiny" 2>/dev/null; umount "$T/tiny" 2>/dev/null; cleanup' EXIT
 

@@ -3,7 +3,7 @@
 # for connections still waiting in the listen backlog (serve was stopped,
 # SIGSTOP, while a client connected, sent 20000 events and left), closes
 # the files and exits 0.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 10
 
 RT=$TESTS/../runtime

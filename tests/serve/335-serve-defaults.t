@@ -9,8 +9,8 @@
 #   - --idle-timeout cuts a client still waiting for its tracer (it has
 #     sent no handshake yet); the client reconnects, and when the tracer
 #     comes, offers the codec again, gets it, and streams every event.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 8
 
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
@@ -41,7 +41,7 @@ for _ in $(seq 300); do grep -q 'idle: nothing received for 2 s' "$SERVE_LOG" &&
 grep -q "^callsight serve: connection from 127.0.0.1:[0-9]* closed: error: reading the handshake failed: idle: nothing received for 2 s$" "$SERVE_LOG"
 ok $? "serve cuts a client that has sent no handshake for --idle-timeout"
 # The tracer comes once the client is connected again, so that this
-# connection, not the ring kept across a reconnection (tests 39 and 45),
+# connection, not the ring kept across a reconnection (tests 439 and 445),
 # carries the events.
 for _ in $(seq 300); do grep -q '^trace_stream: reconnected' "$T/client.err" && break; sleep 0.02; done
 TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null

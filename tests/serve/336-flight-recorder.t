@@ -13,11 +13,11 @@
 # In a private network namespace whose loopback has small TCP send buffers,
 # as a device's kernel on a slow link keeps them, so that the link and not
 # megabytes of kernel buffering decides what gets through (and how long
-# the test takes); as tests/tools/slowlink.sh does for test 18.
+# the test takes); as tests/tools/slowlink.sh does for test 118.
 if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
     CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 33
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }

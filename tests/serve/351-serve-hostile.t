@@ -21,7 +21,7 @@
 #   - hijack: a resume with another key, or without a key from another
 #     address, cannot take a live stream's series; after a restart the key
 #     is checked against the series on disk.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 36
 
 RT=$TESTS/../runtime

@@ -5,7 +5,7 @@
 # drops under a stopped client with received + dropped == generated, a
 # big-endian client, SIGINT, and the failures a user meets (no server,
 # server gone, not a ring, a broken ring).  Every shm segment is removed.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 52
 
 RT=$TESTS/../runtime

@@ -9,7 +9,7 @@
 #   - a flight recorder's snapshot connections send no resume notice, so
 #     neither flag nor key;
 #   - the key is in none of trace_stream's output.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 7
 
 RT=$TESTS/../runtime

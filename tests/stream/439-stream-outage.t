@@ -13,8 +13,8 @@
 #      and analyze, and trace_stream exits 4 (events lost to the link);
 #   d. SIGTERM while disconnected: it ends at once, says what stays in the
 #      ring, exit 4.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 31
 
 RT=$TESTS/../runtime
@@ -30,7 +30,7 @@ ring_used() {
     perl -e 'open(my $f, "<", $ARGV[0]) or die; seek($f, 24, 0); read($f, my $b, 16);
              my ($h, $t) = unpack("Q< Q<", $b); print $h - $t' "/dev/shm$1"
 }
-# restart_serve PORT DIR: serve again on PORT into DIR (as tests/45 does).
+# restart_serve PORT DIR: serve again on PORT into DIR (as tests/stream/445 does).
 restart_serve() {
     SERVE_LOG=$T/serve.$RANDOM.log
     "$CS" serve --host 127.0.0.1 --port "$1" --out "$2" --quiet > "$SERVE_LOG" 2>&1 &

@@ -4,8 +4,8 @@
 # like the same workload traced to files.  Then again through a ring of
 # 1 MiB, which wraps about twenty times while it is drained, with a wait
 # bound so that nothing is dropped: the same exact counts.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 16
 
 PARAMS="16 25 12 64 8"

@@ -10,8 +10,8 @@
 #   - the drain stopped for a while, then resumed while the threads still
 #     run: each thread says what it lost at the head of its next flush, and
 #     the per-thread counts add up to the device's, exactly.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 18
 
 # overflow NAME ITERS RING RESUME: the workload (ITERS iterations, 25

@@ -4,8 +4,8 @@
 # takes the lock over, and every event flows.  By a live process that never
 # lets go: the traced workload still finishes in bounded time, and every
 # event it could not put in the ring is counted as dropped, exactly.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 12
 
 PARAMS="2 25 10 32 4"

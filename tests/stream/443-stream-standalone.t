@@ -2,7 +2,7 @@
 # What users do on a device: build trace_stream and the runtime from their
 # own files with one cc line each, and a traced program whose ring cannot be
 # attached says so once and falls back to trace files, losing nothing.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 7
 
 ROOT=$(cd "$TESTS/.." && pwd)

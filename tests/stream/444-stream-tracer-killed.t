@@ -4,7 +4,7 @@
 # in the ring, tells serve in-band (marker 22), and exits 3 with a clear
 # message.  Exact: every event the tracer wrote reaches the file.  Then the
 # real workload killed mid-run: trace_stream ends the same way.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 16
 
 RT=$TESTS/../runtime

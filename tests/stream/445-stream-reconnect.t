@@ -9,7 +9,7 @@
 # and states the gap's exact size, 0: received = generated, every event in
 # order (the writers continue one sequence, --first).  Then SIGTERM:
 # trace_stream sends what the ring holds and exits 0.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 35
 
 RT=$TESTS/../runtime

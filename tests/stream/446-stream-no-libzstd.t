@@ -2,10 +2,10 @@
 # A device with only a C compiler and libc: trace_stream built with
 # -DTRACE_STREAM_NO_LIBZSTD (no zstd.h, no -lzstd) sends zstd frames of raw
 # blocks, which serve decodes unchanged; the workload streamed through it
-# analyzes with the exact counts of tests/40-stream-workload.t.  It never
+# analyzes with the exact counts of tests/stream/440-stream-workload.t.  It never
 # offers the codec, and codes nothing even for a server that acks anyway.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 15
 
 R=$(cd "$TESTS/.." && pwd)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo, interrupted while it streams (as by Ctrl-C): it stops, and
 # leaves no serve, trace_stream or workload process and no shm segment.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 4
 
 ROOT=$(cd "$TESTS/.." && pwd)

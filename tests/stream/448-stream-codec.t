@@ -6,7 +6,7 @@
 # none, a server from before the codec (never acks: the client stays plain
 # and loses nothing), and serve's side of the negotiation: an ack only for
 # an offer, and a coded chunk without one refused.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 25
 
 RT=$TESTS/../runtime
@@ -42,7 +42,7 @@ fill=$!
 track_pid $fill
 wait_file "/dev/shm$SHM"
 # --summary-threads: the odd kinds include 4, whose records would otherwise
-# be merged per process (test 18), not forwarded as they are.
+# be merged per process (test 118), not forwarded as they are.
 timeout 60 "$TS" --summary-threads "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/c1.err"
 ok $? "trace_stream streams a ring of $N known-random records and exits 0"
 wait $fill

@@ -9,8 +9,8 @@
 # workload's), no unmatched exits, nothing dropped.  A build-id that no
 # --exe has is refused, and a tracer on another clock is turned away from
 # the ring (it writes files instead) rather than mixing timestamps.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 17
 
 PARAMS="4 5 10 16 4"

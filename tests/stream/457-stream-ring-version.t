@@ -14,8 +14,8 @@
 #      reader: once the reader finds the writer gone it skips the batch,
 #      counts its events as dropped and says so; everything else arrives,
 #      exact, and trace_stream ends (exit 3: a tracer died attached).
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 20
 
 RT=$TESTS/../runtime

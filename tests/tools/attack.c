@@ -1,6 +1,6 @@
 /*
  * attack.c - test helper: a hostile (or a carefully legitimate) peer of
- * callsight serve, for tests/51-serve-hostile.t.
+ * callsight serve, for tests/serve/351-serve-hostile.t.
  *
  *   attack [--src ADDR] [--hold-ms MS] MODE N HOST PORT [MODE ARGS]
  *

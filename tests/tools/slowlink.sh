@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slowlink.sh - run by tests/18-summary-stream.t under `unshare -n`: a
+# slowlink.sh - run by tests/runtime/118-summary-stream.t under `unshare -n`: a
 # private network namespace whose loopback has small TCP send buffers, as a
 # device's kernel on a slow link would keep them, so that the link and not
 # a few MB of kernel buffering decides what gets through.

@@ -2,7 +2,7 @@
  * slowwrite.c - test helper, an LD_PRELOAD shim: every pwrite() (the
  * runtime's file-mode write) first sleeps SLOWWRITE_MS milliseconds
  * (default 5), so that a test can see where a slow flush's time goes.
- * tests/13-tracer-time-file.t builds it with
+ * tests/runtime/113-tracer-time-file.t builds it with
  *   cc -shared -fPIC -o slowwrite.so slowwrite.c -ldl
  */
 #define _GNU_SOURCE

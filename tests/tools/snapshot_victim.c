@@ -1,6 +1,6 @@
 /*
- * snapshot_victim.c - test helper for tests/17-summary-file.t and
- * tests/18-summary-stream.t: a program to kill with SIGKILL in summary
+ * snapshot_victim.c - test helper for tests/runtime/117-summary-file.t and
+ * tests/runtime/118-summary-stream.t: a program to kill with SIGKILL in summary
  * mode.  It makes exactly 10000 calls of work(), prints "done", then calls
  * tick() every 5 ms for ever, so that the exit hooks keep taking snapshots
  * (TRACE_SUMMARY_MS) until it is killed: the last whole snapshot must hold

@@ -6,8 +6,8 @@
 # view, driven in tmux, shows the functions, reads on when the cut file is
 # completed, sorts, chooses a source, and restores the terminal on q and on
 # SIGINT.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 31
 
 PARAMS="4 3 12 64 8"

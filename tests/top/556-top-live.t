@@ -9,8 +9,8 @@
 # of serve writing them, counted in refreshes, not seconds; a summary stream
 # (TRACE_MODE=summary) fills its source's rows with the exact counts;
 # choosing a source shows its functions only; q restores the terminal.
-source "$(dirname "$0")/lib.sh"
-source "$TESTS/workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 20
 
 EXE=$B/examples/workload RES=$B/examples/resident

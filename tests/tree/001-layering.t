@@ -5,7 +5,7 @@
 # when one is planted in a scratch copy of the tree.  Also: no .c file sits
 # directly in src/, and every path docs/architecture.md names exists.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"

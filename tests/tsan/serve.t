@@ -7,13 +7,13 @@
 # trace_stream, and one paused when SIGTERM comes, while the control socket
 # is asked for every connection's wire bytes.  No TSan report, serve
 # exits 0, and every connection's counts are exact.
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 11
 
 TB=${TSAN_BUILD:?run through make tsan-test}
 CS=$TB/host/callsight
-TOOLS=$TESTS/../tools
-RT=$TESTS/../../runtime
+TOOLS=$TESTS/tools
+RT=$TESTS/../runtime
 cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TOOLS/streamgen.c" -lzstd &&
     cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TOOLS/ringwriter.c"
 ok $? "helpers build"
