@@ -29,21 +29,21 @@ bench-deps:
 
 $(BENCH_OUT)/hookbench-plain: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -o $@ $< -pthread
 
 $(BENCH_OUT)/hookbench-instr: bench/hookbench.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -finstrument-functions -o $@ $^ -pthread
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -finstrument-functions -o $@ $^ -pthread
 
 # uftrace record needs -pg (mcount) or -finstrument-functions; -pg is its
 # native and cheaper path.
 $(BENCH_OUT)/hookbench-pg: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -pg -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -pg -o $@ $< -pthread
 
 $(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $<
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -o $@ $<
 
 $(BENCH_OUT)/streamsend: bench/streamsend.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
 	@mkdir -p $(@D)
@@ -57,4 +57,4 @@ $(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/str
 # tests link them, so the figure is the code `callsight top` runs.
 $(BENCH_OUT)/topfollow: bench/topfollow.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
