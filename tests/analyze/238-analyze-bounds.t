@@ -27,13 +27,12 @@ set -u
 plan 24
 
 tiny_build
-cc -std=c11 -O2 -Wall -Wextra -pedantic -Werror -I"$TESTS/../runtime" -o "$T/hostile" "$TESTS/tools/hostile.c" ||
-    { echo "Bail out! hostile.c does not build"; exit 1; }
+need_tools hostile
 ASAN=0
 nm "$CS" 2>/dev/null | grep -q __asan_init && ASAN=1
 
 # gen NAME ARGS...: the attack file $T/NAME/trace.stream.1.0.bin
-gen() { local d=$T/$1; shift; mkdir -p "$d"; "$T/hostile" "$1" "$d/trace.stream.1.0.bin" "${@:2}"; }
+gen() { local d=$T/$1; shift; mkdir -p "$d"; "$TOOLBIN/hostile" "$1" "$d/trace.stream.1.0.bin" "${@:2}"; }
 # run MB DIR ARGS...: analyze DIR under a memory limit of MB (address
 # space, not under ASan) and 60 s; stdout in $T/out, stderr in $T/err
 run() {

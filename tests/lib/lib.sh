@@ -9,6 +9,7 @@ set -u
 TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B=${CALLSIGHT_BUILD:-$(cd "$TESTS/.." && pwd)/build}
 CS=$B/callsight
+TOOLBIN=$B/tests/tools # the helper programs make builds (tests/tools/, tests/recorder/)
 T=$(mktemp -d "${TMPDIR:-/tmp}/callsight-test.XXXXXX")
 _n=0
 _failed=0
@@ -157,6 +158,14 @@ stop_serve() {
 build_traced() {
     [ -f "$T/trace.o" ] || cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || return 1
     cc -O1 -g -finstrument-functions -o "$1" "$2" "$T/trace.o" -pthread
+}
+
+# need_tools NAME...: the helper programs the test drives, built by make
+# (check-build) into $TOOLBIN with this pass's compiler and flags.
+need_tools() {
+    for _t in "$@"; do
+        [ -e "$TOOLBIN/$_t" ] || { echo "Bail out! $TOOLBIN/$_t is not built (make check-build)"; exit 1; }
+    done
 }
 
 # func_rows DIR EXE: "name file calls" for every row of DIR's report

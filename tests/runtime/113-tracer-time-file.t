@@ -9,16 +9,15 @@
 # timeline shows each flush as a slice.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 9
+plan 8
 
 SLOW=50
 PARAMS="40 2 12 64 8" # 2 workers: ~125,000 events, a dozen or more flushes of 8192 (file mode's batch)
-cc -Wall -Wextra -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
-ok $? "the slow-write shim builds"
+need_tools slowwrite.so
 
 # An ASan workload would refuse a preloaded library ahead of its runtime.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-    LD_PRELOAD=$T/slowwrite.so SLOWWRITE_MS=$SLOW TRACE_ENABLE=1 TRACE_DIR="$T/tr" \
+    LD_PRELOAD=$TOOLBIN/slowwrite.so SLOWWRITE_MS=$SLOW TRACE_ENABLE=1 TRACE_DIR="$T/tr" \
     timeout 120 "$B/examples/workload" $PARAMS > /dev/null
 ok $? "the workload runs traced with every write slowed to $SLOW ms"
 

@@ -11,13 +11,12 @@
 #     drops and counts, exactly as without the option.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 20
+plan 19
 
 PARAMS="16 2 12 64 8"
 expect_counts $PARAMS | sort > "$T/expect"
 calls=$(awk '{s += $2} END {print s}' "$T/expect")
-cc -std=c11 -O2 -Wall -Wextra -I"$TESTS/../runtime" -o "$T/lockhog" "$TESTS/tools/lockhog.c"
-ok $? "the lock hog builds"
+need_tools lockhog
 
 # stream NAME WAIT_US RING_BYTES [BEFORE-CMD]: the workload through a ring of
 # RING_BYTES with TRACE_SHM_WAIT_US=WAIT_US; BEFORE-CMD is eval'ed once the
@@ -46,7 +45,7 @@ stream() {
 # events are theirs) waits for it ----
 HOLD=1000
 hog_start() {
-    "$T/lockhog" "$SHM" $HOLD 100000 $((HOLD / 1000 + 1)) > "$T/hog.out" &
+    "$TOOLBIN/lockhog" "$SHM" $HOLD 100000 $((HOLD / 1000 + 1)) > "$T/hog.out" &
     track_pid $!
     for _ in $(seq 500); do grep -q '^lockhog: holding' "$T/hog.out" && return; sleep 0.01; done
 }

@@ -83,15 +83,15 @@ ok $? "TRACE_SUMMARY_DEPTH=16: 41 nested calls under main, the 26 beyond 16 fram
 is "$(calls_of deep "$T/deep.txt")" "15" "and the 15 within the stack are counted and timed"
 
 # --- SIGKILL, and a torn snapshot ---
-build_traced "$T/kill" "$TESTS/tools/snapshot_victim.c"
-TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_DIR="$T/k" "$T/kill" > "$T/kill.out" &
+need_tools snapshot_victim
+TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_DIR="$T/k" "$TOOLBIN/snapshot_victim" > "$T/kill.out" &
 pid=$!
 track_pid $pid
 for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
 sleep 0.4 # several snapshots after the work is done
 kill -KILL $pid
 wait $pid 2>/dev/null
-"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/k.txt" 2>&1
+"$CS" analyze "$T/k" --exe "$TOOLBIN/snapshot_victim" --top 0 > "$T/k.txt" 2>&1
 is "$(calls_of work "$T/k.txt")" "10000" "SIGKILL: every call up to the last snapshot is there (work 10000)"
 n=$(grep -o '^note: summary mode: [0-9]* snapshots' "$T/k.txt" | grep -o '[0-9]*')
 [ "${n:-0}" -ge 3 ]
@@ -101,7 +101,7 @@ is "$(grep -c "^note: summary mode: pid $pid ended without an exit (killed?)" "$
 f=$(ls "$T/k"/*.bin)
 size=$(stat -c %s "$f")
 truncate -s $((size - 64)) "$f" # the last snapshot loses its END
-"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/torn.txt" 2>&1
+"$CS" analyze "$T/k" --exe "$TOOLBIN/snapshot_victim" --top 0 > "$T/torn.txt" 2>&1
 is "$(note "1 snapshots were torn or damaged" "$T/torn.txt") $(calls_of work "$T/torn.txt")" "1 10000" \
     "a torn last snapshot is reported and not used; the one before holds every count"
 
@@ -126,9 +126,9 @@ int main(void)
     return 0;
 }
 EOF2
-build_traced "$T/slow" "$T/slow.c" &&
-    cc -Wall -shared -fPIC -o "$T/slowwrite.so" "$TESTS/tools/slowwrite.c" -ldl
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=$T/slowwrite.so SLOWWRITE_MS=50 \
+need_tools slowwrite.so
+build_traced "$T/slow" "$T/slow.c"
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=$TOOLBIN/slowwrite.so SLOWWRITE_MS=50 \
     TRACE_MODE=summary TRACE_SUMMARY_MS=20 TRACE_ENABLE=1 TRACE_DIR="$T/tslow" "$T/slow" > "$T/slow.out"
 "$CS" analyze "$T/tslow" --exe "$T/slow" --top 0 > "$T/slow.txt" 2>&1
 wall=$(sed -n 's/^outer_wall_us=//p' "$T/slow.out")

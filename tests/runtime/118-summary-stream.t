@@ -63,12 +63,12 @@ is "$(rows "$T/pt.out") $(grep -c '^note: summary mode: 26 snapshots from 26 thr
     "--summary-threads: exact counts, one whole snapshot from each of the 26 threads"
 
 # --- SIGKILL of a streaming tracer: the ring and serve keep its last snapshot ---
-build_traced "$T/kill" "$TESTS/tools/snapshot_victim.c"
+need_tools snapshot_victim
 start_serve "$T/k"
 KSHM=/callsight-t18k-$$
 track_shm "$KSHM"
 start_trace_stream "$B/trace_stream" "$KSHM"
-TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$KSHM "$T/kill" > "$T/kill.out" &
+TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$KSHM "$TOOLBIN/snapshot_victim" > "$T/kill.out" &
 victim=$!
 track_pid $victim
 for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
@@ -78,7 +78,7 @@ wait $victim 2>/dev/null
 wait "$CLIENT_PID"
 is "$?" "3" "SIGKILL of the tracer: trace_stream drains what it left and exits 3 (tracers lost)"
 stop_serve
-"$CS" analyze "$T/k" --exe "$T/kill" --top 0 > "$T/k.txt" 2>&1
+"$CS" analyze "$T/k" --exe "$TOOLBIN/snapshot_victim" --top 0 > "$T/k.txt" 2>&1
 is "$(calls_of work "$T/k.txt")" "10000" "every call up to its last snapshot arrived (work 10000)"
 is "$(grep -c '^note: summary mode: pid [0-9]* ended without an exit (killed?)' "$T/k.txt") $(grep -c 'ended without an exit' "$T/s.out")" \
     "1 0" "the report says the run ended without an exit; a normal run's does not"
@@ -124,9 +124,9 @@ ok $((st + $?)) "a server without increments gets whole merged snapshots, never 
 # --- through a 256 KB/s link ---
 # In a network namespace of its own (tests/tools/slowlink.sh), whose small
 # TCP send buffers let the link and not the kernel's buffering set the pace.
-cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
+need_tools rateproxy
 slow_run() { # slow_run MODE: the workload (96 iterations) over the slow link
-    unshare -n bash "$TESTS/tools/slowlink.sh" "$B" "$T/rateproxy" "$T/slow-$1" 262144 "$1" "$W" 96
+    unshare -n bash "$TESTS/tools/slowlink.sh" "$B" "$TOOLBIN/rateproxy" "$T/slow-$1" 262144 "$1" "$W" 96
 }
 fwd() { sed -n "s/^trace_stream: forwarded \([0-9]*\) events .*, dropped \([0-9]*\).*/\1 \2/p" "$1"; }
 slow_run events

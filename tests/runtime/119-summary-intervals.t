@@ -157,14 +157,14 @@ data += snap(5, 30, nfn=1000000)   # says more functions than it holds
 data += snap(6, 40)                # whole again: 40 calls in all
 open(sys.argv[1], "wb").write(data)
 EOF2
-cc -std=c11 -O2 -I"$TESTS/../runtime" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
+need_tools streamgen
 start_serve "$T/h"
 # serve names a connection's file when its first chunk is written, so the
 # second connection starts only once the first has closed: otherwise, on a
 # busy machine, it can take the lower id.
-timeout 30 "$T/streamgen" --events 0 --records "$T/bad.rec" 127.0.0.1 "$SERVE_PORT" &&
+timeout 30 "$TOOLBIN/streamgen" --events 0 --records "$T/bad.rec" 127.0.0.1 "$SERVE_PORT" &&
     wait_serve_closed 1 &&
-    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
+    timeout 30 "$TOOLBIN/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
     wait_serve_closed 2
 ok $? "a connection with hostile summary records, then one with events"
 stop_serve
@@ -176,11 +176,11 @@ is "$(sed -n 2p "$T/h2.check")" "events=3000 mismatched=0 markers= tail=0" "the 
 
 # --- summary increments: written whole; malformed ones end their connection ---
 start_serve "$T/inc"
-timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/two-snapshots" 127.0.0.1 "$SERVE_PORT" &&
+timeout 30 "$TOOLBIN/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/two-snapshots" 127.0.0.1 "$SERVE_PORT" &&
     wait_serve_closed 1 &&
-    timeout 30 "$T/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/bucket-out-of-order" 127.0.0.1 "$SERVE_PORT" &&
+    timeout 30 "$TOOLBIN/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/bucket-out-of-order" 127.0.0.1 "$SERVE_PORT" &&
     wait_serve_closed 2 &&
-    timeout 30 "$T/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
+    timeout 30 "$TOOLBIN/streamgen" --events 3000 127.0.0.1 "$SERVE_PORT" &&
     wait_serve_closed 3
 ok $? "good increments, bad increments, then events: three connections"
 stop_serve

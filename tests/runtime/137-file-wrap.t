@@ -9,8 +9,8 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 8
 
-build_traced "$T/wrap16" "$TESTS/recorder/wrap16.c"
-P=$T/wrap16
+need_tools wrap16
+P=$TOOLBIN/wrap16
 
 TRACE_ENABLE=1 TRACE_DIR="$T/w" TRACE_FULL=wrap TRACE_MAX_MB=8 "$P" 200000 > "$T/w.out" 2> "$T/w.err"
 is "$? $(cat "$T/w.out") $(cat "$T/w.err")" "0 tick=3200000 last=17 " "16 threads, TRACE_FULL=wrap TRACE_MAX_MB=8"

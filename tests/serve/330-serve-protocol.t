@@ -6,12 +6,10 @@
 # valid handshake, and leave the good stream's file with exactly the events
 # sent.  Protocol bytes come from tests/tools/streamgen.c.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 40
+plan 39
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-ok $? "build the stream generator"
-GEN=$T/streamgen
+need_tools streamgen
+GEN=$TOOLBIN/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 HEADER_WANT="header magic=MLTRACE version=2 event_size=32 header_size=80 flags=1 load_bias=4096 tick_hz=3000000000 t0_ticks=111 t0_ns=222 hook_ns=33"
 

@@ -4,12 +4,10 @@
 # that never repeat (restarts, two servers in one directory), a clean stop
 # on SIGTERM mid-stream, and the periodic status line (silenced by --quiet).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 33
+plan 32
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-ok $? "build the stream generator"
-GEN=$T/streamgen
+need_tools streamgen
+GEN=$TOOLBIN/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 P=127.0.0.1:[0-9]+
 

@@ -5,13 +5,11 @@
 # connection's file stops with a marker and never a half-written header,
 # and serve goes on serving.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 17
+plan 16
 trap 'umount "$T/tiny" 2>/dev/null; umount "$T/tiny" 2>/dev/null; cleanup' EXIT
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-ok $? "build the stream generator"
-GEN=$T/streamgen
+need_tools streamgen
+GEN=$TOOLBIN/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 P=127.0.0.1:[0-9]+
 # --- --max-conns 1 ---

@@ -4,17 +4,15 @@
 # SIGSTOP, while a client connected, sent 20000 events and left), closes
 # the files and exits 0.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 10
+plan 9
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-ok $? "build the stream generator"
+need_tools streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 
 for sig in INT TERM; do
     start_serve "$T/$sig" --quiet
     kill -STOP $SERVE_PID
-    timeout 30 "$T/streamgen" --events 20000 --chunk 1000 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
+    timeout 30 "$TOOLBIN/streamgen" --events 20000 --chunk 1000 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
     ok $? "SIG$sig: a client sent 20000 events while serve was stopped"
     kill -$sig $SERVE_PID
     kill -CONT $SERVE_PID

@@ -22,10 +22,8 @@ plan 33
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
-build_traced "$T/slowcall" "$TESTS/recorder/slowcall.c"
-cc -std=c11 -O2 -o "$T/rateproxy" "$TESTS/tools/rateproxy.c"
-cc -std=c11 -O2 -I"$TESTS/../runtime" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-P=$T/slowcall
+need_tools slowcall rateproxy streamgen libloop
+P=$TOOLBIN/slowcall
 
 # link NAME CONNS TS_OPTS... -- PROGRAM ARGS: serve in $T/NAME, the proxy at
 # 256 KB/s for CONNS connections in front of it, trace_stream TS_OPTS on a
@@ -39,7 +37,7 @@ link() {
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
     shift
     start_serve "$T/$name" || return 1
-    "$T/rateproxy" "$T/$name.port" "$SERVE_PORT" 262144 "$conns" > "$T/$name.proxy" &
+    "$TOOLBIN/rateproxy" "$T/$name.port" "$SERVE_PORT" 262144 "$conns" > "$T/$name.proxy" &
     local proxy=$!
     track_pid $proxy
     for _ in $(seq 200); do [ -s "$T/$name.port" ] && break; sleep 0.05; done
@@ -146,7 +144,7 @@ is "$(field unmatched_exits "$(head -n 1 "$T/host.txt")") $(grep -c '^note: stre
 is "$? $(wc -l < "$T/nowhere.err") $(grep -c '^callsight trigger: no serve is listening in ' "$T/nowhere.err")" "1 1 1" \
     "no serve in that directory: exit 1, one line"
 start_serve "$T/plainsrv"
-timeout 30 "$T/streamgen" --events 10 --pause-after 1 --paused-file "$T/sg.paused" --resume-file "$T/sg.go" \
+timeout 30 "$TOOLBIN/streamgen" --events 10 --pause-after 1 --paused-file "$T/sg.paused" --resume-file "$T/sg.go" \
     127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &
 sg=$!
 wait_file "$T/sg.paused"
@@ -222,17 +220,14 @@ is "$(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for a tra
 # --- a shared object's functions are named in a snapshot taken long after
 #     the program's start: threads write their module list again as the
 #     ring is overwritten ---
-cc -O0 -g -fPIC -shared -finstrument-functions -o "$T/libw.so" "$TESTS/modules/libw.c" &&
-    cc -O0 -g -finstrument-functions -o "$T/libloop" "$TESTS/recorder/libloop.c" "$T/trace.o" -L"$T" -lw \
-        -Wl,-rpath,"$T" -pthread
-recorder_run lib "$T/libloop" 400000
+recorder_run lib "$TOOLBIN/libloop" 400000
 sleep 0.5
 kill -USR1 $CLIENT_PID
 wait $PROG_PID
 wait_stream_client $CLIENT_PID
 wait_serve_closed 2
 stop_serve
-"$CS" analyze "$T/lib" --exe "$T/libloop" --top 0 > "$T/lib.txt" 2>&1
+"$CS" analyze "$T/lib" --exe "$TOOLBIN/libloop" --top 0 > "$T/lib.txt" 2>&1
 over=$(sed -n 's/^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1: what the ring held then; \([0-9]*\) older.*/\1/p' "$T/lib.txt")
 named=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 && $8 == "[libw.so]" { print $7 }' "$T/lib.txt" | sort | tr '\n' ' ')
 ok $([ "${over:-0}" -gt 4000000 ] && [ "$named" = "w_inner w_outer " ]; echo $?) \

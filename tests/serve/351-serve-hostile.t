@@ -24,17 +24,13 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 36
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/attack" "$TESTS/tools/attack.c" -lzstd &&
-    cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd &&
-    cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/hostile" "$TESTS/tools/hostile.c" ||
-    { echo "Bail out! the test tools do not build"; exit 1; }
-AT=$T/attack
+need_tools attack streamgen hostile
+AT=$TOOLBIN/attack
 # Under ASan (make test's second pass) address-space limits do not apply
 # and every thread costs more memory; the limits are the plain build's.
 ASAN=0 LIM=(prlimit --as=$((256 << 20))) RSS_MAX=32768
 nm "$CS" 2>/dev/null | grep -q __asan_init && ASAN=1 LIM=() RSS_MAX=262144
-GEN=$T/streamgen
+GEN=$TOOLBIN/streamgen
 CHECK="perl $TESTS/tools/tracecheck.pl"
 P=127.0.0.1:[0-9]+
 gen() { timeout 60 "$GEN" "$@" 127.0.0.1 "$SERVE_PORT"; }
@@ -103,7 +99,7 @@ grep -Eq "^callsight serve: conn 4 closed \($P\): [0-9]+ events, 1 segment, $sz 
 ok $? "256 MiB of records from $(sed -n "s/.*conn 4 closed .* \([0-9]*\) bytes received.*/\1/p" "$SERVE_LOG") bytes on the wire stop at --max-mb 64 ($sz bytes written)"
 
 # --- the resync bomb, sent through serve ---
-"$T/hostile" resync "$T/bomb.bin" 300 3 300
+"$TOOLBIN/hostile" resync "$T/bomb.bin" 300 3 300
 tail -c +81 "$T/bomb.bin" > "$T/bomb.rec"
 gen --events 0 --records "$T/bomb.rec"
 wait_serve_closed 5

@@ -6,14 +6,11 @@
 # big-endian client, SIGINT, and the failures a user meets (no server,
 # server gone, not a ring, a broken ring).  Every shm segment is removed.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 52
+plan 51
 
-RT=$TESTS/../runtime
 TS=$B/trace_stream
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c" &&
-    cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd
-ok $? "build the ring writer and the stream generator"
-RW=$T/ringwriter
+need_tools ringwriter streamgen
+RW=$TOOLBIN/ringwriter
 CHECK="perl $TESTS/tools/tracecheck.pl"
 HEADER_WANT="header magic=MLTRACE version=2 event_size=32 header_size=80 flags=1 load_bias=4096 tick_hz=3000000000 t0_ticks=111 t0_ns=222 hook_ns=33"
 SHM=/cs-test-client-$$
@@ -115,7 +112,7 @@ shm_gone
 ok $? "ring removed"
 
 # --- 4. a big-endian client (agents of other implementations send their order) ---
-timeout 30 "$T/streamgen" --big-endian --events 3000 --chunk 700 --notice 9 127.0.0.1 "$SERVE_PORT"
+timeout 30 "$TOOLBIN/streamgen" --big-endian --events 3000 --chunk 700 --notice 9 127.0.0.1 "$SERVE_PORT"
 ok $? "a big-endian stream is sent"
 wait_in "$SERVE_LOG" "^callsight serve: conn 4 closed" > /dev/null
 grep -Eq "^callsight serve: conn 4 from $P \(big-endian stream, written little-endian\)$" "$SERVE_LOG"

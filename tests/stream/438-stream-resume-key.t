@@ -10,12 +10,10 @@
 #     neither flag nor key;
 #   - the key is in none of trace_stream's output.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 7
+plan 6
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
-RW=$T/ringwriter
+need_tools ringwriter
+RW=$TOOLBIN/ringwriter
 TS=$B/trace_stream
 PEER="python3 $TESTS/tools/keypeer.py"
 

@@ -15,12 +15,10 @@
 #      ring, exit 4.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 31
+plan 30
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
-RW=$T/ringwriter
+need_tools ringwriter
+RW=$TOOLBIN/ringwriter
 CHECK="perl $TESTS/tools/tracecheck.pl"
 TS=$B/trace_stream
 W=$B/examples/workload

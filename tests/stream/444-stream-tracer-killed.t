@@ -5,11 +5,9 @@
 # message.  Exact: every event the tracer wrote reaches the file.  Then the
 # real workload killed mid-run: trace_stream ends the same way.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 16
+plan 15
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
+need_tools ringwriter
 CHECK="perl $TESTS/tools/tracecheck.pl"
 SHM=/cs-test-killed-$$
 track_shm $SHM
@@ -20,7 +18,7 @@ timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/c1.err" &
 client=$!
 track_pid $client
 wait_file "/dev/shm$SHM"
-"$T/ringwriter" --linger-ms 60000 "$SHM" 5000 > "$T/rw.out" &
+"$TOOLBIN/ringwriter" --linger-ms 60000 "$SHM" 5000 > "$T/rw.out" &
 rw=$!
 track_pid $rw
 for _ in $(seq 500); do [ -s "$T/rw.out" ] && break; sleep 0.02; done
@@ -51,7 +49,7 @@ timeout 60 "$B/trace_stream" "$SHM3" 127.0.0.1 "$SERVE_PORT" 2> "$T/c3.err" &
 client=$!
 track_pid $client
 wait_file "/dev/shm$SHM3"
-timeout 60 "$T/ringwriter" --legacy 1 --linger-ms 1000 "$SHM3" 700 > "$T/rw3.out"
+timeout 60 "$TOOLBIN/ringwriter" --legacy 1 --linger-ms 1000 "$SHM3" 700 > "$T/rw3.out"
 is "$(cat "$T/rw3.out")" "ringwriter: generated 700 written 700 dropped 0" "a lock-less tracer wrote 700 events and detached"
 wait $client
 is $? 0 "trace_stream was not fooled: exit 0"

@@ -10,12 +10,10 @@
 # order (the writers continue one sequence, --first).  Then SIGTERM:
 # trace_stream sends what the ring holds and exits 0.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 35
+plan 34
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
-RW=$T/ringwriter
+need_tools ringwriter
+RW=$TOOLBIN/ringwriter
 CHECK="perl $TESTS/tools/tracecheck.pl"
 SHM=/cs-test-reconnect-$$
 track_shm $SHM

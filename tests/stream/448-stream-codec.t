@@ -7,15 +7,13 @@
 # and loses nothing), and serve's side of the negotiation: an ack only for
 # an offer, and a coded chunk without one refused.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 25
+plan 24
 
-RT=$TESTS/../runtime
 TS=$B/trace_stream
 PEER="python3 $TESTS/tools/codecpeer.py"
 CHECK="perl $TESTS/tools/tracecheck.pl"
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
-RW=$T/ringwriter
+need_tools ringwriter
+RW=$TOOLBIN/ringwriter
 SHM=/cs-test-codec-$$
 track_shm $SHM
 

@@ -16,12 +16,10 @@
 #      exact, and trace_stream ends (exit 3: a tracer died attached).
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 20
+plan 19
 
-RT=$TESTS/../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TESTS/tools/ringwriter.c"
-ok $? "build the ring writer"
-RW=$T/ringwriter
+need_tools ringwriter
+RW=$TOOLBIN/ringwriter
 TS=$B/trace_stream
 W=$B/examples/workload
 PARAMS="3 5 10 16 4"

@@ -16,8 +16,7 @@ plan 20
 EXE=$B/examples/workload RES=$B/examples/resident
 PARAMS="300 2 12 64 8" # seconds of naps, so the screen sees it running
 SUM_PARAMS="4 3 12 64 8"
-cc -std=c11 -O2 -Wall -Wextra -I"$TESTS/../runtime" -o "$T/streamgen" "$TESTS/tools/streamgen.c" -lzstd ||
-    { echo "Bail out! cannot build streamgen"; exit 1; }
+need_tools streamgen
 expect_counts $PARAMS | sort > "$T/expect"
 expect_counts $SUM_PARAMS | sort > "$T/sum_expect"
 
@@ -84,13 +83,13 @@ capture_until "^[ >] *1 stream 1 +[a-z]+ +[0-9]+ +- "
 ok $? "its connection closed, no wire figure (-)"
 
 # --- 2: a device that dropped events ---
-"$T/streamgen" --events 1000 --chunk 100 --notice 4242 127.0.0.1 "$SERVE_PORT" 2> "$T/gen2.err"
+"$TOOLBIN/streamgen" --events 1000 --chunk 100 --notice 4242 127.0.0.1 "$SERVE_PORT" 2> "$T/gen2.err"
 ok $? "a stream that reports 4242 dropped events"
 closed_then_within_two 2 "^[ >] *2 stream 2 +[a-z]+ +[0-9]+ +([0-9]+|-) +4242 " \
     "its drops show in its dropped column within two refreshes"
 
 # --- 3: a connection cut mid-chunk (serve writes a gap marker) ---
-"$T/streamgen" --events 1000 --chunk 100 --bad trunc-chunk 127.0.0.1 "$SERVE_PORT" 2> "$T/gen3.err"
+"$TOOLBIN/streamgen" --events 1000 --chunk 100 --bad trunc-chunk 127.0.0.1 "$SERVE_PORT" 2> "$T/gen3.err"
 closed_then_within_two 3 "^[ >] *3 stream 3 +cut " "a cut connection shows as cut within two refreshes"
 
 # --- 4: a resumable stream cut (serve writes a cut marker), then resumed ---
