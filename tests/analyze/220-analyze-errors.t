@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
-# 20-analyze-errors.t - `callsight analyze` error messages and exit codes:
+# 220-analyze-errors.t - `callsight analyze` error messages and exit codes:
 # missing --exe, missing inputs, no trace files, addr2line not runnable or
 # failing, bad options; and damaged or foreign trace files, which are named
 # on stderr in one line each while the rest are still analyzed.
-set -u
-CS="${CALLSIGHT_BUILD:?set CALLSIGHT_BUILD}/callsight"
-tmp=$(mktemp -d /tmp/callsight-t20.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../lib/lib.sh"
+tmp=$T
 
 # gen OUT < spec: a synthetic trace file (H header, E/X/M events, RAW bytes;
 # see tests/tools/tracegen.pl).
 TRACEGEN=$TESTS/tools/tracegen.pl
 gen() { perl "$TRACEGEN" "$1"; }
 
-n=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 # run ARGS...: sets rc, out, err
 run() {
     "$CS" analyze "$@" >"$tmp/out" 2>"$tmp/err"
@@ -33,7 +29,7 @@ expect_err() {
     ok $good "$3"
 }
 
-echo "1..21"
+plan 21
 
 exe="$tmp/exe"
 cp "$(type -P true)" "$exe"

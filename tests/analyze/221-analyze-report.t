@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
-# 21-analyze-report.t - exact `callsight analyze` reports from synthetic
+# 221-analyze-report.t - exact `callsight analyze` reports from synthetic
 # traces: call counts, inclusive/self time, percentiles, names from a real
 # binary (PIE and non-PIE, static functions included, unknown addresses in
 # hex), thread demultiplexing of stream files, tick timestamps with and
 # without the exit clock anchor, big-endian files, loss and capture notes,
 # tid reuse, --top.
-set -u
-CS="${CALLSIGHT_BUILD:?set CALLSIGHT_BUILD}/callsight"
-tmp=$(mktemp -d /tmp/callsight-t21.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../lib/lib.sh"
+tmp=$T
 
 # gen OUT < spec: a synthetic trace file (H header, E/X/M events, RAW bytes;
 # see tests/tools/tracegen.pl).
 TRACEGEN=$TESTS/tools/tracegen.pl
 gen() { perl "$TRACEGEN" "$1"; }
 
-n=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 # report ARGS...: run analyze, whitespace-normalized stdout in $tmp/got
 report() {
     "$CS" analyze "$@" 2>"$tmp/err" | awk '{$1=$1};1' >"$tmp/got"
@@ -33,7 +29,7 @@ same() {
     fi
 }
 
-echo "1..9"
+plan 9
 
 # A tiny program with one-line functions, so each has one line number.
 cat >"$tmp/tiny.c" <<'C'

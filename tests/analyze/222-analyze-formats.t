@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 22-analyze-formats.t - `callsight analyze --format` on a synthetic trace
+# 222-analyze-formats.t - `callsight analyze --format` on a synthetic trace
 # whose every number is known: the text table, JSON (read back by python3's
 # json parser, every field checked), folded stacks, the call-site table;
 # thread names from the in-band marker (also through a big-endian file);

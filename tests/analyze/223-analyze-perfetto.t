@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 23-analyze-perfetto.t - `callsight analyze --format perfetto`: the file is
+# 223-analyze-perfetto.t - `callsight analyze --format perfetto`: the file is
 # decoded by protoc against our own subset of Perfetto's protos
 # (tests/tools/perfetto_subset.proto) and checked by perfetto_check.py
 # (interned names first, tracks described before use, strict nesting, no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 24-analyze-svg.t - `callsight analyze --format svg`: the flame graph is
+# 224-analyze-svg.t - `callsight analyze --format svg`: the flame graph is
 # well-formed XML (python3's parser) with every box where the numbers put
 # it and nothing fetched from outside; headless Chromium renders it to a
 # non-blank picture (PNG decoded with zlib by pngcolors.py) and runs its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 25-diff.t - `callsight diff BASE.json NEW.json`: per-function changes
+# 225-diff.t - `callsight diff BASE.json NEW.json`: per-function changes
 # sorted by size, each --key, the --fail-over gate and its exit codes (0
 # none, 1 regressed, 2 unusable input), functions added and removed, and
 # one-line errors for input that is not a report.

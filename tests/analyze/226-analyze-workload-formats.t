@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 26-analyze-workload-formats.t - every format on a real traced run of the
+# 226-analyze-workload-formats.t - every format on a real traced run of the
 # demo workload, whose call counts are exact: the counts in JSON, the call
 # sites, the timeline and the flame graph; totals that agree exactly across
 # text, json and folded; filters on a real program; and `diff` gating a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 27-analyze-stream-gaps.t - what `callsight analyze` makes of the markers
+# 227-analyze-stream-gaps.t - what `callsight analyze` makes of the markers
 # serve writes when a stream loses records in transit (trace.h: 19 gap,
 # 22 tracer vanished, 23 cut, 24 resumed) and of a disk-floor stop in a
 # stream file, from synthetic stream files whose every count is known:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 38-analyze-bounds.t - `callsight analyze` against hostile trace files
+# 238-analyze-bounds.t - `callsight analyze` against hostile trace files
 # (issue #21): files a network client can make serve write, or any damaged
 # file.  Each attack is written by tests/tools/hostile.c around a small
 # legitimate part (thread 1 calls 0x1000 six times, 10 ns each) and must

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 57-analyze-jobs.t - `callsight analyze --jobs N` reads the series on N
+# 257-analyze-jobs.t - `callsight analyze --jobs N` reads the series on N
 # threads and merges them into exactly what one pass gives: every format's
 # output and the diagnostics are byte-identical for --jobs 1, 2 and 3, on
 # the workload's per-thread files (many series of one process), on serve

@@ -99,6 +99,26 @@ start_stoppable_stream() {
     for _ in $(seq 500); do grep -q 'waiting for a tracer' "$3" && break; sleep 0.02; done
 }
 
+# stream_bg ERR ARGS...: trace_stream with ARGS (options, shm, host, port)
+# in the background, stderr in ERR, tracked; returns once it waits for a
+# tracer (its ring is whole).  Sets TS_PID.  Variables set before the call
+# (TRACE_SHM_SIZE=...) pass through.
+stream_bg() {
+    local err=$1; shift
+    "$B/trace_stream" "$@" 2> "$err" &
+    TS_PID=$!
+    track_pid "$TS_PID"
+    wait_in "$err" "waiting for a tracer"
+}
+
+# ringwriter_bg ARGS...: tests/tools/ringwriter with ARGS in the background,
+# its output dropped, tracked.  Sets RW_PID.
+ringwriter_bg() {
+    "$TOOLBIN/ringwriter" "$@" > /dev/null &
+    RW_PID=$!
+    track_pid "$RW_PID"
+}
+
 # cont_if_stopped PID: SIGCONT, but only to a process that is stopped
 # (state T).  One sent to a running process can race its exit and wake it
 # from LeakSanitizer's ptrace stop, leaving the two waiting for each other
@@ -151,6 +171,31 @@ stop_serve() {
     wait "$SERVE_PID" 2>/dev/null
 }
 
+# restart_serve PORT DIR [ARGS...]: serve again on PORT (one a serve had,
+# which trace_stream reconnects to) into DIR; sets SERVE_PID and SERVE_LOG
+# and returns once it listens.
+restart_serve() {
+    local port=$1 out=$2; shift 2
+    SERVE_LOG=$T/serve.$RANDOM.log
+    "$CS" serve --host 127.0.0.1 --port "$port" --out "$out" "$@" > "$SERVE_LOG" 2>&1 &
+    SERVE_PID=$!
+    track_pid "$SERVE_PID"
+    wait_in "$SERVE_LOG" "listening on" > /dev/null
+}
+
+# ring_used SHM: head - tail of the ring SHM, in bytes (trace_shm.h: the
+# two little-endian u64 at offset 24).
+ring_used() {
+    perl -e 'open(my $f, "<", $ARGV[0]) or die; seek($f, 24, 0); read($f, my $b, 16);
+             my ($h, $t) = unpack("Q< Q<", $b); print $h - $t' "/dev/shm$1"
+}
+
+# kill_serve: serve killed (SIGKILL: no last words, as in a crash) and reaped.
+kill_serve() {
+    kill -KILL "$SERVE_PID"
+    wait "$SERVE_PID" 2> /dev/null
+}
+
 # build_traced OUT SRC: SRC compiled with -finstrument-functions -g and
 # linked with the runtime, which is compiled once per test without
 # instrumentation (and without an ASan build's sanitizers, which an
@@ -173,6 +218,12 @@ need_tools() {
 func_rows() {
     "$CS" analyze "$1" --exe "$2" --top 0 |
         awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
+}
+
+# wait_size PATH BYTES: wait (bounded: 10 s) until PATH is BYTES long.
+wait_size() {
+    for _ in $(seq 500); do [ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 0.02; done
+    return 1
 }
 
 # wait_file PATH: wait (bounded) until PATH exists.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 71-run-doctor.t - `callsight run` and `callsight doctor` as a new user runs
+# 671-run-doctor.t - `callsight run` and `callsight doctor` as a new user runs
 # them.  run: the demo workload's report is the manual steps' (exact counts)
 # in file mode and with --stream; earlier traces are removed, saying so; the
 # program's output and exit status are its own; a missing program, one that

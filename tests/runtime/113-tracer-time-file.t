@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 13-tracer-time-file.t - file mode: the time a thread spends writing its
+# 113-tracer-time-file.t - file mode: the time a thread spends writing its
 # buffer out is the tracer's, not the function's it interrupted.  Every
 # write is slowed to SLOW ms by an LD_PRELOAD shim (tests/tools/slowwrite.c);
 # the report's short functions (well under SLOW/2 each, untraced) must show

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 14-tracer-time-stream.t - stream mode with TRACE_SHM_WAIT_US, the bounded
+# 114-tracer-time-stream.t - stream mode with TRACE_SHM_WAIT_US, the bounded
 # wait a user may prefer to dropping:
 #   - another process holds the ring's lock for a second (tests/tools/
 #     lockhog.c, a preempted tracer): flushes wait for it, nothing is dropped, counts are

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 16-trace-threads.t - TRACE_THREADS=GLOB[,GLOB...]: only the threads whose
+# 116-trace-threads.t - TRACE_THREADS=GLOB[,GLOB...]: only the threads whose
 # name matches are traced, in file mode and through the ring.  The
 # workload's workers name themselves (worker-NN) inside worker_main, so
 # each starts being traced in the middle of that call: its exit is not

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 17-summary-file.t - TRACE_MODE=summary in file mode: the hooks aggregate on
+# 117-summary-file.t - TRACE_MODE=summary in file mode: the hooks aggregate on
 # the device and write snapshots, and analyze reports them.  Exact counts on
 # the 26-thread workload, equal to event mode's; across fork and reused
 # tids; calls beyond TRACE_SUMMARY_FUNCS and deeper than TRACE_SUMMARY_DEPTH

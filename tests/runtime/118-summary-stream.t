@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 18-summary-stream.t - TRACE_MODE=summary streamed: snapshots go through
+# 118-summary-stream.t - TRACE_MODE=summary streamed: snapshots go through
 # the ring, trace_stream and serve, negotiated like the codec
 # (TRACE_STREAM_FLAG_SUMMARY_OFFER, trace_shm.h).  The 26-thread workload's
 # exact counts arrive, equal to event mode's, in files that say version 3,
@@ -169,8 +169,7 @@ rprog=$!
 track_pid $rprog
 # until serve has written merged snapshots (increments) of this connection
 for _ in $(seq 250); do [ "$(stat -c %s "$T/rc/trace.stream.1.0.bin" 2>/dev/null || echo 0)" -gt 4096 ] && break; sleep 0.02; done
-kill -KILL $SERVE_PID
-wait $SERVE_PID 2> /dev/null
+kill_serve
 wait_in "$T/rc.err" "reconnecting for up to 20 s" > /dev/null
 "$CS" serve --host 127.0.0.1 --port "$RPORT" --out "$T/rc" --quiet > "$T/rc2.log" 2>&1 &
 SERVE_PID=$!

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 19-summary-intervals.t - summary traces over time: analyze --format json
+# 119-summary-intervals.t - summary traces over time: analyze --format json
 # carries each function's calls and time per interval, and --since/--until
 # choose the intervals that end inside the window.  A program that calls
 # a() for 300 ms and then b() for 300 ms, with exactly known counts: every

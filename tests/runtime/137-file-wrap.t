@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 37-file-wrap.t - TRACE_FULL=wrap in file mode: the process keeps only the
+# 137-file-wrap.t - TRACE_FULL=wrap in file mode: the process keeps only the
 # most recent TRACE_MAX_MB of all its threads' segments.  16 threads make
 # 12.8 M events into an 8 MiB budget: the files stay within it, the report
 # covers the end of the run (the main thread's last call), says how much

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 69-select-make.t - trace.config with the Make wiring, on examples/multidir
+# 669-select-make.t - trace.config with the Make wiring, on examples/multidir
 # (folders, two static helpers of one name, a call through a macro, one
 # through a function pointer, a header's inline function, a *_test.c):
 # the exact set of instrumented functions, with exact counts, for include

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 70-select-funcs.t - trace.config's function-level directives on
+# 670-select-funcs.t - trace.config's function-level directives on
 # examples/multidir, decided on GCC's call graph: include-func at depth 0, 1
 # and all; exclude of a header (its inline function); exclude-func of a name
 # inside another name in another file (that one stays), and in the same

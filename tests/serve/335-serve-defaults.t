@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 35-serve-defaults.t - what serve's --help and docs/streaming.md promise,
+# 335-serve-defaults.t - what serve's --help and docs/streaming.md promise,
 # shown:
 #   - its defaults: 0.0.0.0:9001, 4096 MB per connection in 256 MB segments,
 #     64 connections (16 per address), a 300 s idle timeout, a 1024 MB

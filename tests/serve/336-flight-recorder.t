@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 36-flight-recorder.t - trace_stream --flight-recorder: the ring keeps the
+# 336-flight-recorder.t - trace_stream --flight-recorder: the ring keeps the
 # most recent events (the tracers overwrite whole batches, counted), and
 # only a trigger sends them, as one snapshot on a connection of its own,
 # through a link of 256 KB/s (tests/tools/rateproxy.c).  The workload

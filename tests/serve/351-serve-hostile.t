@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 51-serve-hostile.t - callsight serve against a hostile network (issue #21):
+# 351-serve-hostile.t - callsight serve against a hostile network (issue #21):
 # each attack made by tests/tools/attack.c (or streamgen) on 127.0.0.x while
 # a legitimate stream runs, with serve's default options unless the subject
 # is an option:

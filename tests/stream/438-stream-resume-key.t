@@ -14,36 +14,35 @@ plan 6
 
 need_tools ringwriter
 RW=$TOOLBIN/ringwriter
-TS=$B/trace_stream
-PEER="python3 $TESTS/tools/keypeer.py"
+
+# start_peer NAME ARGS...: tests/tools/keypeer.py with ARGS, its port in
+# $T/NAME.port once it listens, its report in $T/NAME.out; sets peer.
+start_peer() {
+    python3 "$TESTS/tools/keypeer.py" "$T/$1.port" "${@:2}" > "$T/$1.out" &
+    peer=$!
+    track_pid $peer
+    wait_file "$T/$1.port"
+}
 
 # --- a reconnection, then another trace_stream ---
 # conn 1 is closed after its second chunk; the tracer that made the
 # handshake come writes nothing, so nothing is in flight, and stays until
 # the heartbeats have gone on conn 2.
-$PEER "$T/p1.port" 3 --close 1 --not-in "$T/k1.err" "$T/k2.err" > "$T/p1.out" &
-peer=$!
-track_pid $peer
-wait_file "$T/p1.port"
+start_peer p1 3 --close 1 --not-in "$T/k1.err" "$T/k2.err"
 P1=$(cat "$T/p1.port")
 SHM=/cs-test-key-$$
 track_shm $SHM
-"$TS" --retry 20 --heartbeat 1 "$SHM" 127.0.0.1 "$P1" 2> "$T/k1.err" &
-c1=$!
-track_pid $c1
-wait_in "$T/k1.err" "waiting for a tracer" > /dev/null
-"$RW" --linger-ms 3500 "$SHM" 0 > /dev/null &
-track_pid $!
+stream_bg "$T/k1.err" --retry 20 --heartbeat 1 "$SHM" 127.0.0.1 "$P1"
+c1=$TS_PID
+ringwriter_bg --linger-ms 3500 "$SHM" 0
 wait_in "$T/k1.err" "reconnected to 127.0.0.1:$P1 \(connection 2\)" > /dev/null
 timeout 30 "$RW" "$SHM" 100 > /dev/null
 wait $c1
 is $? 0 "trace_stream reconnects after the cut and ends well"
 SHM2=/cs-test-key2-$$
 track_shm $SHM2
-"$TS" --retry 0 "$SHM2" 127.0.0.1 "$P1" 2> "$T/k2.err" &
-c2=$!
-track_pid $c2
-wait_in "$T/k2.err" "waiting for a tracer" > /dev/null
+stream_bg "$T/k2.err" --retry 0 "$SHM2" 127.0.0.1 "$P1"
+c2=$TS_PID
 timeout 30 "$RW" "$SHM2" 50 > /dev/null
 wait $c2
 is $? 0 "a second trace_stream streams 50 events and ends well"
@@ -56,18 +55,12 @@ is "$(sed -n 3,4p "$T/p1.out")" "conn 3: flags=0xb01 chunks=2,6,0 key=#2
 key in none of the 2 files" "another trace_stream has another key; neither is in trace_stream's output"
 
 # --- a flight recorder: the main connection has the key, a snapshot none ---
-$PEER "$T/p2.port" 2 --not-in "$T/fr.err" > "$T/p2.out" &
-peer=$!
-track_pid $peer
-wait_file "$T/p2.port"
+start_peer p2 2 --not-in "$T/fr.err"
 SHM3=/cs-test-key3-$$
 track_shm $SHM3
-"$TS" --flight-recorder "$SHM3" 127.0.0.1 "$(cat "$T/p2.port")" 2> "$T/fr.err" &
-c3=$!
-track_pid $c3
-wait_in "$T/fr.err" "waiting for a tracer" > /dev/null
-"$RW" --linger-ms 1500 "$SHM3" 200 > /dev/null &
-track_pid $!
+stream_bg "$T/fr.err" --flight-recorder "$SHM3" 127.0.0.1 "$(cat "$T/p2.port")"
+c3=$TS_PID
+ringwriter_bg --linger-ms 1500 "$SHM3" 200
 wait_in "$T/fr.err" "tracer attached" > /dev/null
 kill -USR1 $c3
 wait_in "$T/fr.err" "snapshot 1 \(SIGUSR1\)" > /dev/null

@@ -23,19 +23,6 @@ CHECK="perl $TESTS/tools/tracecheck.pl"
 TS=$B/trace_stream
 W=$B/examples/workload
 
-# ring_used SHM: head - tail of the ring, in bytes.
-ring_used() {
-    perl -e 'open(my $f, "<", $ARGV[0]) or die; seek($f, 24, 0); read($f, my $b, 16);
-             my ($h, $t) = unpack("Q< Q<", $b); print $h - $t' "/dev/shm$1"
-}
-# restart_serve PORT DIR: serve again on PORT into DIR (as tests/stream/445 does).
-restart_serve() {
-    SERVE_LOG=$T/serve.$RANDOM.log
-    "$CS" serve --host 127.0.0.1 --port "$1" --out "$2" --quiet > "$SERVE_LOG" 2>&1 &
-    SERVE_PID=$!
-    track_pid $SERVE_PID
-    wait_in "$SERVE_LOG" "listening on" > /dev/null
-}
 # the events count of a tracecheck line
 events_of() { sed -n 's/.*events=\([0-9]*\) .*/\1/p'; }
 
@@ -58,7 +45,7 @@ TRACE_ENABLE=1 TRACE_SHM=$SHMA TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$W
 ok $? "the workload runs and ends while nobody listens"
 is "$(od -An -tu8 -j32 -N16 "/dev/shm$SHMA" | tr -s ' ' | sed 's/^ //')" "0 0" \
     "the ring holds it all, untaken (tail 0), nothing dropped"
-restart_serve "$PA" "$T/a"
+restart_serve "$PA" "$T/a" --quiet
 wait $ca
 is $? 0 "serve comes up within --retry: trace_stream sends the ring and exits 0"
 grep -qx "trace_stream: connected to 127.0.0.1:$PA (connection 1); lost to the link so far: 0 events discarded, 0 dropped by the tracers while disconnected" "$T/a.err"
@@ -88,14 +75,11 @@ python3 "$TESTS/tools/holdproxy.py" "$T/proxy.port" "$SERVE_PORT" "$T/ctl" &
 track_pid $!
 wait_file "$T/proxy.port"
 PB=$(cat "$T/proxy.port")
-TRACE_SHM_SIZE=$((1048576 + 96)) "$TS" --retry 20 "$SHMB" 127.0.0.1 "$PB" 2> "$T/b.err" &
-cb=$!
-track_pid $cb
-wait_in "$T/b.err" "waiting for a tracer" > /dev/null
-"$RW" --linger-ms 30000 "$SHMB" 1000 > /dev/null &
-track_pid $!
+TRACE_SHM_SIZE=$((1048576 + 96)) stream_bg "$T/b.err" --retry 20 "$SHMB" 127.0.0.1 "$PB"
+cb=$TS_PID
+ringwriter_bg --linger-ms 30000 "$SHMB" 1000
 F0=$T/b/trace.stream.1.0.bin F1=$T/b/trace.stream.1.1.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
+wait_size "$F0" 32144
 is "$(stat -c %s "$F0")" 32144 "the first 1000 events reached serve"
 touch "$T/ctl/hold"
 timeout 30 "$RW" --first 1000 --batch 1000 "$SHMB" 1000 > /dev/null
@@ -134,21 +118,17 @@ SHMC=/cs-test-outage-c-$$
 track_shm $SHMC
 start_serve "$T/c" --quiet
 PC=$SERVE_PORT
-TRACE_SHM_SIZE=$((65536 + 96)) "$TS" --retry 20 "$SHMC" 127.0.0.1 "$PC" 2> "$T/c.err" &
-cc_=$!
-track_pid $cc_
-wait_in "$T/c.err" "waiting for a tracer" > /dev/null
-"$RW" --linger-ms 30000 "$SHMC" 1000 > /dev/null &
-track_pid $!
+TRACE_SHM_SIZE=$((65536 + 96)) stream_bg "$T/c.err" --retry 20 "$SHMC" 127.0.0.1 "$PC"
+cc_=$TS_PID
+ringwriter_bg --linger-ms 30000 "$SHMC" 1000
 G0=$T/c/trace.stream.1.0.bin G1=$T/c/trace.stream.1.1.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$G0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
-kill -KILL $SERVE_PID
-wait $SERVE_PID 2> /dev/null
+wait_size "$G0" 32144
+kill_serve
 wait_in "$T/c.err" "reconnecting for up to 20 s" > /dev/null
 timeout 30 "$RW" --first 1000 "$SHMC" 10000 > "$T/c.rw"
 is "$(cat "$T/c.rw") $(ring_used $SHMC)" "ringwriter: generated 10000 written 2048 dropped 7952 65536" \
     "serve down: the 64 KiB ring keeps 2048 of 10000, the writer drops 7952 (counted)"
-restart_serve "$PC" "$T/c"
+restart_serve "$PC" "$T/c" --quiet
 wait_in "$T/c.err" "reconnected to 127.0.0.1:$PC" > /dev/null
 is "$(grep "reconnected to" "$T/c.err")" \
     "trace_stream: reconnected to 127.0.0.1:$PC (connection 2); lost to the link so far: 0 events discarded, 7952 dropped by the tracers while disconnected" \
@@ -178,16 +158,12 @@ is $((e0 + e1 + 7952)) 11000 "received ($e0 + $e1) + dropped (7952) = generated 
 SHMD=/cs-test-outage-d-$$
 track_shm $SHMD
 start_serve "$T/d" --quiet
-"$TS" --retry 20 "$SHMD" 127.0.0.1 "$SERVE_PORT" 2> "$T/d.err" &
-cd_=$!
-track_pid $cd_
-wait_in "$T/d.err" "waiting for a tracer" > /dev/null
-"$RW" --linger-ms 30000 "$SHMD" 100 > /dev/null &
-track_pid $!
+stream_bg "$T/d.err" --retry 20 "$SHMD" 127.0.0.1 "$SERVE_PORT"
+cd_=$TS_PID
+ringwriter_bg --linger-ms 30000 "$SHMD" 100
 wait_in "$T/d.err" "tracer attached" > /dev/null
 for _ in $(seq 500); do [ "$(stat -c %s "$T/d/trace.stream.1.0.bin" 2>/dev/null)" = $((80 + 101 * 32)) ] && break; sleep 0.02; done
-kill -KILL $SERVE_PID
-wait $SERVE_PID 2> /dev/null
+kill_serve
 wait_in "$T/d.err" "reconnecting for up to 20 s" > /dev/null
 timeout 30 "$RW" --first 100 "$SHMD" 500 > /dev/null
 kill -TERM $cd_

@@ -29,7 +29,7 @@ rwa=$!
 track_pid $rwa
 F0=$T/out/trace.stream.1.0.bin
 # header, the stream-id and key markers that start the series, 1000 events
-for _ in $(seq 500); do [ "$(stat -c %s "$F0" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
+wait_size "$F0" 32144
 is "$(stat -c %s "$F0")" 32144 "the first 1000 events arrived"
 kill -STOP $client
 wait_in "$SERVE_LOG" "conn 1 closed.*idle: nothing received for 3 s"
@@ -75,28 +75,21 @@ SHM2=/cs-test-reconnect2-$$
 track_shm $SHM2
 start_serve "$T/r1" --quiet
 PORT1=$SERVE_PORT
-"$B/trace_stream" --retry 20 --heartbeat 1 "$SHM2" 127.0.0.1 "$PORT1" 2> "$T/c2.err" &
-client=$!
-track_pid $client
-wait_in "$T/c2.err" "waiting for a tracer"
-"$RW" --linger-ms 30000 "$SHM2" 1000 > /dev/null &
-rwa=$!
-track_pid $rwa
-for _ in $(seq 500); do [ "$(stat -c %s "$T/r1/trace.stream.1.0.bin" 2>/dev/null)" = 32144 ] && break; sleep 0.02; done
-kill -KILL $SERVE_PID
-wait $SERVE_PID 2>/dev/null
+stream_bg "$T/c2.err" --retry 20 --heartbeat 1 "$SHM2" 127.0.0.1 "$PORT1"
+client=$TS_PID
+ringwriter_bg --linger-ms 30000 "$SHM2" 1000
+rwa=$RW_PID
+wait_size "$T/r1/trace.stream.1.0.bin" 32144
+kill_serve
 wait_in "$T/c2.err" "reconnecting for up to 20 s"
 timeout 30 "$RW" --first 1000 "$SHM2" 2000 > /dev/null
-used=$(perl -e 'open(my $f, "<", $ARGV[0]) or die; seek($f, 24, 0); read($f, my $b, 16); my ($h, $t) = unpack("Q< Q<", $b); print $h - $t' "/dev/shm$SHM2")
+used=$(ring_used "$SHM2")
 is "$used" 64000 "while serve is down the ring keeps tracer B's 2000 events (64000 bytes), untaken"
-"$CS" serve --host 127.0.0.1 --port "$PORT1" --out "$T/r1" --quiet > "$T/serve2.log" 2>&1 &
-SERVE_PID=$!
-SERVE_LOG=$T/serve2.log
-track_pid $SERVE_PID
+restart_serve "$PORT1" "$T/r1" --quiet
 wait_in "$T/c2.err" "reconnected to 127.0.0.1:$PORT1 \(connection 2\)"
 ok $? "trace_stream reconnects to the restarted serve"
-wait_in "$T/serve2.log" "resumed"
-grep -Eq "^callsight serve: conn 1: stream [0-9a-f]{16} resumed \(connection 2\): 0 events lost in the gap \(0 discarded on the device while disconnected, 0 lost in flight\)$" "$T/serve2.log"
+wait_in "$SERVE_LOG" "resumed"
+grep -Eq "^callsight serve: conn 1: stream [0-9a-f]{16} resumed \(connection 2\): 0 events lost in the gap \(0 discarded on the device while disconnected, 0 lost in flight\)$" "$SERVE_LOG"
 ok $? "the restarted serve finds the stream on disk and states the gap's exact size: 0"
 timeout 30 "$RW" --first 3000 "$SHM2" 300 > /dev/null
 kill -TERM $client
@@ -110,7 +103,7 @@ is "$($CHECK --ids "$R0" | tail -n 1)" "events=1000 mismatched=0 markers=25,36 t
     "segment 0: the stream-id marker, then the 1000 events serve wrote before it was killed"
 is "$($CHECK "$R1" | head -n 1 | sed 's/.* pid=\([0-9]*\) seq=\([0-9]*\).*/\1 \2/')" "1 1" \
     "the restarted serve continues the same series at the next seq"
-gap=$(sed -n 's/.*: \([0-9]*\) events lost in the gap.*/\1/p' "$T/serve2.log")
+gap=$(sed -n 's/.*: \([0-9]*\) events lost in the gap.*/\1/p' "$SERVE_LOG")
 is "$($CHECK --first 1000 "$R1" | tail -n 1)" "events=2300 mismatched=0 markers=24:0 tail=0" \
     "segment 1: resumed without a gap, then the 2000 the ring kept and the 300 new events, in order"
 e0=$($CHECK "$R0" | sed -n 's/.*events=\([0-9]*\) .*/\1/p'); e1=$($CHECK "$R1" | sed -n 's/.*events=\([0-9]*\) .*/\1/p')
@@ -126,16 +119,11 @@ SHM4=/cs-test-reconnect4-$$
 track_shm $SHM4
 start_serve "$T/w1" --quiet
 PORT4=$SERVE_PORT
-"$B/trace_stream" --retry 20 "$SHM4" 127.0.0.1 "$PORT4" 2> "$T/c4.err" &
-client=$!
-track_pid $client
-wait_in "$T/c4.err" "waiting for a tracer"
+stream_bg "$T/c4.err" --retry 20 "$SHM4" 127.0.0.1 "$PORT4"
+client=$TS_PID
 stop_serve
 wait_in "$T/c4.err" "reconnecting for up to 20 s"
-"$CS" serve --host 127.0.0.1 --port "$PORT4" --out "$T/w2" --quiet > "$T/serve4.log" 2>&1 &
-SERVE_PID=$!
-SERVE_LOG=$T/serve4.log
-track_pid $SERVE_PID
+restart_serve "$PORT4" "$T/w2" --quiet
 wait_in "$T/c4.err" "reconnected to 127.0.0.1:$PORT4 \\(connection 1\\)"
 ok $? "trace_stream reconnects while still waiting for its tracer"
 timeout 30 "$RW" "$SHM4" 800 > /dev/null
@@ -145,7 +133,7 @@ wait_serve_closed 1
 stop_serve
 is "$($CHECK "$T/w2/trace.stream.1.0.bin" | tail -n 1)" "events=800 mismatched=0 markers= tail=0" \
     "the restarted serve has all 800 events and no gap marker" ||
-    diag "$(ls -la "$T/w2"; cat "$T/serve4.log" "$T/c4.err")"
+    diag "$(ls -la "$T/w2"; cat "$SERVE_LOG" "$T/c4.err")"
 
 # --- the server never comes back: --retry bounds the trying, loss is said;
 # the 200 events the ring kept for a connection that never came are lost:
@@ -153,13 +141,10 @@ is "$($CHECK "$T/w2/trace.stream.1.0.bin" | tail -n 1)" "events=800 mismatched=0
 SHM3=/cs-test-reconnect3-$$
 track_shm $SHM3
 start_serve "$T/g" --quiet
-"$B/trace_stream" --retry 3 "$SHM3" 127.0.0.1 "$SERVE_PORT" 2> "$T/c3.err" &
-client=$!
-track_pid $client
-wait_in "$T/c3.err" "waiting for a tracer"
-"$RW" --linger-ms 30000 "$SHM3" 100 > /dev/null &
-rwa=$!
-track_pid $rwa
+stream_bg "$T/c3.err" --retry 3 "$SHM3" 127.0.0.1 "$SERVE_PORT"
+client=$TS_PID
+ringwriter_bg --linger-ms 30000 "$SHM3" 100
+rwa=$RW_PID
 wait_in "$SERVE_LOG" "conn 1 from"
 kill -KILL $SERVE_PID
 wait_in "$T/c3.err" "reconnecting for up to 3 s"

@@ -101,10 +101,8 @@ closed_then_within_two 3 "^[ >] *3 stream 3 +cut " "a cut connection shows as cu
 # source's rows are both workloads' and resident's exact counts.
 SHM4=/cs-test-toplive4-$$
 track_shm "$SHM4"
-TRACE_SHM_SIZE=$RING_WHOLE_RUN "$B/trace_stream" --retry 60 "$SHM4" 127.0.0.1 "$SERVE_PORT" 2> "$T/c4.err" &
-client4=$!
-track_pid $client4
-wait_in "$T/c4.err" "waiting for a tracer"
+TRACE_SHM_SIZE=$RING_WHOLE_RUN stream_bg "$T/c4.err" --retry 60 "$SHM4" 127.0.0.1 "$SERVE_PORT"
+client4=$TS_PID
 mkfifo "$T/go"
 TRACE_ENABLE=1 TRACE_SHM=$SHM4 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 120 "$RES" < "$T/go" > "$T/res.out" &
 res=$!
