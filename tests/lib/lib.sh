@@ -77,11 +77,12 @@ RING_WHOLE_RUN=67108864
 # subject).  Two seconds is generous for that, and still bounded.
 RING_WAIT_EXACT=2000000
 
-# start_trace_stream BIN SHM: start trace_stream BIN on SHM towards the running
-# serve (stderr in $T/client.err), tracked, and wait until the ring exists;
-# sets CLIENT_PID.  TRACE_SHM_SIZE passes through from the caller.
+# start_trace_stream BIN SHM [ERR]: start trace_stream BIN on SHM towards the
+# running serve (stderr in ERR, default $T/client.err), tracked, and wait
+# until the ring exists; sets CLIENT_PID.  TRACE_SHM_SIZE passes through
+# from the caller.
 start_trace_stream() {
-    timeout 60 "$1" "$2" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
+    timeout 60 "$1" "$2" 127.0.0.1 "$SERVE_PORT" 2> "${3:-$T/client.err}" &
     CLIENT_PID=$!
     track_pid "$CLIENT_PID"
     wait_file "/dev/shm$2"
@@ -203,6 +204,20 @@ kill_serve() {
 build_traced() {
     [ -f "$T/trace.o" ] || cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || return 1
     cc -O1 -g -finstrument-functions -o "$1" "$2" "$T/trace.o" -pthread
+}
+
+# kill_snapshot_victim VAR=VALUE...: tests/tools/snapshot_victim traced in
+# summary mode (a snapshot every 50 ms) with these variables added (where
+# its records go), killed with SIGKILL once its work is done and several
+# snapshots have followed; its output in $T/kill.out.  Sets VICTIM_PID.
+kill_snapshot_victim() {
+    env "$@" TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 "$TOOLBIN/snapshot_victim" > "$T/kill.out" &
+    VICTIM_PID=$!
+    track_pid $VICTIM_PID
+    for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
+    sleep 0.4 # several snapshots after the work is done
+    kill -KILL $VICTIM_PID
+    wait $VICTIM_PID 2>/dev/null
 }
 
 # need_tools NAME...: the helper programs the test drives, built by make

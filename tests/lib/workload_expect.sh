@@ -4,6 +4,7 @@
 # "function calls" lines.  WORKLOAD_SHORT names the functions whose calls are
 # all short (microseconds; nap and the callers of nap are not), and
 # short_maxes REPORT.json prints "name calls max_ns" for each.
+# exact_calls REPORT [EXPECT] checks a report's rows against such lines.
 expect_counts() {
     local iters=$1 workers=$2 fib_n=$3 sort_n=$4 mat_n=$5
     local a=0 b=1 t i
@@ -37,4 +38,32 @@ for f in sorted(r["functions"], key=lambda f: f["name"]):
     if f["name"] in sys.argv[2].split():
         print(f["name"], f["calls"], f["max_ns"])
 PY
+}
+
+# exact_calls REPORT [EXPECT]: true when every function of EXPECT ("function
+# calls" lines; default $T/expect) has exactly its calls in the text REPORT;
+# each one that has not is named in a diag line.
+exact_calls() {
+    local bad=0 f want got
+    while read -r f want; do
+        got=$(calls_of "$f" "$1")
+        [ "$got" = "$want" ] || { diag "$1: $f calls=$got want $want"; bad=1; }
+    done < "${2:-$T/expect}"
+    return $bad
+}
+
+# analyze_workload_stream DIR REPORT: analyze DIR, where examples/workload
+# streamed (with the counts in $T/expect, their sum in $calls), into the
+# text REPORT, and check its header: all 2 * calls events (500,000+), the
+# 26 threads, no unmatched exit, nothing dropped.  Three checks.
+analyze_workload_stream() {
+    "$CS" analyze "$1" --exe "$B/examples/workload" --top 0 > "$2" 2>&1
+    ok $? "analyze reads the stream files"
+    local h events
+    h=$(head -n 1 "$2"); diag "$h"
+    events=$(field events "$h")
+    [ "$events" -ge 500000 ] && [ "$events" -eq $((2 * calls)) ]
+    ok $? "all $((2 * calls)) events (500,000+) arrived"
+    is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
+        "threads=26 unmatched_exits=0 dropped=0"
 }

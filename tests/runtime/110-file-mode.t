@@ -10,12 +10,8 @@ PARAMS="16 25 12 64 8"
 expect_counts $PARAMS > "$T/expect"
 
 check_exact_counts() { # REPORT LABEL
-    local bad=0 f want got
-    while read -r f want; do
-        got=$(calls_of "$f" "$1")
-        if [ "$got" != "$want" ]; then diag "$2: $f calls=$got want $want"; bad=1; fi
-    done < "$T/expect"
-    ok $bad "$2: every function has its exact call count"
+    exact_calls "$1"
+    ok $? "$2: every function has its exact call count"
 }
 
 # --- PIE (Debian's default) ---

@@ -16,6 +16,15 @@ plan 19
 PARAMS="16 2 12 64 8"
 expect_counts $PARAMS | sort > "$T/expect"
 calls=$(awk '{s += $2} END {print s}' "$T/expect")
+# all_exact REPORT WHAT NAME: REPORT's header has every event, none dropped
+# or unmatched (checked as WHAT), and its rows the exact counts.  Two checks.
+all_exact() {
+    local h
+    h=$(head -n 1 "$1"); diag "$h"
+    is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" "$2"
+    is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $7, $1}' "$1" | sort)" "$(cat "$T/expect")" \
+        "$3: exact call counts for every function"
+}
 need_tools lockhog
 
 # stream NAME WAIT_US RING_BYTES [BEFORE-CMD]: the workload through a ring of
@@ -55,11 +64,7 @@ ok $? "hog: the workload runs while another process holds the lock for $HOLD ms"
     "$CS" analyze "$T/hog" --exe "$B/examples/workload" --format json -o "$T/hog.json" &&
     "$CS" analyze "$T/hog" --exe "$B/examples/workload" --format json --keep-tracer-time -o "$T/hogk.json"
 ok $? "hog: analyze reads the stream"
-h=$(head -n 1 "$T/hog.txt"); diag "$h"
-is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
-    "hog: every event arrived, none dropped"
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $7, $1}' "$T/hog.txt" | sort)" "$(cat "$T/expect")" \
-    "hog: exact call counts for every function"
+all_exact "$T/hog.txt" "hog: every event arrived, none dropped" "hog"
 short_maxes "$T/hog.json" > "$T/hog.max"
 short_maxes "$T/hogk.json" > "$T/hogk.max"
 half=$((HOLD * 1000000 / 2))
@@ -89,11 +94,7 @@ stream pause 20000000 $((1048576 + 96)) 'stop_client 0.5'
 ok $? "pause: the workload runs while trace_stream is stopped for 0.5 s"
 "$CS" analyze "$T/pause" --exe "$B/examples/workload" --top 0 > "$T/pause.txt"
 ok $? "pause: analyze reads the stream"
-h=$(head -n 1 "$T/pause.txt"); diag "$h"
-is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((2 * calls)) 0 0" \
-    "pause: stopped for less than the bound, every event arrived"
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $7, $1}' "$T/pause.txt" | sort)" "$(cat "$T/expect")" \
-    "pause: exact call counts for every function"
+all_exact "$T/pause.txt" "pause: stopped for less than the bound, every event arrived" "pause"
 grep -q '^note: stream 1: tracers waited [0-9.]* ms for the ring in [0-9]* flushes' "$T/pause.txt"
 ok $? "pause: the writers waited for room, and that is reported"
 

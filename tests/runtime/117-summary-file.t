@@ -84,19 +84,13 @@ is "$(calls_of deep "$T/deep.txt")" "15" "and the 15 within the stack are counte
 
 # --- SIGKILL, and a torn snapshot ---
 need_tools snapshot_victim
-TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_DIR="$T/k" "$TOOLBIN/snapshot_victim" > "$T/kill.out" &
-pid=$!
-track_pid $pid
-for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.4 # several snapshots after the work is done
-kill -KILL $pid
-wait $pid 2>/dev/null
+kill_snapshot_victim TRACE_DIR="$T/k"
 "$CS" analyze "$T/k" --exe "$TOOLBIN/snapshot_victim" --top 0 > "$T/k.txt" 2>&1
 is "$(calls_of work "$T/k.txt")" "10000" "SIGKILL: every call up to the last snapshot is there (work 10000)"
 n=$(grep -o '^note: summary mode: [0-9]* snapshots' "$T/k.txt" | grep -o '[0-9]*')
 [ "${n:-0}" -ge 3 ]
 ok $? "SIGKILL: the run was covered by $n snapshots, every TRACE_SUMMARY_MS"
-is "$(grep -c "^note: summary mode: pid $pid ended without an exit (killed?)" "$T/k.txt") $(grep -c 'ended without an exit' "$T/s.txt")" \
+is "$(grep -c "^note: summary mode: pid $VICTIM_PID ended without an exit (killed?)" "$T/k.txt") $(grep -c 'ended without an exit' "$T/s.txt")" \
     "1 0" "SIGKILL: the report says the run ended without an exit; a normal run's does not"
 f=$(ls "$T/k"/*.bin)
 size=$(stat -c %s "$f")

@@ -68,13 +68,7 @@ start_serve "$T/k"
 KSHM=/callsight-t18k-$$
 track_shm "$KSHM"
 start_trace_stream "$B/trace_stream" "$KSHM"
-TRACE_MODE=summary TRACE_SUMMARY_MS=50 TRACE_ENABLE=1 TRACE_SHM=$KSHM "$TOOLBIN/snapshot_victim" > "$T/kill.out" &
-victim=$!
-track_pid $victim
-for _ in $(seq 100); do grep -q done "$T/kill.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.4 # several snapshots after the work is done
-kill -KILL $victim
-wait $victim 2>/dev/null
+kill_snapshot_victim TRACE_SHM="$KSHM"
 wait "$CLIENT_PID"
 is "$?" "3" "SIGKILL of the tracer: trace_stream drains what it left and exits 3 (tracers lost)"
 stop_serve

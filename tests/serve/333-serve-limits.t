@@ -33,17 +33,22 @@ stop_serve
 is "$($CHECK "$T/m/trace.stream.1.0.bin" | tail -n 1)" "events=4000 mismatched=0 markers= tail=0" \
     "the admitted connection is untouched: all 4000 events"
 
+# serve_100 DIR REGEX SERVE-ARGS...: serve into DIR, a stream of 100 events
+# sent to it, until its log has a line matching REGEX.
+serve_100() {
+    local out=$1 until=$2; shift 2
+    start_serve "$out" "$@"
+    timeout 30 "$GEN" --events 100 --chunk 100 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
+    wait_in "$SERVE_LOG" "$until"
+}
+
 # --- --allow ---
-start_serve "$T/a" --allow 10.0.0.0/8,fd00::/8 --quiet
-timeout 30 "$GEN" --events 100 --chunk 100 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
-wait_in "$SERVE_LOG" "refused: not in --allow"
+serve_100 "$T/a" "refused: not in --allow" --allow 10.0.0.0/8,fd00::/8 --quiet
 grep -Eq "^callsight serve: connection from $P refused: not in --allow$" "$SERVE_LOG"
 ok $? "a peer outside --allow is closed at once, with a log line"
 is "$(ls "$T/a" | wc -l)" 0 "and gets no file"
 stop_serve
-start_serve "$T/a2" --allow 192.168.0.0/16,127.0.0.0/8 --quiet
-timeout 30 "$GEN" --events 100 --chunk 100 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
-wait_in "$SERVE_LOG" "conn 1 closed"
+serve_100 "$T/a2" "conn 1 closed" --allow 192.168.0.0/16,127.0.0.0/8 --quiet
 is "$($CHECK "$T/a2/trace.stream.1.0.bin" | tail -n 1)" "events=100 mismatched=0 markers= tail=0" \
     "a peer inside --allow streams as usual"
 stop_serve
@@ -51,9 +56,7 @@ grep -q "warning" "$SERVE_LOG"
 is $? 1 "a loopback bind prints no warning"
 
 # --- --min-free-mb above what the filesystem has ---
-start_serve "$T/f" --min-free-mb 1073741824 --quiet
-timeout 30 "$GEN" --events 100 --chunk 100 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
-wait_in "$SERVE_LOG" "refused: less than"
+serve_100 "$T/f" "refused: less than" --min-free-mb 1073741824 --quiet
 grep -Eq "^callsight serve: connection from $P refused: less than 1073741824 MB free in $T/f$" "$SERVE_LOG"
 ok $? "--min-free-mb: a new connection is refused while the disk is low"
 is "$(ls "$T/f" | wc -l)" 0 "and gets no file"

@@ -30,14 +30,7 @@ stop_serve
 ls "$T"/stream/trace.stream.*.bin > /dev/null 2>&1
 ok $? "serve wrote trace.stream.<id>.<seq>.bin"
 
-"$CS" analyze "$T/stream" --exe "$B/examples/workload" --top 0 > "$T/s.txt" 2>&1
-ok $? "analyze reads the stream files"
-h=$(head -n 1 "$T/s.txt"); diag "$h"
-events=$(field events "$h")
-[ "$events" -ge 500000 ] && [ "$events" -eq $((2 * calls)) ]
-ok $? "all $((2 * calls)) events (500,000+) arrived"
-is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
-    "threads=26 unmatched_exits=0 dropped=0"
+analyze_workload_stream "$T/stream" "$T/s.txt"
 
 # The same workload in file mode: identical rows (calls and names).
 TRACE_ENABLE=1 TRACE_DIR="$T/files" "$B/examples/workload" $PARAMS > /dev/null
@@ -48,11 +41,8 @@ rows "$T/s.txt" > "$T/s.rows"; rows "$T/f.txt" > "$T/f.rows"
 is "$(wc -l < "$T/s.rows")" "$(wc -l < "$T/expect")" "one row per function"
 diff "$T/s.rows" "$T/f.rows" > "$T/rows.diff"
 ok $? "streamed and file-mode reports have identical calls, names and file:line"
-bad=0
-while read -r f want; do
-    [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
-done < "$T/expect"
-ok $bad "streamed call counts are the exact expected ones"
+exact_calls "$T/s.txt"
+ok $? "streamed call counts are the exact expected ones"
 
 # --- a ring of 1 MiB for a run of 20 MB: it wraps ~20 times ---
 SHM2=/cs-test-wrap-$$

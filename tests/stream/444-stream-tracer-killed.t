@@ -14,10 +14,8 @@ track_shm $SHM
 
 start_serve "$T/out"
 ok $? "serve listens"
-timeout 60 "$B/trace_stream" "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/c1.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
+start_trace_stream "$B/trace_stream" "$SHM" "$T/c1.err"
+client=$CLIENT_PID
 "$TOOLBIN/ringwriter" --linger-ms 60000 "$SHM" 5000 > "$T/rw.out" &
 rw=$!
 track_pid $rw
@@ -45,10 +43,8 @@ is "$($CHECK "$T/out/trace.stream.1.0.bin" | tail -n 1)" "events=5000 mismatched
 # A tracer of another agent holds no liveness lock: it is never taken for dead.
 SHM3=/cs-test-killed3-$$
 track_shm $SHM3
-timeout 60 "$B/trace_stream" "$SHM3" 127.0.0.1 "$SERVE_PORT" 2> "$T/c3.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM3"
+start_trace_stream "$B/trace_stream" "$SHM3" "$T/c3.err"
+client=$CLIENT_PID
 timeout 60 "$TOOLBIN/ringwriter" --legacy 1 --linger-ms 1000 "$SHM3" 700 > "$T/rw3.out"
 is "$(cat "$T/rw3.out")" "ringwriter: generated 700 written 700 dropped 0" "a lock-less tracer wrote 700 events and detached"
 wait $client
@@ -59,10 +55,8 @@ ok $? "and it forwarded all 700 events"
 # The real workload, killed while it runs.
 SHM2=/cs-test-killed2-$$
 track_shm $SHM2
-timeout 60 "$B/trace_stream" "$SHM2" 127.0.0.1 "$SERVE_PORT" 2> "$T/c2.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM2"
+start_trace_stream "$B/trace_stream" "$SHM2" "$T/c2.err"
+client=$CLIENT_PID
 TRACE_ENABLE=1 TRACE_SHM=$SHM2 "$B/examples/workload" 1000 4 10 32 4 > /dev/null 2>&1 &
 wl=$!
 track_pid $wl

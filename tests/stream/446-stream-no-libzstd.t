@@ -41,20 +41,10 @@ stop_serve
 grep -Eq '^callsight serve: conn 1 closed \(' "$SERVE_LOG" && ! grep -qi 'error\|bad\|invalid' "$SERVE_LOG"
 ok $? "serve decoded every raw-block frame and closed the connection normally"
 
-"$CS" analyze "$T/stream" --exe "$B/examples/workload" --top 0 > "$T/s.txt" 2>&1
-ok $? "analyze reads the stream files"
-h=$(head -n 1 "$T/s.txt"); diag "$h"
-events=$(field events "$h")
-[ "$events" -ge 500000 ] && [ "$events" -eq $((2 * calls)) ]
-ok $? "all $((2 * calls)) events (500,000+) arrived"
-is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
-    "threads=26 unmatched_exits=0 dropped=0"
+analyze_workload_stream "$T/stream" "$T/s.txt"
 is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/' "$T/s.txt" | wc -l)" "$(wc -l < "$T/expect")" "one row per function"
-bad=0
-while read -r f want; do
-    [ "$(calls_of "$f" "$T/s.txt")" = "$want" ] || { diag "$f: $(calls_of "$f" "$T/s.txt") want $want"; bad=1; }
-done < "$T/expect"
-ok $bad "streamed call counts are the exact expected ones"
+exact_calls "$T/s.txt"
+ok $? "streamed call counts are the exact expected ones"
 
 # A server that acks the codec whatever the handshake says (no correct one
 # does): the client neither offered it nor codes a single chunk.
