@@ -22,6 +22,9 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Each compile writes the headers it read to $@.d (included at the end), so a
 # header's change rebuilds what includes it, and only that.
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+# What a compile-and-link rule passes on: its sources and objects, not the
+# headers its .d file added to its prerequisites.
+LINK_IN = $(filter %.c %.o,$^)
 
 # src/ holds one folder per role (docs/architecture.md); sources include
 # each other's headers as "folder/name.h" from src/.
@@ -78,17 +81,17 @@ $(BUILD)/runtime/trace.o: runtime/trace.c
 INSTR := -finstrument-functions -g -O2 -Wall -Wextra -Iruntime $(SANFLAGS)
 $(BUILD)/examples/workload: examples/workload.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) $(DEPFLAGS) -fPIE -pie -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -fPIE -pie -o $@ $(LINK_IN) -pthread
 $(BUILD)/examples/workload-nopie: examples/workload.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) $(DEPFLAGS) -fno-pie -no-pie -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -fno-pie -no-pie -o $@ $(LINK_IN) -pthread
 $(BUILD)/examples/%: examples/%.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) $(DEPFLAGS) -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $(LINK_IN) $(LDFLAGS_ALL) $(HOST_LIBS)
 
 # The helper programs the end-to-end tests drive (tests/tools/, each with its
 # usage at the top), built with this pass's compiler and flags, so the ASan
@@ -114,10 +117,10 @@ TRACED_BIN := $(TRACED:%=$(TOOL_DIR)/%)
 TRACED_O  := -finstrument-functions -g -O1 -Wall -Wextra -Iruntime $(SANFLAGS)
 $(TOOL_DIR)/slowcall $(TOOL_DIR)/wrap16: $(TOOL_DIR)/%: tests/recorder/%.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $^ -pthread
+	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
 $(TOOL_DIR)/snapshot_victim: tests/tools/snapshot_victim.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $^ -pthread
+	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
 $(TOOL_DIR)/libw.so: tests/modules/libw.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fPIC -shared -finstrument-functions $(SANFLAGS) $(DEPFLAGS) -o $@ $<

@@ -33,7 +33,7 @@ $(BENCH_OUT)/hookbench-plain: bench/hookbench.c
 
 $(BENCH_OUT)/hookbench-instr: bench/hookbench.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -finstrument-functions -o $@ $^ -pthread
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -finstrument-functions -o $@ $(LINK_IN) -pthread
 
 # uftrace record needs -pg (mcount) or -finstrument-functions; -pg is its
 # native and cheaper path.
@@ -57,4 +57,4 @@ $(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/str
 # tests link them, so the figure is the code `callsight top` runs.
 $(BENCH_OUT)/topfollow: bench/topfollow.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $(LINK_IN) $(LDFLAGS_ALL) $(HOST_LIBS)

@@ -22,7 +22,7 @@ $(TSAN_BUILD)/trace.o: runtime/trace.c
 	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -Iruntime -c $< -o $@
 $(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
 	@mkdir -p $(@D)
-	$(CC) -finstrument-functions $(TSAN_FLAGS) $(DEPFLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
+	$(CC) -finstrument-functions $(TSAN_FLAGS) $(DEPFLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $(LINK_IN) -pthread
 $(TSAN_BUILD)/trace_stream: stream/trace_stream.c
 	@mkdir -p $(@D)
 	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -Iruntime -o $@ $< -lzstd
