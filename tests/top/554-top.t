@@ -28,15 +28,14 @@ ok $? "the workload streamed through serve into trace.stream.*.bin"
 
 "$CS" analyze "$T/stream" --exe "$EXE" --top 0 > "$T/a.txt" 2>&1
 events=$(field events "$(head -n 1 "$T/a.txt")")
-# analyze's rows: calls, name, file:line; top's columns 1, 8 and 9 are those
-arows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
+# analyze's rows (report_rows): calls, name, file:line; top's columns 1, 8 and 9 are those
 trows() { awk '/^ *calls /{f=1; next} f && $1 ~ /^[0-9]+$/ { print $1, $8, $9 }' "$1" | sort; }
 
 "$CS" top "$T/stream" --once --top 0 --exe "$EXE" > "$T/t.txt" 2> "$T/t.err"
 ok $? "top --once exits 0"
 is "$(sed -n 's/.* events \([0-9]*\) .*/\1/p' "$T/t.txt")" "$events" "its header counts analyze's $events events"
 is "$(grep -c '^ *[0-9]* stream ' "$T/t.txt")" 1 "one source, the stream"
-arows "$T/a.txt" > "$T/a.rows"; trows "$T/t.txt" > "$T/t.rows"
+report_rows "$T/a.txt" > "$T/a.rows"; trows "$T/t.txt" > "$T/t.rows"
 is "$(wc -l < "$T/t.rows")" "$(wc -l < "$T/expect")" "one row per function of the workload"
 diff "$T/a.rows" "$T/t.rows" > "$T/rows.diff"
 ok $? "calls, names and file:line are analyze's, row for row"
@@ -84,8 +83,8 @@ is "$?:$(cat "$T/e.err")" "1:callsight top: no trace files in $T/empty" "--once 
 is "$?:$(cat "$T/e.err")" "1:callsight top: --source 2: $T/stream has 1 source" "--source past the sources: exit 1, says how many"
 "$CS" top "$T/stream" --once --source 0 > /dev/null 2> "$T/e.err"
 is "$?:$(cat "$T/e.err")" "2:callsight top: --source 0: sources are numbered from 1 (the # column)" "--source 0: a usage error"
-"$CS" top "$T/stream" --once --exe "$TESTS/54-top.t" > /dev/null 2> "$T/e.err"
-grep -q "^callsight top: warning: --exe $TESTS/54-top.t: not an ELF file" "$T/e.err"
+"$CS" top "$T/stream" --once --exe "$TESTS/top/554-top.t" > /dev/null 2> "$T/e.err"
+grep -q "^callsight top: warning: --exe $TESTS/top/554-top.t: not an ELF file" "$T/e.err"
 ok $? "an --exe that is no ELF file is said at the start ($(head -n 1 "$T/e.err"))"
 
 # --- the screen, in a real terminal ---
