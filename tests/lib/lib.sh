@@ -54,12 +54,7 @@ start_serve() {
     "$CS" serve --host 127.0.0.1 --port 0 --out "$out" "$@" > "$SERVE_LOG" 2>&1 &
     SERVE_PID=$!
     track_pid "$SERVE_PID"
-    SERVE_PORT=""
-    for _ in $(seq 200); do
-        SERVE_PORT=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$SERVE_LOG")
-        [ -n "$SERVE_PORT" ] && return 0
-        sleep 0.05
-    done
+    SERVE_PORT=$("$TESTS/../scripts/serve-port.sh" "$SERVE_LOG") && return 0
     diag "serve did not start: $(cat "$SERVE_LOG")"
     return 1
 }
@@ -220,6 +215,19 @@ kill_snapshot_victim() {
     wait $VICTIM_PID 2>/dev/null
 }
 
+# replay_corpus HARNESS: fuzz/corpus/HARNESS replayed through the harness
+# built without libFuzzer (fuzz/fuzz.mk's replay_HARNESS): it survives every
+# input, replays them all, and the corpus has at least 5.  Three checks.
+replay_corpus() {
+    local dir=$TESTS/../fuzz/corpus/$1 n out
+    n=$(ls "$dir" | wc -l)
+    out=$(timeout 120 "$B/fuzz/replay_$1" "$dir" 2> "$T/$1.err")
+    ok $? "$1: the harness survives its corpus"
+    is "$out" "replay: $n inputs" "$1: all $n inputs replayed"
+    [ "$n" -ge 5 ]
+    ok $? "$1: the corpus is not empty ($n inputs, at least 5)"
+}
+
 # need_tools NAME...: the helper programs the test drives, built by make
 # (check-build) into $TOOLBIN with this pass's compiler and flags.
 need_tools() {
@@ -227,6 +235,10 @@ need_tools() {
         [ -e "$TOOLBIN/$_t" ] || { echo "Bail out! $TOOLBIN/$_t is not built (make check-build)"; exit 1; }
     done
 }
+
+# report_rows REPORT: "calls name (file:line)" of every row of a text
+# report, sorted.
+report_rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
 
 # func_rows DIR EXE: "name file calls" for every row of DIR's report
 # (file without folders or line), sorted.
