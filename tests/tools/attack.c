@@ -47,6 +47,7 @@
 
 #include "trace.h"
 #include "trace_shm.h"
+#include "toolkit.h"
 
 #define MAX_FDS 4096
 
@@ -63,12 +64,6 @@ static void put64(unsigned char *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 static long now_ms(void)
@@ -216,7 +211,7 @@ static int hold(int *fds, int n, int trickle)
             sent++;
             next += 1000;
         }
-        sleep_ms(20);
+        tk_sleep_ms(20);
     }
     free(gone);
     return closed;
@@ -304,7 +299,7 @@ static void wait_for(const char *pause, const char *go)
         fclose(f);
     struct stat st;
     for (int i = 0; i < 3000 && stat(go, &st) != 0; i++)
-        sleep_ms(10);
+        tk_sleep_ms(10);
 }
 
 static int stream(const char *host, int port, char **a, int na)
