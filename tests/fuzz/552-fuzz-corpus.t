@@ -7,13 +7,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 24
 
-FUZZ=$TESTS/../fuzz
 for h in stream_proto trace_reader callgraph trace_config summary stream_sums modlist analyze; do
-    n=$(ls "$FUZZ/corpus/$h" | wc -l)
-    out=$(timeout 120 "$B/fuzz/replay_$h" "$FUZZ/corpus/$h" 2> "$T/$h.err")
-    ok $? "$h: the harness survives its corpus"
-    is "$out" "replay: $n inputs" "$h: all $n inputs replayed"
-    [ "$n" -ge 5 ]
-    ok $? "$h: the corpus is not empty ($n inputs, at least 5)"
+    replay_corpus $h
 done
 exit $_failed

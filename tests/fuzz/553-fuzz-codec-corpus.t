@@ -7,11 +7,5 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 3
 
-CORPUS=$TESTS/../fuzz/corpus/stream_codec
-n=$(ls "$CORPUS" | wc -l)
-out=$(timeout 120 "$B/fuzz/replay_stream_codec" "$CORPUS" 2> "$T/replay.err")
-ok $? "stream_codec: the harness survives its corpus"
-is "$out" "replay: $n inputs" "stream_codec: all $n inputs replayed"
-[ "$n" -ge 5 ]
-ok $? "stream_codec: the corpus is not empty ($n inputs, at least 5)"
+replay_corpus stream_codec
 exit $_failed

@@ -11,22 +11,8 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 21
 
-ROOT=$(cd "$TESTS/.." && pwd)
-P=$T/p
-cp -R "$ROOT/examples/multidir" "$P"
-"$CS" init --build make "$P" > "$T/init.out" 2>&1
-ok $? "callsight init --build make on the example"
-M="make -C $P CALLSIGHT=$CS"
-
-# traced NAME: build app.instr, run it traced, "name calls" of its report.
-traced() {
-    $M instrument > "$T/$1.make" 2>&1 || { sed 's/^/# /' "$T/$1.make"; return 1; }
-    rm -rf "$T/tr-$1"
-    (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
-        func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
-}
-# compiled NAME: the objects that make run NAME compiled, sorted.
-compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
+source "$TESTS/lib/multidir_project.sh"
+multidir_project
 
 printf '# only the network code\ninclude src/net/   # both files\n' > "$P/trace.config"
 traced net

@@ -13,22 +13,8 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 33
 
-ROOT=$(cd "$TESTS/.." && pwd)
-P=$T/p
-cp -R "$ROOT/examples/multidir" "$P"
-"$CS" init --build make "$P" > "$T/init.out" 2>&1
-ok $? "callsight init --build make on the example"
-M="make -C $P CALLSIGHT=$CS"
-
-# traced NAME CONFIG: write trace.config, make instrument, run traced.
-traced() {
-    printf '%s\n' "$2" > "$P/trace.config"
-    $M instrument > "$T/$1.make" 2>&1 || { sed 's/^/# /' "$T/$1.make"; return 1; }
-    rm -rf "$T/tr-$1"
-    (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-$1" ./app.instr > /dev/null) &&
-        func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
-}
-compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
+source "$TESTS/lib/multidir_project.sh"
+multidir_project
 
 traced d0 "include-func run 0   # the function alone"
 is "$(cat "$T/d0.rows")" "run main.c 100" "include-func run 0: run alone"

@@ -81,14 +81,21 @@ is "$(cd "$T/ids" && ls trace.stream.4[2-4].0.bin | tr '\n' ' ')" \
 SERVE_PID=$A_PID; stop INT
 SERVE_PID=$B_PID; stop INT
 
+# paused_gen EVENTS CHUNKS: the generator sends EVENTS in chunks of 1000 to
+# serve and pauses after CHUNKS of them until $T/go exists; returns once
+# it is paused.  Sets G.
+paused_gen() {
+    timeout 60 "$GEN" --events "$1" --chunk 1000 --pause-after "$2" --paused-file "$T/paused" \
+        --resume-file "$T/go" 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &
+    G=$!
+    track_pid $G
+    wait_file "$T/paused"
+}
+
 # --- SIGTERM while a stream is open: what arrived is written, files closed, exit 0 ---
 start_serve "$T/term"
-timeout 60 "$GEN" --events 5000 --chunk 1000 --pause-after 2 --paused-file "$T/paused" \
-    --resume-file "$T/go" 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &
-G=$!
-track_pid $G
-wait_file "$T/paused"
-for _ in $(seq 250); do [ "$(stat -c %s "$T/term/trace.stream.1.0.bin" 2>/dev/null)" = 64080 ] && break; sleep 0.02; done
+paused_gen 5000 2
+wait_size "$T/term/trace.stream.1.0.bin" 64080
 is "$(stat -c %s "$T/term/trace.stream.1.0.bin")" 64080 "two chunks (2000 events) arrived"
 stop TERM; is $? 0 "SIGTERM with a connection open: serve exits 0"
 grep -Eq "^callsight serve: conn 1 closed \($P\): 2000 events, 1 segment, 64080 bytes written, [0-9]+ bytes received, dropped 0 \(server stopping\)$" "$SERVE_LOG"
@@ -103,11 +110,7 @@ wait $G 2>/dev/null
 status_run() { # status_run DIR [serve args]: 6000 events with a pause after 3000
     rm -f "$T/paused" "$T/go"
     start_serve "$@"
-    timeout 60 "$GEN" --events 6000 --chunk 1000 --pause-after 3 --paused-file "$T/paused" \
-        --resume-file "$T/go" 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &
-    G=$!
-    track_pid $G
-    wait_file "$T/paused"
+    paused_gen 6000 3
     sleep 2.5
     touch "$T/go"
     wait $G

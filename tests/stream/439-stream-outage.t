@@ -91,7 +91,7 @@ timeout 30 "$RW" --first 3000 "$SHMB" 500 > /dev/null
 wait_in "$SERVE_LOG" "resumed" > /dev/null
 grep -qx "callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2): 2000 events lost in the gap (0 discarded on the device while disconnected, 2000 lost in flight)" "$SERVE_LOG"
 ok $? "serve: the gap is exactly the 2000 in flight"
-for _ in $(seq 500); do [ "$(stat -c %s "$F1" 2>/dev/null)" = $((80 + 502 * 32)) ] && break; sleep 0.02; done
+wait_size "$F1" $((80 + 502 * 32))
 kill -TERM $cb
 wait $cb
 is $? 0 "SIGTERM: trace_stream sends the rest and exits 0 (what a cut loses in flight only serve can count)"
@@ -130,7 +130,7 @@ wait_in "$T/c.err" "reconnected to 127.0.0.1:$PC" > /dev/null
 is "$(grep "reconnected to" "$T/c.err")" \
     "trace_stream: reconnected to 127.0.0.1:$PC (connection 2); lost to the link so far: 0 events discarded, 7952 dropped by the tracers while disconnected" \
     "trace_stream reconnects and says what the outage cost"
-for _ in $(seq 500); do [ "$(stat -c %s "$G1" 2>/dev/null)" = $((80 + 2050 * 32)) ] && break; sleep 0.02; done
+wait_size "$G1" $((80 + 2050 * 32))
 kill -TERM $cc_
 wait $cc_
 is $? 4 "trace_stream exits 4: events were lost because the connection was cut"
@@ -159,7 +159,7 @@ stream_bg "$T/d.err" --retry 20 "$SHMD" 127.0.0.1 "$SERVE_PORT"
 cd_=$TS_PID
 ringwriter_bg --linger-ms 30000 "$SHMD" 100
 wait_in "$T/d.err" "tracer attached" > /dev/null
-for _ in $(seq 500); do [ "$(stat -c %s "$T/d/trace.stream.1.0.bin" 2>/dev/null)" = $((80 + 101 * 32)) ] && break; sleep 0.02; done
+wait_size "$T/d/trace.stream.1.0.bin" $((80 + 101 * 32))
 kill_serve
 wait_in "$T/d.err" "reconnecting for up to 20 s" > /dev/null
 timeout 30 "$RW" --first 100 "$SHMD" 500 > /dev/null

@@ -36,8 +36,7 @@ analyze_workload_stream "$T/stream" "$T/s.txt"
 TRACE_ENABLE=1 TRACE_DIR="$T/files" "$B/examples/workload" $PARAMS > /dev/null
 "$CS" analyze "$T/files" --exe "$B/examples/workload" --top 0 > "$T/f.txt" 2>&1
 ok $? "the same workload analyzes in file mode"
-rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
-rows "$T/s.txt" > "$T/s.rows"; rows "$T/f.txt" > "$T/f.rows"
+report_rows "$T/s.txt" > "$T/s.rows"; report_rows "$T/f.txt" > "$T/f.rows"
 is "$(wc -l < "$T/s.rows")" "$(wc -l < "$T/expect")" "one row per function"
 diff "$T/s.rows" "$T/f.rows" > "$T/rows.diff"
 ok $? "streamed and file-mode reports have identical calls, names and file:line"
@@ -60,7 +59,7 @@ stop_serve
 h=$(head -n 1 "$T/w.txt"); diag "$h"
 is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" \
     "$((2 * calls)) 26 0 0" "wrap: every event arrived, none dropped, no unmatched exit"
-rows "$T/w.txt" > "$T/w.rows"
+report_rows "$T/w.txt" > "$T/w.rows"
 diff "$T/w.rows" "$T/f.rows" > "$T/wrows.diff"
 ok $? "wrap: the same exact rows as in file mode"
 exit $_failed

@@ -47,7 +47,7 @@ ok $? "serve states the gap's exact size: 0 (the ring kept the 2000 for the new 
 timeout 30 "$RW" --first 3000 "$SHM" 500 > "$T/c.out"
 is "$(cat "$T/c.out")" "ringwriter: generated 500 written 500 dropped 0" "500 events after the reconnection"
 F1=$T/out/trace.stream.1.1.bin
-for _ in $(seq 500); do [ "$(stat -c %s "$F1" 2>/dev/null)" = $((80 + 2501 * 32)) ] && break; sleep 0.02; done
+wait_size "$F1" $((80 + 2501 * 32))
 # Quiet for longer than --idle-timeout: the heartbeat keeps the link.
 sleep 4
 is "$(grep -c "idle: nothing received" "$SERVE_LOG")" 1 "a quiet stream with --heartbeat 1 outlives --idle-timeout 3"

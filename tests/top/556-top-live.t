@@ -72,7 +72,7 @@ wait_serve_closed 1
 events=$(field events "$(head -n 1 "$T/a.txt")")
 capture_until "events $events "
 ok $? "the screen counts analyze's $events events"
-awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$T/a.txt" | sort > "$T/a.rows"
+report_rows "$T/a.txt" > "$T/a.rows"
 screen_rows > "$T/s.rows"
 diff "$T/a.rows" "$T/s.rows" > "$T/rows.diff"
 ok $? "every function's calls, name and file:line on the screen are analyze's"
