@@ -67,3 +67,18 @@ analyze_workload_stream() {
     is "$(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" "26 0 0" \
         "threads=26 unmatched_exits=0 dropped=0"
 }
+
+# stream_workload TRACE_STREAM: serve into $T/stream, and examples/workload
+# with $PARAMS streamed to it through the ring $SHM (big enough for the whole
+# run, with a bounded wait, so nothing may drop) and the trace_stream
+# program given; trace_stream's stderr in $T/client.err.  Three checks:
+# serve listens, the workload runs, trace_stream drains and exits 0.
+stream_workload() {
+    start_serve "$T/stream" --quiet
+    ok $? "serve listens on a free port"
+    TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$1" "$SHM"
+    TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
+    ok $? "workload runs traced with TRACE_SHM"
+    wait "$CLIENT_PID"
+    ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
+}

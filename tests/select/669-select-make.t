@@ -89,12 +89,7 @@ fi
 # --- CMake: the same choice, made at configure time ---
 command -v cmake > /dev/null 2>&1 || "$TESTS/../scripts/deps.sh" install cmake > "$T/deps.out" 2>&1
 if command -v cmake > /dev/null 2>&1; then
-    C=$T/c
-    cp -R "$ROOT/examples/multidir" "$C"
-    "$CS" init --build cmake "$C" > /dev/null 2>&1
-    printf 'include src/net/\n' > "$C/trace.config"
-    (cd "$C" && cmake -S . -B build -DCALLSIGHT_TOOL="$CS" > "$T/cm.cfg" 2>&1 &&
-        cmake --build build --target instr > "$T/cm1.build" 2>&1)
+    cmake_project 'include src/net/' "$T/cm1.build"
     ok $? "cmake: configures with trace.config and builds --target instr"
     cm_rows() {
         rm -rf "$T/tr-cm"

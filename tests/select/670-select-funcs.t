@@ -145,12 +145,7 @@ ok $? "scan: each function and why"
 # --- CMake: the same decisions at configure time ---
 command -v cmake > /dev/null 2>&1 || "$TESTS/../scripts/deps.sh" install cmake > "$T/deps.out" 2>&1
 if command -v cmake > /dev/null 2>&1; then
-    C=$T/c
-    cp -R "$ROOT/examples/multidir" "$C"
-    "$CS" init --build cmake "$C" > /dev/null 2>&1
-    printf 'include-func run 1\n' > "$C/trace.config"
-    (cd "$C" && cmake -S . -B build -DCALLSIGHT_TOOL="$CS" > "$T/cm.cfg" 2>&1 &&
-        cmake --build build --target instr > "$T/cm.build" 2>&1)
+    cmake_project 'include-func run 1' "$T/cm.build"
     ok $? "cmake: include-func configures and builds --target instr"
     rm -rf "$T/tr-cm"
     (cd "$C" && TRACE_ENABLE=1 TRACE_DIR="$T/tr-cm" ./build/app.instr > /dev/null)

@@ -14,14 +14,7 @@ track_shm "$SHM"
 expect_counts $PARAMS > "$T/expect"
 calls=$(awk '{s += $2} END {print s}' "$T/expect")
 
-start_serve "$T/stream" --quiet
-ok $? "serve listens on a free port"
-TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$B/trace_stream" "$SHM"
-client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
-ok $? "workload runs traced with TRACE_SHM"
-wait $client
-ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
+stream_workload "$B/trace_stream"
 diag "$(tail -n 1 "$T/client.err")"
 [ ! -e "/dev/shm$SHM" ]
 ok $? "trace_stream removed the shm segment"

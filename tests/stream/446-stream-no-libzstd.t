@@ -26,14 +26,7 @@ n=$(cd "$T/dev" && cc -E -DTRACE_STREAM_NO_LIBZSTD trace_stream.c | grep -c 'zst
 needed=$(readelf -d "$T/dev/trace_stream" | grep -c 'NEEDED.*zstd')
 is "$n $needed" "0 0" "it includes no zstd.h and links no libzstd"
 
-start_serve "$T/stream" --quiet
-ok $? "serve listens on a free port"
-TRACE_SHM_SIZE=$RING_WHOLE_RUN start_trace_stream "$T/dev/trace_stream" "$SHM"
-client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$B/examples/workload" $PARAMS > /dev/null
-ok $? "workload runs traced with TRACE_SHM"
-wait $client
-ok $? "trace_stream exits 0 once the tracer detached and the ring drained"
+stream_workload "$T/dev/trace_stream"
 summary=$(tail -n 1 "$T/client.err")
 diag "$summary"
 wait_serve_closed 1
