@@ -26,7 +26,8 @@
  * Event i of `stream`: ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40,
  * call_site = 0x500000 + i, tid = 7 + i % 5, kind = i % 2, as streamgen's.
  *
- * Built by the tests with: cc -std=c11 -I runtime -o attack attack.c -lzstd
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o attack attack.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 

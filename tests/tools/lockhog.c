@@ -10,7 +10,8 @@
  * Prints "lockhog: holding the lock" once it first has it (a test waits for
  * that line), and at the end "lockhog: held the lock N times".
  *
- * Built by the tests with: cc -std=c11 -I runtime -o lockhog lockhog.c
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o lockhog lockhog.c
  */
 #define _POSIX_C_SOURCE 200809L
 

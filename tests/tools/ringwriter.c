@@ -25,7 +25,8 @@
  * so that writers one after another continue one sequence, which
  * tracecheck.pl --first checks across a cut connection.  Prints "ringwriter: generated N written W dropped D".
  *
- * Built by the tests with: cc -std=c11 -I runtime -o ringwriter ringwriter.c
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o ringwriter ringwriter.c
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* flock */
