@@ -23,6 +23,15 @@ CHECK="perl $TESTS/tools/tracecheck.pl"
 TS=$B/trace_stream
 W=$B/examples/workload
 
+# term_stream PID ERR STATUS WHAT LAST WHAT2: SIGTERM to trace_stream PID,
+# which exits STATUS (checked as WHAT) with LAST as the last line of ERR,
+# its chunk and byte counts aside (checked as WHAT2).
+term_stream() {
+    kill -TERM "$1"
+    wait "$1"
+    is $? "$3" "$4"
+    is "$(tail -n 1 "$2" | sed 's/in [0-9]* chunks ([0-9]* bytes/in N chunks (N bytes/')" "$5" "$6"
+}
 # the events count of a tracecheck line
 events_of() { sed -n 's/.*events=\([0-9]*\) .*/\1/p'; }
 
@@ -92,10 +101,8 @@ wait_in "$SERVE_LOG" "resumed" > /dev/null
 grep -qx "callsight serve: conn 1: stream [0-9a-f]\{16\} resumed (connection 2): 2000 events lost in the gap (0 discarded on the device while disconnected, 2000 lost in flight)" "$SERVE_LOG"
 ok $? "serve: the gap is exactly the 2000 in flight"
 wait_size "$F1" $((80 + 502 * 32))
-kill -TERM $cb
-wait $cb
-is $? 0 "SIGTERM: trace_stream sends the rest and exits 0 (what a cut loses in flight only serve can count)"
-is "$(tail -n 1 "$T/b.err" | sed 's/in [0-9]* chunks ([0-9]* bytes/in N chunks (N bytes/')" \
+term_stream $cb "$T/b.err" 0 \
+    "SIGTERM: trace_stream sends the rest and exits 0 (what a cut loses in flight only serve can count)" \
     "trace_stream: forwarded 3500 events in N chunks (N bytes on the wire), dropped 0, 2 connections, lost to the link: 0 discarded, 0 dropped by the tracers while disconnected" \
     "its last line: 3500 handed to the link, 2 connections, nothing lost on the device"
 wait_serve_closed 2
@@ -131,10 +138,8 @@ is "$(grep "reconnected to" "$T/c.err")" \
     "trace_stream: reconnected to 127.0.0.1:$PC (connection 2); lost to the link so far: 0 events discarded, 7952 dropped by the tracers while disconnected" \
     "trace_stream reconnects and says what the outage cost"
 wait_size "$G1" $((80 + 2050 * 32))
-kill -TERM $cc_
-wait $cc_
-is $? 4 "trace_stream exits 4: events were lost because the connection was cut"
-is "$(tail -n 1 "$T/c.err" | sed 's/in [0-9]* chunks ([0-9]* bytes/in N chunks (N bytes/')" \
+term_stream $cc_ "$T/c.err" 4 \
+    "trace_stream exits 4: events were lost because the connection was cut" \
     "trace_stream: forwarded 3048 events in N chunks (N bytes on the wire), dropped 7952, 2 connections, lost to the link: 0 discarded, 7952 dropped by the tracers while disconnected" \
     "its last line: the 3048 the ring held, 7952 dropped while disconnected"
 wait_serve_closed 1
