@@ -60,7 +60,7 @@ $(BUILD)/trace_stream: stream/trace_stream.c
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.
-EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
             wiring/callsight.mk wiring/callsight.cmake wiring/trace.config
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)

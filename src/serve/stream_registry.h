@@ -14,7 +14,7 @@
  * looks on disk (stream_series.h).
  *
  * Nobody else may take a stream over: one that sent a resume key
- * (trace_shm.h) is claimed again only with the same key (its hash is kept,
+ * (trace_wire.h) is claimed again only with the same key (its hash is kept,
  * never the key); one without a key is taken over while a connection of it
  * runs only from the same peer address.
  */
