@@ -22,9 +22,10 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Each compile writes the headers it read to $@.d (included at the end), so a
 # header's change rebuilds what includes it, and only that.
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
-# What a compile-and-link rule passes on: its sources and objects, not the
-# headers its .d file added to its prerequisites.
-LINK_IN = $(filter %.c %.o,$^)
+# What a compile-and-link rule passes on: its source and the objects it
+# names, not what its .d file added to its prerequisites (the headers, and
+# a .c that the source #includes, as tests/unit/summary_hist.c does).
+LINK_IN = $< $(filter %.o,$^)
 
 # src/ holds one folder per role (docs/architecture.md); sources include
 # each other's headers as "folder/name.h" from src/.
