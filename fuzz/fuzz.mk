@@ -8,8 +8,8 @@
 #   make fuzz-ci         the same for FUZZ_CI_SECS (10) each; part of `make test`
 #   (check-build)        replay_<harness>: the harness built with $(CC) and no
 #                        libFuzzer, run over fuzz/corpus/<harness>/ by
-#                        tests/52-fuzz-corpus.t (stream_codec's by
-#                        tests/53-fuzz-codec-corpus.t), so the corpus is a
+#                        tests/fuzz/552-fuzz-corpus.t (stream_codec's by
+#                        tests/fuzz/553-fuzz-codec-corpus.t), so the corpus is a
 #                        regression test in both passes of `make test`
 #
 # One harness per file: fuzz/fuzz_<name>.c defines LLVMFuzzerTestOneInput.

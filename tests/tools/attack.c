@@ -1,6 +1,6 @@
 /*
  * attack.c - test helper: a hostile (or a carefully legitimate) peer of
- * callsight serve, for tests/51-serve-hostile.t.
+ * callsight serve, for tests/serve/351-serve-hostile.t.
  *
  *   attack [--src ADDR] [--hold-ms MS] MODE N HOST PORT [MODE ARGS]
  *
@@ -26,7 +26,8 @@
  * Event i of `stream`: ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40,
  * call_site = 0x500000 + i, tid = 7 + i % 5, kind = i % 2, as streamgen's.
  *
- * Built by the tests with: cc -std=c11 -I runtime -o attack attack.c -lzstd
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o attack attack.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -47,17 +48,12 @@
 
 #include "trace.h"
 #include "trace_wire.h"
+#include "toolkit.h"
 
 #define MAX_FDS 4096
 
 static const char *src_addr;
 static long hold_ms;
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static long now_ms(void)
 {
@@ -204,7 +200,7 @@ static int hold(int *fds, int n, int trickle)
             sent++;
             next += 1000;
         }
-        sleep_ms(20);
+        tk_sleep_ms(20);
     }
     free(gone);
     return closed;
@@ -292,7 +288,7 @@ static void wait_for(const char *pause, const char *go)
         fclose(f);
     struct stat st;
     for (int i = 0; i < 3000 && stat(go, &st) != 0; i++)
-        sleep_ms(10);
+        tk_sleep_ms(10);
 }
 
 static int stream(const char *host, int port, char **a, int na)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""codecpeer.py - test helper for tests/48-stream-codec.t and
-tests/46-stream-no-libzstd.t: the peers a codec test needs that the real
+"""codecpeer.py - test helper for tests/stream/448-stream-codec.t and
+tests/stream/446-stream-no-libzstd.t: the peers a codec test needs that the real
 programs cannot play.
 
   codecpeer.py oldserver PORTFILE

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""holdproxy.py - test helper for tests/39-stream-outage.t: a link that a
+"""holdproxy.py - test helper for tests/stream/439-stream-outage.t: a link that a
 test can cut with bytes in flight, so that what a cut loses is known
 exactly instead of left to timing.
 

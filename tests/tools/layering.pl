@@ -5,7 +5,7 @@
 # "path:line: what" (line 0 when the compiler found it, not a line of the
 # file), and exits 1 if there was any; prints nothing and exits 0 when the
 # tree keeps the rules.  FILEs (relative to ROOT) limit the per-file checks
-# to them; the tree-wide ones always run.  tests/01-layering.t runs it on
+# to them; the tree-wide ones always run.  tests/tree/001-layering.t runs it on
 # the checkout and on scratch copies with planted crossings.
 #
 # Two views of each file, so that neither a spelling the compiler accepts

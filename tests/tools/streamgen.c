@@ -19,7 +19,8 @@
  * The handshake carries flags 1 (TICKS), load_bias 0x1000, tick_hz 3000000000,
  * t0_ticks 111, t0_ns 222, hook_ns 33.
  *
- * Built by the tests with: cc -std=c11 -I runtime -o streamgen streamgen.c -lzstd
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o streamgen streamgen.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 

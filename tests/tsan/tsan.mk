@@ -20,18 +20,18 @@ TSAN_FLAGS := -fsanitize=thread -g -O1
 
 $(TSAN_BUILD)/trace.o: $(DIST)/trace.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -c $< -o $@
+	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 $(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
 	@mkdir -p $(@D)
-	$(CC) -finstrument-functions $(TSAN_FLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
+	$(CC) -finstrument-functions $(TSAN_FLAGS) $(DEPFLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $(LINK_IN) -pthread
 $(TSAN_BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -o $@ $< -lzstd
+	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -o $@ $< -lzstd
 
 tsan-host:
 	$(MAKE) BUILD=$(TSAN_BUILD)/host SANFLAGS=-fsanitize=thread OPT=-O1 $(TSAN_BUILD)/host/callsight \
 	    $(TSAN_BUILD)/host/tests/chunkq
 
-tsan-test: all tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
+tsan-test: all $(TOOL_BIN) tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
 	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t tests/tsan/recorder.t \
 	    tests/tsan/serve.t tests/tsan/jobs.t $(TSAN_BUILD)/host/tests/chunkq

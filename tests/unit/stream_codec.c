@@ -16,6 +16,7 @@
 #include "serve/stream_proto.h"
 #include "trace.h"
 #include "trace_wire.h"
+#include "unit.h"
 
 #define EV TRACE_EVENT_SIZE
 
@@ -47,13 +48,7 @@ static uint64_t coded_field(const unsigned char *out, size_t n, size_t i, int of
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rnd(void) { return unit_xorshift(&rng_state); }
 
 /* Code n records, decode them back: 1 when the records come back bit for bit. */
 static int round_trip(struct wire_codec *c, const unsigned char *in, size_t n)
