@@ -20,14 +20,14 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 10
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist analyze
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary sums modlist analyze
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_REPLAY   := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/replay_%)
 
 # What each harness links besides itself.
-FUZZ_DEPS_stream_proto := src/serve/stream_proto.c
+FUZZ_DEPS_stream_proto := src/serve/proto.c
 FUZZ_LIBS_stream_proto := -lzstd
 FUZZ_DEPS_trace_reader := src/read/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
@@ -39,7 +39,7 @@ FUZZ_DEPS_trace_config := src/select/config.c
 FUZZ_LIBS_trace_config :=
 FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
-FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
+FUZZ_DEPS_stream_sums := src/serve/sums.c
 FUZZ_LIBS_stream_sums :=
 FUZZ_DEPS_modlist := src/read/modlist.c
 FUZZ_LIBS_modlist :=
@@ -81,7 +81,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary stream_sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

@@ -60,9 +60,9 @@ plant() {
 H=src/analysis/hist.c
 plant "analysis/ including an output is caught" $H '#include "out/out.h"' \
     'analysis/ may include lib/, read/, not out/'
-plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/stream_file.h"' \
+plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/files.h"' \
     'read/ may include lib/, not serve/'
-plant "serve/ including the analysis is caught" src/serve/stream_conn.c '#include "analysis/analysis.h"' \
+plant "serve/ including the analysis is caught" src/serve/conn.c '#include "analysis/analysis.h"' \
     'serve/ may include lib/, read/, not analysis/'
 plant "lib/ including anything of src/ is caught" src/lib/u64map.c '#include "read/addrindex.h"' \
     'lib/ may include nothing of src/'

@@ -3,12 +3,12 @@
  * their events to trace.stream.<id>.<seq>.bin files for `callsight analyze`.
  *
  * The command owns the listening socket and the connection threads: one
- * thread per connection (stream_conn.c does the protocol and the files,
+ * thread per connection (conn.c does the protocol and the files,
  * with a writer thread of its own that it joins), at most --max-conns at a
  * time.  Every thread is joined: an ended one when the next connection
  * comes, the rest at shutdown, so none outlives the command.  The threads
- * share nothing but the connection-id allocator in stream_file.c and the
- * stream registry (stream_registry.c, for reconnecting clients); the table
+ * share nothing but the connection-id allocator in files.c and the
+ * stream registry (registry.c, for reconnecting clients); the table
  * of slots here is only for shutting sockets down and joining threads.
  * Before a connection gets a thread it must pass --allow and the
  * --min-free-mb floor.
@@ -39,11 +39,11 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "read/stream_series.h"
+#include "serve/conn.h"
 #include "serve/control.h"
+#include "serve/files.h"
 #include "serve/net.h"
-#include "serve/stream_conn.h"
-#include "serve/stream_file.h"
+#include "serve/resume.h"
 
 #define MAX_CONNS 1024      /* --max-conns at most */
 /* Slots: the streaming connections, as many again still shaking hands, and
@@ -77,7 +77,7 @@ struct job {
 };
 
 static atomic_int stopping;
-static struct stream_conn_opts conn_opts;
+static struct conn_opts conn_opts;
 
 /*
  * A connection thread's place, for shutting its socket down and joining it,
@@ -354,8 +354,8 @@ static void writing(void *arg)
 static void *conn_thread(void *arg)
 {
     struct job *j = arg;
-    struct stream_conn_gate gate = {admit, writing, j};
-    stream_conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, &gate);
+    struct conn_gate gate = {admit, writing, j};
+    conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, &gate);
     pthread_mutex_lock(&slots_lock);
     slots[j->slot].fd = -1;
     slots[j->slot].ended = 1;
@@ -461,7 +461,7 @@ static void start_conn(int fd, const char *peer)
     if (!ok) {
         char msg[sizeof why + NET_NAME_MAX + 64];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", peer, why);
-        stream_conn_say_limited("connection from %s refused: %s", peer, why);
+        conn_say_limited("connection from %s refused: %s", peer, why);
         refuse(fd, msg, n);
         free(j);
     }
@@ -477,7 +477,7 @@ static void accept_one(int lfd)
     int fd = accept(lfd, (struct sockaddr *)&ss, &len);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
         /* out of descriptors: the connection waits in the backlog; do not spin on it */
-        stream_conn_say_limited("cannot accept a connection now: %s", strerror(errno));
+        conn_say_limited("cannot accept a connection now: %s", strerror(errno));
         struct timespec pause = {0, 50 * 1000 * 1000};
         nanosleep(&pause, NULL);
         return;
@@ -489,17 +489,17 @@ static void accept_one(int lfd)
     }
     net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
     if (!net_allow_match(&allow, (struct sockaddr *)&ss)) {
-        stream_conn_say_limited("connection from %s refused: not in --allow", peer);
+        conn_say_limited("connection from %s refused: not in --allow", peer);
         refused++;
         close(fd);
         return;
     }
     char why[128];
-    if (stream_file_disk_full(why, sizeof why)) {
+    if (files_disk_full(why, sizeof why)) {
         char msg[NET_NAME_MAX + 300];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s in %s\n", peer, why,
                          out_dir);
-        stream_conn_say_limited("connection from %s refused: %s in %s", peer, why, out_dir);
+        conn_say_limited("connection from %s refused: %s in %s", peer, why, out_dir);
         refused++;
         refuse(fd, msg, n);
         return;
@@ -519,9 +519,9 @@ static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
         FD_SET(lfd, &rd);
         if (cfd >= 0)
             FD_SET(cfd, &rd);
-        struct timespec tick = {STATUS_SECS, 0}; /* for the lines kept quiet (stream_conn_say_limited) */
+        struct timespec tick = {STATUS_SECS, 0}; /* for the lines kept quiet (conn_say_limited) */
         int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, &tick, waitmask);
-        stream_conn_say_flush();
+        conn_say_flush();
         if (rc > 0 && FD_ISSET(lfd, &rd))
             accept_one(lfd);
         if (rc > 0 && cfd >= 0 && FD_ISSET(cfd, &rd))
@@ -577,7 +577,7 @@ static void stop_conns(void)
 static void warn_floors(const struct serve_opts *o)
 {
     struct statvfs sv;
-    uint64_t used = stream_file_dir_bytes();
+    uint64_t used = files_dir_bytes();
     if (o->max_total_mb && used >= (uint64_t)o->max_total_mb * MIB)
         printf("callsight serve: warning: %s already holds %" PRIu64 " MB of traces, at --max-total-mb %ld: "
                "nothing will be written until some are moved away\n", o->out, used >> 20, o->max_total_mb);
@@ -631,17 +631,17 @@ static void take_signals(sigset_t *waitmask)
 int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
-    char where[NET_NAME_MAX], err[STREAM_FILE_ERR_MAX + 64];
+    char where[NET_NAME_MAX], err[FILES_ERR_MAX + 64];
     sigset_t waitmask;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc > 0 ? 0 : 2;
     uint64_t left_out = 0;
-    if (stream_file_init_dir(o.out, err, sizeof err)) {
+    if (files_init_dir(o.out, err, sizeof err)) {
         fprintf(stderr, "callsight serve: %s\n", err);
         return 1;
     }
-    if (stream_series_index_build(stream_file_dir_fd(), &left_out)) {
+    if (resume_index_build(files_dir_fd(), &left_out)) {
         fprintf(stderr, "callsight serve: cannot read %s: %s\n", o.out, strerror(errno));
         return 1;
     }
@@ -658,11 +658,11 @@ int cmd_serve(int argc, char **argv)
     max_per_peer = (int)o.max_per_peer;
     out_dir = o.out;
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;
-    conn_opts = (struct stream_conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
+    conn_opts = (struct conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
                                           o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
                                           min_free_bytes, (uint64_t)o.min_free_inodes,
                                           (uint64_t)o.max_total_mb * MIB};
-    stream_file_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
+    files_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
@@ -695,7 +695,7 @@ int cmd_serve(int argc, char **argv)
     accept_backlog(lfd);
     close(lfd);
     stop_conns();
-    stream_conn_say_flush();
+    conn_say_flush();
     printf("callsight serve: stopped after %lu connection%s", served, served == 1 ? "" : "s");
     if (evicted || refused)
         printf(" (%lu more refused; %lu closed before their handshake to make room)", refused, evicted);

@@ -1,10 +1,10 @@
 /*
- * stream_registry.c - streams seen by serve (see stream_registry.h).
+ * registry.c - streams seen by serve (see registry.h).
  *
  * One mutex and a condition variable for the whole table: it is touched
  * twice per connection, never per chunk.
  */
-#include "stream_registry.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,7 +20,7 @@ struct entry {
     uint64_t id, start_ns;
     int fd;             /* socket of the connection holding it, -1 when idle */
     uint64_t last_use;  /* for eviction */
-    struct stream_prev prev;
+    struct registry_prev prev;
     int tainted;        /* a claim was turned away while it ran: the next gap is not exact */
     int keyed;          /* claimed with a key: only that key claims it again */
     uint64_t key_hash;
@@ -29,12 +29,12 @@ struct entry {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_freed = PTHREAD_COND_INITIALIZER;
-static struct entry table[STREAM_REGISTRY_MAX];
+static struct entry table[REGISTRY_MAX];
 static uint64_t uses;
 
 static int find(uint64_t id, uint64_t start_ns)
 {
-    for (int i = 0; i < STREAM_REGISTRY_MAX; i++)
+    for (int i = 0; i < REGISTRY_MAX; i++)
         if (table[i].used && table[i].id == id && table[i].start_ns == start_ns)
             return i;
     return -1;
@@ -44,7 +44,7 @@ static int find(uint64_t id, uint64_t start_ns)
 static int make_room(void)
 {
     int best = -1;
-    for (int i = 0; i < STREAM_REGISTRY_MAX; i++) {
+    for (int i = 0; i < REGISTRY_MAX; i++) {
         if (!table[i].used)
             return i;
         if (table[i].fd < 0 && (best < 0 || table[i].last_use < table[best].last_use))
@@ -70,14 +70,14 @@ static int take_over(int i)
 /* May who claim entry e?  A key decides when there is one; without, only
  * the same address may cut a live connection (a dead one's series is
  * anyone's to continue, as before keys). */
-static int may_claim(const struct entry *e, const struct stream_claim *who)
+static int may_claim(const struct entry *e, const struct registry_who *who)
 {
     if (e->keyed || who->keyed)
         return e->keyed && who->keyed && e->key_hash == who->key_hash;
     return e->fd < 0 || strcmp(e->host, who->host) == 0;
 }
 
-int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_prev *prev, int *slot)
+int registry_claim(const struct registry_who *who, int fd, struct registry_prev *prev, int *slot)
 {
     uint64_t id = who->id, start_ns = who->start_ns;
     pthread_mutex_lock(&reg_lock);
@@ -117,16 +117,16 @@ int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_
     return rc;
 }
 
-void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received)
+void registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received)
 {
     pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;
-    table[slot].prev = (struct stream_prev){file_id != 0, file_id, next_seq, received, 0};
+    table[slot].prev = (struct registry_prev){file_id != 0, file_id, next_seq, received, 0};
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);
 }
 
-void stream_registry_forget(int slot)
+void registry_forget(int slot)
 {
     pthread_mutex_lock(&reg_lock);
     table[slot] = (struct entry){0};
@@ -135,7 +135,7 @@ void stream_registry_forget(int slot)
     pthread_mutex_unlock(&reg_lock);
 }
 
-void stream_registry_abandon(int slot)
+void registry_abandon(int slot)
 {
     pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;

@@ -1,5 +1,5 @@
 /*
- * stream_registry.h - the streams serve has seen, so a reconnecting client
+ * registry.h - the streams serve has seen, so a reconnecting client
  * continues its own file series and its loss can be counted exactly.
  *
  * A trace_stream client names its stream (random id + start time) in a
@@ -10,23 +10,23 @@
  * the same stream (the device reconnected, so the old link is dead even if
  * TCP has not noticed) shuts the old socket down and waits, bounded, for it
  * to let go.  Bounded size: the least recently used idle entry makes room.
- * In memory only: for a stream a restarted serve does not know, stream_conn.c
- * looks on disk (stream_series.h).
+ * In memory only: for a stream a restarted serve does not know, conn.c
+ * looks on disk (resume.h).
  *
  * Nobody else may take a stream over: one that sent a resume key
  * (trace_shm.h) is claimed again only with the same key (its hash is kept,
  * never the key); one without a key is taken over while a connection of it
  * runs only from the same peer address.
  */
-#ifndef CALLSIGHT_STREAM_REGISTRY_H
-#define CALLSIGHT_STREAM_REGISTRY_H
+#ifndef CALLSIGHT_REGISTRY_H
+#define CALLSIGHT_REGISTRY_H
 
 #include <stdint.h>
 
-#define STREAM_REGISTRY_MAX 256
+#define REGISTRY_MAX 256
 
 /* What serve knows about a stream when a connection claims it. */
-struct stream_prev {
+struct registry_prev {
     int known;          /* an earlier connection of this stream ran here */
     uint32_t file_id;   /* its series' connection id */
     uint32_t next_seq;  /* the segment number to continue with */
@@ -35,10 +35,10 @@ struct stream_prev {
 };
 
 /* Who claims a stream. */
-struct stream_claim {
+struct registry_who {
     uint64_t id, start_ns; /* the stream, from its resume notice */
     int keyed;             /* it sent a resume key ... */
-    uint64_t key_hash;     /* ... whose hash this is (stream_conn.c) */
+    uint64_t key_hash;     /* ... whose hash this is (conn.c) */
     const char *host;      /* the peer's address, without the port */
 };
 
@@ -48,18 +48,18 @@ struct stream_claim {
  * connection would not let go in time; -2 when the claim is refused (the
  * key differs, or a live stream without a key is claimed from another
  * address).  On -1 and -2 the caller starts a new series.  The returned
- * slot is passed to stream_registry_release.
+ * slot is passed to registry_release.
  */
-int stream_registry_claim(const struct stream_claim *who, int fd, struct stream_prev *prev, int *slot);
+int registry_claim(const struct registry_who *who, int fd, struct registry_prev *prev, int *slot);
 
 /* The connection ends: remember where its series stands (file_id 0: it has none). */
-void stream_registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
+void registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received);
 
 /* The connection ends having written nothing: the stream stands where it did. */
-void stream_registry_abandon(int slot);
+void registry_abandon(int slot);
 
 /* The claim turned out not to be the stream's (its series on disk has
  * another key): drop the entry it made, so it binds nobody. */
-void stream_registry_forget(int slot);
+void registry_forget(int slot);
 
 #endif

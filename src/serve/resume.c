@@ -1,11 +1,11 @@
 /*
- * stream_series.c - a resumable stream's series on disk (see stream_series.h).
+ * resume.c - a resumable stream's series on disk (see resume.h).
  *
  * Only the connection thread of a reconnecting stream that the registry
  * does not know counts, holding that stream's registry slot, so no other
  * connection writes the files it counts.  The index is shared: one mutex.
  */
-#include "stream_series.h"
+#include "resume.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stream_name.h"
+#include "segname.h"
 #include "trace.h"
 
 #define REC TRACE_EVENT_SIZE
@@ -58,7 +58,7 @@ static int open_segment(int dirfd, uint32_t id, uint32_t seq)
     char name[64];
     unsigned char h[TRACE_FILE_HEADER_SIZE];
     struct stat st;
-    if (stream_name_path(name, sizeof name, ".", id, seq))
+    if (segname_path(name, sizeof name, ".", id, seq))
         return -1;
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
@@ -139,7 +139,7 @@ static void index_put(const struct indexed *e)
 {
     if (index_n == index_cap) {
         size_t cap = index_cap ? 2 * index_cap : 64;
-        struct indexed *p = cap <= STREAM_SERIES_INDEX_MAX ? realloc(index_of, cap * sizeof *p) : NULL;
+        struct indexed *p = cap <= RESUME_INDEX_MAX ? realloc(index_of, cap * sizeof *p) : NULL;
         if (!p) {
             index_left_out++;
             return;
@@ -150,7 +150,7 @@ static void index_put(const struct indexed *e)
     index_of[index_n++] = *e;
 }
 
-void stream_series_index_add(uint64_t sid, uint64_t start_ns, uint32_t file_id, int keyed, uint64_t key_hash)
+void resume_index_add(uint64_t sid, uint64_t start_ns, uint32_t file_id, int keyed, uint64_t key_hash)
 {
     struct indexed e = {sid, start_ns, file_id, keyed, key_hash};
     pthread_mutex_lock(&index_lock);
@@ -169,7 +169,7 @@ static DIR *open_dir(int dirfd)
     return d;
 }
 
-int stream_series_index_build(int dirfd, uint64_t *left_out)
+int resume_index_build(int dirfd, uint64_t *left_out)
 {
     DIR *d = open_dir(dirfd);
     if (!d)
@@ -180,7 +180,7 @@ int stream_series_index_build(int dirfd, uint64_t *left_out)
     index_n = 0;
     index_left_out = 0;
     for (struct dirent *de; (de = readdir(d));)
-        if (stream_name_parse(de->d_name, &id, &seq) && seq == 0 && read_names(dirfd, id, &e))
+        if (segname_parse(de->d_name, &id, &seq) && seq == 0 && read_names(dirfd, id, &e))
             index_put(&e);
     *left_out = index_left_out;
     pthread_mutex_unlock(&index_lock);
@@ -190,7 +190,7 @@ int stream_series_index_build(int dirfd, uint64_t *left_out)
 
 /* Add one segment's device records to out; a torn last record is not one. -1 on a read error. */
 static int count_segment(int dirfd, uint32_t id, uint32_t seq, unsigned char *buf,
-                         struct stream_found *out)
+                         struct resume_found *out)
 {
     int fd = open_segment(dirfd, id, seq), stop = 0;
     size_t have = 0;
@@ -225,12 +225,12 @@ static int listed(const uint32_t *ids, int n, uint32_t id)
  * series of the stream with another key.
  */
 static int find_ids(uint64_t sid, uint64_t start_ns, int keyed, uint64_t key_hash, uint32_t *ids, int *others,
-                    struct stream_found *out)
+                    struct resume_found *out)
 {
     int n = 0;
     *others = 0;
     pthread_mutex_lock(&index_lock);
-    for (size_t i = 0; i < index_n && n < STREAM_SERIES_MAX; i++) {
+    for (size_t i = 0; i < index_n && n < RESUME_SERIES_MAX; i++) {
         const struct indexed *e = &index_of[i];
         if (e->sid != sid || e->start_ns != start_ns)
             continue;
@@ -247,13 +247,13 @@ static int find_ids(uint64_t sid, uint64_t start_ns, int keyed, uint64_t key_has
 }
 
 /* Count those series' records and find where the newest continues. */
-static int count_ids(DIR *d, int dirfd, const uint32_t *ids, int n, struct stream_found *out)
+static int count_ids(DIR *d, int dirfd, const uint32_t *ids, int n, struct resume_found *out)
 {
     unsigned char *buf = malloc(BUF_RECS * REC);
     uint32_t id, seq;
     int rc = buf ? 0 : -1;
     for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!stream_name_parse(e->d_name, &id, &seq) || !listed(ids, n, id))
+        if (!segname_parse(e->d_name, &id, &seq) || !listed(ids, n, id))
             continue;
         rc = count_segment(dirfd, id, seq, buf, out);
         if (id == out->file_id && seq >= out->next_seq)
@@ -263,10 +263,10 @@ static int count_ids(DIR *d, int dirfd, const uint32_t *ids, int n, struct strea
     return rc;
 }
 
-int stream_series_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, int keyed,
-                       struct stream_found *out)
+int resume_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, int keyed,
+                       struct resume_found *out)
 {
-    uint32_t ids[STREAM_SERIES_MAX];
+    uint32_t ids[RESUME_SERIES_MAX];
     int others;
     memset(out, 0, sizeof *out);
     int n = find_ids(id, start_ns, keyed, key_hash, ids, &others, out);
