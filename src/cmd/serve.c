@@ -8,7 +8,7 @@
  * time.  Every thread is joined: an ended one when the next connection
  * comes, the rest at shutdown, so none outlives the command.  The threads
  * share nothing but the connection-id allocator in files.c and the
- * stream registry (registry.c, for reconnecting clients); the table
+ * resume claims (resume.c, for reconnecting clients); the table
  * of slots here is only for shutting sockets down and joining threads.
  * Before a connection gets a thread it must pass --allow and the
  * --min-free-mb floor.

@@ -5,7 +5,7 @@
  * the reader (the connection's own thread) reads the socket, checks each
  * chunk and decompresses it into one of CONN_SLOTS buffers of a bounded
  * queue (chunkq.h); the writer takes them in order, decodes coded chunks
- * and does everything that touches the files, the registry or the lines
+ * and does everything that touches the files, the resume claim or the lines
  * about the stream, exactly as one thread did before.  The reader ends the
  * queue when the stream ends, however it ends, and joins the writer before
  * the close line and the last marker are written, so the writer has
@@ -49,8 +49,8 @@
  *
  * The file is opened at the first chunk, not at the handshake: a resume
  * notice there (trace_stream sends one after every handshake) says whether
- * this connection continues an earlier one's series (registry.c, or
- * after a restart of serve, resume.c), and a new series of a
+ * this connection continues an earlier one's series (resume.c: the
+ * registry, or after a restart of serve the disk), and a new series of a
  * resumable stream starts with a TRACE_MARK_STREAM_ID naming it.
  * A silent socket is closed after --idle-timeout; the handshake must be
  * whole CONN_HANDSHAKE_MS after accept, and a chunk that has begun must
@@ -77,14 +77,12 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "chunkq.h"
 #include "files.h"
 #include "net.h"
 #include "proto.h"
-#include "registry.h"
 #include "resume.h"
 #include "stream_codec.h"
 #include "sums.h"
@@ -414,7 +412,7 @@ size_t conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *ta
  * its stream's series.  Opened at the first chunk, because a resume notice
  * there says which.  0, or -1 (said).
  */
-static int open_file(struct conn *c, const struct registry_prev *prev)
+static int open_file(struct conn *c, const struct resume_claim *prev)
 {
     char err[FILES_ERR_MAX + 64];
     const struct conn_opts *o = c->o;
@@ -598,37 +596,15 @@ static void on_tracer_lost(struct conn *c, const unsigned char *raw)
     report_news(c, files_mark(&c->file, TRACE_MARK_TRACER_VANISHED, c->vanished));
 }
 
-/*
- * A stream the registry does not know, coming back: serve may have been
- * restarted into the same directory, so look for its series on disk.
- * Returns whether prev->received is exact (it is not when a connection of
- * the series stopped writing and discarded what it still read).
- */
-static int prev_from_disk(struct conn *c, const struct proto_resume *r, struct registry_prev *prev,
-                          int *refused)
-{
-    struct resume_found s;
-    if (resume_find(files_dir_fd(), r->stream_id, r->start_ns, c->key_hash, c->have_key, &s)) {
-        say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
-            r->stream_id, c->o->dir, strerror(errno));
-        return 1;
-    }
-    *refused = s.refused;
-    if (s.found)
-        *prev = (struct registry_prev){1, s.file_id, s.next_seq, s.received, 0};
-    return s.exact;
-}
-
 /* A resumed stream whose loss cannot be counted: say why, and leave an unsized gap. */
-static void unsized_gap(struct conn *c, const struct proto_resume *r, const struct registry_prev *prev,
-                        int exact)
+static void unsized_gap(struct conn *c, const struct proto_resume *r, const struct resume_claim *prev)
 {
     unsigned id = (unsigned)c->file.id;
-    if (prev->inexact)
+    if (prev->turned_away)
         say("conn %u: stream %016" PRIx64 " resumed (connection %u); a connection of it was turned away "
             "meanwhile (another address, or an old one that would not let go), so the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq);
-    else if (prev->known && !exact)
+    else if (prev->known && !prev->exact)
         say("conn %u: stream %016" PRIx64 " resumed (connection %u) after a restart of serve; a connection "
             "of its series stopped writing (budget, disk or write error), so the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq);
@@ -643,56 +619,20 @@ static void unsized_gap(struct conn *c, const struct proto_resume *r, const stru
     report_news(c, files_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
 }
 
-/* A resume claim the registry (or the disk) refused: say why; the
- * connection gets a series of its own, nameless, so no later claim finds it. */
-static void refused_claim(struct conn *c, const char *why)
-{
-    say_pre("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
-        c->resume.stream_id, why);
-}
-
-/* The key's hash, as TRACE_MARK_STREAM_KEY carries it: SHA-256's first 8 bytes. */
-static int hash_key(const unsigned char *key, uint64_t *out)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
-        return -1;
-    *out = le64_at(md);
-    return 0;
-}
-
-/* Claim the stream in the registry, or (unknown there, a reconnection)
- * find its series on disk.  0 claimed or new, -2 refused (said). */
-static int claim_stream(struct conn *c, struct registry_prev *prev, int *exact)
+/* Claim the stream (resume.h), and say what the claim could not do. */
+static void claim_stream(struct conn *c, struct resume_claim *cl)
 {
     char host[NET_NAME_MAX];
     net_host_of(c->peer, host, sizeof host);
-    struct registry_who who = {c->resume.stream_id, c->resume.start_ns, c->have_key, c->key_hash, host};
-    int rc = registry_claim(&who, c->fd, prev, &c->slot);
-    if (rc == -2) {
-        c->slot = -1;
-        refused_claim(c, c->have_key ? "its resume key does not match" : "it runs on a connection from another address");
-        return -2;
-    }
-    int refused = 0;
-    if (rc)
-        c->slot = -1;
-    /* Not known here: the index says whether the stream has series on disk
-     * (serve restarted, or the entry made room), and whose key they bear,
-     * whatever the resume claims its connection number is. */
-    else if (!prev->known)
-        *exact = prev_from_disk(c, &c->resume, prev, &refused);
-    if (prev->inexact)
-        *exact = 0;
-    if (refused) {
-        registry_forget(c->slot);
-        c->slot = -1;
-        refused_claim(c, c->have_key ? "its resume key does not match its series on disk"
-                                     : "its series on disk was started with a resume key");
-        return -2;
-    }
-    return 0;
+    struct resume_who who = {c->resume.stream_id, c->resume.start_ns, c->have_key, c->key_hash, host};
+    resume_claim(&who, c->fd, cl);
+    c->slot = cl->slot;
+    if (cl->disk_errno)
+        say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
+            c->resume.stream_id, c->o->dir, strerror(cl->disk_errno));
+    if (cl->refused) /* a series of its own, nameless, so no later claim finds it */
+        say_pre("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
+                c->resume.stream_id, cl->refused);
 }
 
 /*
@@ -706,12 +646,11 @@ static int claim_stream(struct conn *c, struct registry_prev *prev, int *exact)
 static int on_resume(struct conn *c)
 {
     const struct proto_resume *r = &c->resume;
-    struct registry_prev prev = {0, 0, 0, 0, 0};
-    int exact = 1;
-    int refused = claim_stream(c, &prev, &exact) == -2;
+    struct resume_claim prev;
+    claim_stream(c, &prev);
     if (open_file(c, &prev))
         return -1;
-    if (refused)
+    if (prev.refused)
         return 0;
     if (c->file.seq == 0) {
         report_news(c, files_mark_at(&c->file, TRACE_MARK_STREAM_ID, r->stream_id, r->start_ns));
@@ -722,8 +661,8 @@ static int on_resume(struct conn *c)
     c->stream_received = prev.received;
     if (r->conn_seq <= 1)
         return 0;
-    if (!prev.known || !exact || r->sent < prev.received) {
-        unsized_gap(c, r, &prev, exact);
+    if (!prev.known || !prev.exact || r->sent < prev.received) {
+        unsized_gap(c, r, &prev);
         return 0;
     }
     uint64_t lost = r->sent + r->discarded - prev.received;
@@ -891,7 +830,7 @@ static int take_intro(struct conn *c, const struct proto_chunk *h, const unsigne
                  "handshake promised the resume key", c->chunks_written, (unsigned)h->type);
         return 3;
     }
-    if (hash_key(raw, &c->key_hash)) {
+    if (resume_key_hash(raw, &c->key_hash)) {
         snprintf(c->writer_end, sizeof c->writer_end, "error: cannot hash the resume key (SHA-256)");
         return 3;
     }
@@ -993,8 +932,7 @@ static void finish(struct conn *c)
         report_news(c, c->slot >= 0 ? files_mark(&c->file, TRACE_MARK_STREAM_CUT, c->stream_received)
                                     : files_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
     files_close(&c->file);
-    if (c->slot >= 0)
-        registry_release(c->slot, f->id, f->seq + 1, c->stream_received);
+    resume_release(c->slot, f->id, f->seq + 1, c->stream_received);
     if (f->discarded)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
                                 f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low"
@@ -1042,8 +980,8 @@ void conn_serve(int fd, const char *peer, const struct conn_opts *o, uint64_t ac
     listed_remove(&c); /* the writer, which lists it, is done; the caller closes the socket after */
     if (rc != 2)
         finish(&c);
-    else if (c.slot >= 0)
-        registry_abandon(c.slot);
+    else
+        resume_abandon(c.slot);
     ZSTD_freeDCtx(c.dctx);
     chunkq_free(c.q);
     free(c.frame);

@@ -1,9 +1,14 @@
 /*
- * resume.c - a resumable stream's series on disk (see resume.h).
+ * resume.c - a reconnecting stream's claim (see resume.h): the registry of
+ * streams in memory, the index of series on disk, and the count of what a
+ * series on disk holds.
  *
- * Only the connection thread of a reconnecting stream that the registry
- * does not know counts, holding that stream's registry slot, so no other
- * connection writes the files it counts.  The index is shared: one mutex.
+ * The registry has one mutex and a condition variable for the whole table:
+ * it is touched twice per connection, never per chunk.  The index is shared
+ * too: one mutex of its own.  Only the connection thread of a reconnecting
+ * stream that the registry does not know counts its files, holding that
+ * stream's registry entry, so no other connection writes the files it
+ * counts.
  */
 #include "resume.h"
 
@@ -15,9 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include "files.h"
 #include "segname.h"
 #include "trace.h"
 
@@ -285,29 +295,25 @@ int resume_find(int dirfd, uint64_t id, uint64_t start_ns, uint64_t key_hash, in
     return rc;
 }
 
-/*
- * registry.c - streams seen by serve (see registry.h).
- *
- * One mutex and a condition variable for the whole table: it is touched
- * twice per connection, never per chunk.
- */
-#include "registry.h"
-
-#include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
+/* ---- the registry, in memory ------------------------------------------ */
 
 #define HANDOVER_WAIT_S 5 /* for a superseded connection to finish */
+
+/* Where a stream stood when its last connection ended. */
+struct prev {
+    int known;          /* an earlier connection of this stream ran here */
+    uint32_t file_id;   /* its series' connection id */
+    uint32_t next_seq;  /* the segment number to continue with */
+    uint64_t received;  /* records received on all its earlier connections */
+    int inexact;        /* a connection of it was turned away meanwhile (its records are elsewhere) */
+};
 
 struct entry {
     int used;
     uint64_t id, start_ns;
     int fd;             /* socket of the connection holding it, -1 when idle */
     uint64_t last_use;  /* for eviction */
-    struct registry_prev prev;
+    struct prev prev;
     int tainted;        /* a claim was turned away while it ran: the next gap is not exact */
     int keyed;          /* claimed with a key: only that key claims it again */
     uint64_t key_hash;
@@ -316,12 +322,12 @@ struct entry {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_freed = PTHREAD_COND_INITIALIZER;
-static struct entry table[REGISTRY_MAX];
+static struct entry table[RESUME_REGISTRY_MAX];
 static uint64_t uses;
 
 static int find(uint64_t id, uint64_t start_ns)
 {
-    for (int i = 0; i < REGISTRY_MAX; i++)
+    for (int i = 0; i < RESUME_REGISTRY_MAX; i++)
         if (table[i].used && table[i].id == id && table[i].start_ns == start_ns)
             return i;
     return -1;
@@ -331,7 +337,7 @@ static int find(uint64_t id, uint64_t start_ns)
 static int make_room(void)
 {
     int best = -1;
-    for (int i = 0; i < REGISTRY_MAX; i++) {
+    for (int i = 0; i < RESUME_REGISTRY_MAX; i++) {
         if (!table[i].used)
             return i;
         if (table[i].fd < 0 && (best < 0 || table[i].last_use < table[best].last_use))
@@ -357,14 +363,14 @@ static int take_over(int i)
 /* May who claim entry e?  A key decides when there is one; without, only
  * the same address may cut a live connection (a dead one's series is
  * anyone's to continue, as before keys). */
-static int may_claim(const struct entry *e, const struct registry_who *who)
+static int may_claim(const struct entry *e, const struct resume_who *who)
 {
     if (e->keyed || who->keyed)
         return e->keyed && who->keyed && e->key_hash == who->key_hash;
     return e->fd < 0 || strcmp(e->host, who->host) == 0;
 }
 
-int registry_claim(const struct registry_who *who, int fd, struct registry_prev *prev, int *slot)
+static int registry_claim(const struct resume_who *who, int fd, struct prev *prev, int *slot)
 {
     uint64_t id = who->id, start_ns = who->start_ns;
     pthread_mutex_lock(&reg_lock);
@@ -404,16 +410,18 @@ int registry_claim(const struct registry_who *who, int fd, struct registry_prev 
     return rc;
 }
 
-void registry_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received)
+void resume_release(int slot, uint32_t file_id, uint32_t next_seq, uint64_t received)
 {
+    if (slot < 0)
+        return;
     pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;
-    table[slot].prev = (struct registry_prev){file_id != 0, file_id, next_seq, received, 0};
+    table[slot].prev = (struct prev){file_id != 0, file_id, next_seq, received, 0};
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);
 }
 
-void registry_forget(int slot)
+static void registry_forget(int slot)
 {
     pthread_mutex_lock(&reg_lock);
     table[slot] = (struct entry){0};
@@ -422,10 +430,74 @@ void registry_forget(int slot)
     pthread_mutex_unlock(&reg_lock);
 }
 
-void registry_abandon(int slot)
+void resume_abandon(int slot)
 {
+    if (slot < 0)
+        return;
     pthread_mutex_lock(&reg_lock);
     table[slot].fd = -1;
     pthread_cond_broadcast(&reg_freed);
     pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- a claim ------------------------------------------------------------ */
+
+int resume_key_hash(const unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE], uint64_t *out)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
+        return -1;
+    *out = get_le(md, 8);
+    return 0;
+}
+
+/*
+ * A stream the registry does not know: serve may have been restarted into
+ * the same directory (or the entry made room), so the index says whether
+ * the stream has series on disk and whose key they bear, whatever the
+ * resume claims its connection number is.  -2 when they bear another key.
+ */
+static int from_disk(const struct resume_who *who, struct prev *prev, struct resume_claim *out)
+{
+    struct resume_found s;
+    if (resume_find(files_dir_fd(), who->id, who->start_ns, who->key_hash, who->keyed, &s)) {
+        out->disk_errno = errno;
+        return 0;
+    }
+    if (s.refused)
+        return -2;
+    if (s.found)
+        *prev = (struct prev){1, s.file_id, s.next_seq, s.received, 0};
+    out->exact = s.exact;
+    return 0;
+}
+
+void resume_claim(const struct resume_who *who, int fd, struct resume_claim *out)
+{
+    struct prev prev = {0, 0, 0, 0, 0};
+    memset(out, 0, sizeof *out);
+    out->slot = -1;
+    out->exact = 1;
+    int rc = registry_claim(who, fd, &prev, &out->slot);
+    if (rc == -2) {
+        out->refused = who->keyed ? "its resume key does not match" : "it runs on a connection from another address";
+        return;
+    }
+    if (rc)
+        out->slot = -1;
+    else if (!prev.known && from_disk(who, &prev, out) == -2) {
+        registry_forget(out->slot); /* so the entry binds nobody */
+        out->slot = -1;
+        out->refused = who->keyed ? "its resume key does not match its series on disk"
+                                  : "its series on disk was started with a resume key";
+        return;
+    }
+    out->known = prev.known;
+    out->file_id = prev.file_id;
+    out->next_seq = prev.next_seq;
+    out->received = prev.received;
+    out->turned_away = prev.inexact;
+    if (prev.inexact)
+        out->exact = 0;
 }
