@@ -20,7 +20,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 10
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary sums modlist analyze
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist analyze
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -81,7 +81,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary stream_sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)
