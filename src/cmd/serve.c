@@ -2,16 +2,10 @@
  * serve.c - `callsight serve`: receive trace_stream connections and write
  * their events to trace.stream.<id>.<seq>.bin files for `callsight analyze`.
  *
- * The command owns the listening socket and the connection threads: one
- * thread per connection (conn.c does the protocol and the files,
- * with a writer thread of its own that it joins), at most --max-conns at a
- * time.  Every thread is joined: an ended one when the next connection
- * comes, the rest at shutdown, so none outlives the command.  The threads
- * share nothing but the connection-id allocator in files.c and the
- * resume claims (resume.c, for reconnecting clients); the table
- * of slots here is only for shutting sockets down and joining threads.
- * Before a connection gets a thread it must pass --allow and the
- * --min-free-mb floor.
+ * The command reads the options, prepares the directory and the listening
+ * socket, and hands them to serve/: admit.c accepts connections within the
+ * caps and runs a thread per connection (conn.c: the protocol and the
+ * files), every one joined before the command ends.
  *
  * SIGINT/SIGTERM are blocked in every thread and taken only while the main
  * thread waits in pselect(), so accepting stops cleanly: the open sockets are
@@ -24,31 +18,26 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "serve/admit.h"
 #include "serve/conn.h"
 #include "serve/control.h"
 #include "serve/files.h"
 #include "serve/net.h"
 #include "serve/resume.h"
 
-#define MAX_CONNS 1024      /* --max-conns at most */
-/* Slots: the streaming connections, as many again still shaking hands, and
- * room for evicted ones whose threads are ending. */
-#define MAX_SLOTS (2 * MAX_CONNS + 64)
+#define MAX_CONNS ADMIT_MAX_CONNS
 #define DEFAULT_CONNS 64
 #define DEFAULT_PER_PEER 16
 #define DEFAULT_IDLE_S 300
@@ -73,7 +62,6 @@ static atomic_int stopping;
 static struct conn_opts conn_opts;
 
 static struct net_allow allow;
-static const char *out_dir;
 static uint64_t min_free_bytes;
 
 static void on_stop_signal(int sig)
@@ -321,17 +309,14 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "callsight serve: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < MAX_SLOTS; i++)
-        slots[i] = (struct slot){.fd = -1};
-    max_conns = (int)o.max_conns;
-    max_per_peer = (int)o.max_per_peer;
-    out_dir = o.out;
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;
     conn_opts = (struct conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
-                                          o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
-                                          min_free_bytes, (uint64_t)o.min_free_inodes,
-                                          (uint64_t)o.max_total_mb * MIB};
+                                   o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
+                                   min_free_bytes, (uint64_t)o.min_free_inodes,
+                                   (uint64_t)o.max_total_mb * MIB};
     files_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
+    struct admit_opts ao = {(int)o.max_conns, (int)o.max_per_peer, &allow, o.out, &conn_opts};
+    admit_init(&ao);
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
@@ -359,15 +344,19 @@ int cmd_serve(int argc, char **argv)
         printf("callsight serve: warning: no control socket (%s): `callsight trigger` cannot reach this "
                "serve\n", err);
     fflush(stdout);
-    rc = accept_loop(lfd, cfd, &waitmask);
+    rc = admit_loop(lfd, cfd, &waitmask);
+    if (rc)
+        fprintf(stderr, "callsight serve: waiting for connections failed: %s\n", strerror(errno));
     control_close(cfd, o.out);
-    accept_backlog(lfd);
+    admit_backlog(lfd);
     close(lfd);
-    stop_conns();
+    admit_stop();
     conn_say_flush();
-    printf("callsight serve: stopped after %lu connection%s", served, served == 1 ? "" : "s");
-    if (evicted || refused)
-        printf(" (%lu more refused; %lu closed before their handshake to make room)", refused, evicted);
+    struct admit_counts k;
+    admit_counts(&k);
+    printf("callsight serve: stopped after %lu connection%s", k.served, k.served == 1 ? "" : "s");
+    if (k.evicted || k.refused)
+        printf(" (%lu more refused; %lu closed before their handshake to make room)", k.refused, k.evicted);
     printf("\n");
     fflush(stdout);
     return rc ? 1 : 0;

@@ -1,3 +1,33 @@
+/*
+ * admit.c - serve's connection threads and their caps (see admit.h).
+ *
+ * A table of slots, one per connection thread.  The threads share nothing
+ * but the connection-id allocator and the disk's accounts in files.c and
+ * the resume claims (resume.c); the slots are only for the caps, shutting
+ * sockets down and joining threads.
+ */
+#include "admit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "files.h"
+
+/* Slots: the streaming connections, as many again still shaking hands, and
+ * room for evicted ones whose threads are ending. */
+#define MAX_SLOTS (2 * ADMIT_MAX_CONNS + 64)
+
+/* An accepted connection, handed to its thread. */
 struct job {
     int fd;
     int slot;
@@ -31,7 +61,8 @@ static struct slot slots[MAX_SLOTS];
 static int active;
 static unsigned long served;
 static atomic_ulong evicted, refused; /* also counted by the accepting thread, outside slots_lock */
-static int max_conns = DEFAULT_CONNS, max_per_peer = DEFAULT_PER_PEER;
+static int max_conns, max_per_peer;
+static const struct admit_opts *opts;
 
 /* ---- connection threads ------------------------------------------------ */
 
@@ -113,7 +144,7 @@ static void *conn_thread(void *arg)
 {
     struct job *j = arg;
     struct conn_gate gate = {admit, writing, j};
-    conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, &gate);
+    conn_serve(j->fd, j->peer, opts->conn, j->accepted_ms, &gate);
     pthread_mutex_lock(&slots_lock);
     slots[j->slot].fd = -1;
     slots[j->slot].ended = 1;
@@ -225,7 +256,7 @@ static void start_conn(int fd, const char *peer)
     }
 }
 
-/* ---- the command ------------------------------------------------------- */
+/* ---- accepting --------------------------------------------------------- */
 
 static void accept_one(int lfd)
 {
@@ -246,7 +277,7 @@ static void accept_one(int lfd)
         return;
     }
     net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
-    if (!net_allow_match(&allow, (struct sockaddr *)&ss)) {
+    if (!net_allow_match(opts->allow, (struct sockaddr *)&ss)) {
         conn_say_limited("connection from %s refused: not in --allow", peer);
         refused++;
         close(fd);
@@ -256,8 +287,8 @@ static void accept_one(int lfd)
     if (files_disk_full(why, sizeof why)) {
         char msg[NET_NAME_MAX + 300];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s in %s\n", peer, why,
-                         out_dir);
-        conn_say_limited("connection from %s refused: %s in %s", peer, why, out_dir);
+                         opts->dir);
+        conn_say_limited("connection from %s refused: %s in %s", peer, why, opts->dir);
         refused++;
         refuse(fd, msg, n);
         return;
@@ -265,29 +296,27 @@ static void accept_one(int lfd)
     start_conn(fd, peer);
 }
 
-/* Accept until SIGINT/SIGTERM; the signals are delivered only inside pselect. */
-/* Connections, and (cfd >= 0) requests on the control socket: one at a
+/* Accept until stopping; the signals are delivered only inside pselect.
+ * Connections, and (cfd >= 0) requests on the control socket: one at a
  * time, each bounded (control.c), so a slow asker delays accepting by a
  * second at most. */
-static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
+int admit_loop(int lfd, int cfd, const sigset_t *waitmask)
 {
-    while (!atomic_load(&stopping)) {
+    while (!atomic_load(opts->conn->stopping)) {
         fd_set rd;
         FD_ZERO(&rd);
         FD_SET(lfd, &rd);
         if (cfd >= 0)
             FD_SET(cfd, &rd);
-        struct timespec tick = {STATUS_SECS, 0}; /* for the lines kept quiet (conn_say_limited) */
+        struct timespec tick = {opts->conn->status_secs, 0}; /* for the lines kept quiet (conn_say_limited) */
         int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, &tick, waitmask);
         conn_say_flush();
         if (rc > 0 && FD_ISSET(lfd, &rd))
             accept_one(lfd);
         if (rc > 0 && cfd >= 0 && FD_ISSET(cfd, &rd))
             control_serve_one(cfd);
-        else if (rc < 0 && errno != EINTR) {
-            fprintf(stderr, "callsight serve: waiting for connections failed: %s\n", strerror(errno));
+        else if (rc < 0 && errno != EINTR)
             return -1;
-        }
     }
     return 0;
 }
@@ -295,9 +324,9 @@ static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
 /*
  * Stopping: connections the kernel completed but we had not accepted yet
  * have sent data their clients count as sent.  Take them too (bounded by
- * the backlog), so stop_conns writes what they sent like everyone else's.
+ * the backlog), so admit_stop writes what they sent like everyone else's.
  */
-static void accept_backlog(int lfd)
+void admit_backlog(int lfd)
 {
     int fl = fcntl(lfd, F_GETFL);
     if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0)
@@ -310,7 +339,7 @@ static void accept_backlog(int lfd)
         if (fd < 0)
             return;
         net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
-        if (net_allow_match(&allow, (struct sockaddr *)&ss))
+        if (net_allow_match(opts->allow, (struct sockaddr *)&ss))
             start_conn(fd, peer);
         else
             close(fd);
@@ -318,7 +347,7 @@ static void accept_backlog(int lfd)
 }
 
 /* Let every connection write what it has and close its files. */
-static void stop_conns(void)
+void admit_stop(void)
 {
     pthread_mutex_lock(&slots_lock);
     for (int i = 0; i < MAX_SLOTS; i++)
@@ -328,4 +357,22 @@ static void stop_conns(void)
         pthread_cond_wait(&slots_freed, &slots_lock);
     reap_ended();
     pthread_mutex_unlock(&slots_lock);
+}
+
+void admit_init(const struct admit_opts *o)
+{
+    opts = o;
+    max_conns = o->max_conns;
+    max_per_peer = o->max_per_peer;
+    for (int i = 0; i < MAX_SLOTS; i++)
+        slots[i] = (struct slot){.fd = -1};
+}
+
+void admit_counts(struct admit_counts *out)
+{
+    pthread_mutex_lock(&slots_lock);
+    out->served = served;
+    pthread_mutex_unlock(&slots_lock);
+    out->refused = refused;
+    out->evicted = evicted;
 }
