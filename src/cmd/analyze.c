@@ -26,7 +26,7 @@
 #include "analysis/callstack.h"
 #include "analysis/cctree.h"
 #include "analysis/jobs.h"
-#include "analysis/notes.h"
+#include "out/notes.h"
 #include "commands.h"
 #include "out/out.h"
 #include "out/out_callers.h"
