@@ -26,6 +26,7 @@
 #include "analysis/callstack.h"
 #include "analysis/cctree.h"
 #include "analysis/jobs.h"
+#include "analysis/naming.h"
 #include "out/notes.h"
 #include "commands.h"
 #include "out/out.h"
@@ -618,6 +619,24 @@ static int setup(struct run *r)
         return 1;
     }
     return 0;
+}
+
+/* Names for every function and call site (analysis/naming.h): the
+ * build-ids were checked, so each program is named from its --exe.  0 ok,
+ * else reported, 1. */
+static int resolve(struct run *r)
+{
+    struct naming n = {r->o->exes, r->o->nexes, r->o->addr2line, &r->files, 1};
+    char msg[512];
+    int rc = naming_resolve(&n, &r->a, r->have_sites ? &r->sites.sites : NULL, &r->syms, &r->nsyms, msg,
+                            sizeof msg);
+    if (rc > 0)
+        fprintf(stderr, PROG ": %s\n", msg);
+    if (rc < 0 || r->a.oom) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = 1;
+    }
+    return rc;
 }
 
 static int write_text(FILE *out, const struct out_view *v, int trigger)
