@@ -10,7 +10,7 @@ set -u
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"
 
-plan 31
+plan 32
 
 $CHECK "$ROOT" >"$T/out" 2>&1
 rc=$?
@@ -63,7 +63,9 @@ plant "analysis/ including an output is caught" $H '#include "out/out.h"' \
 plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/files.h"' \
     'read/ may include lib/, not serve/'
 plant "serve/ including the analysis is caught" src/serve/conn.c '#include "analysis/analysis.h"' \
-    'serve/ may include lib/, read/, not analysis/'
+    'serve/ may include lib/, not analysis/'
+plant "serve/ including read/ is caught" src/serve/conn.c '#include "read/trace_reader.h"' \
+    'serve/ may include lib/, not read/'
 plant "lib/ including anything of src/ is caught" src/lib/u64map.c '#include "read/addrindex.h"' \
     'lib/ may include nothing of src/'
 plant "anything including a command's folder is caught" src/out/report.c '#include "cmd/commands.h"' \
