@@ -39,20 +39,20 @@ deps:
 deps-test:
 	@scripts/deps.sh check test >/dev/null 2>&1 || scripts/deps.sh install test
 
-$(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h
+$(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
 
 $(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(HOST_LIBS)
 
-$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.
-EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
             wiring/callsight.mk wiring/callsight.cmake wiring/trace.config
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)

@@ -45,13 +45,14 @@ $(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
-$(BENCH_OUT)/streamsend: bench/streamsend.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
+# Both code chunks with trace_wire.h's codec, the one trace_stream and serve run.
+$(BENCH_OUT)/streamsend: bench/streamsend.c runtime/trace.h runtime/trace_wire.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/streamsend.c src/serve/stream_codec.c -lzstd -pthread
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ bench/streamsend.c -lzstd -pthread
 
-$(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
+$(BENCH_OUT)/wirecodec: bench/wirecodec.c runtime/trace.h runtime/trace_wire.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/wirecodec.c src/serve/stream_codec.c -lzstd
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ bench/wirecodec.c -lzstd
 
 # top's refresh is measured through the host tool's own objects, as the unit
 # tests link them, so the figure is the code `callsight top` runs.

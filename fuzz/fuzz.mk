@@ -31,7 +31,7 @@ FUZZ_DEPS_stream_proto := src/serve/proto.c
 FUZZ_LIBS_stream_proto := -lzstd
 FUZZ_DEPS_trace_reader := src/read/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
-FUZZ_DEPS_stream_codec := src/serve/stream_codec.c
+FUZZ_DEPS_stream_codec := # trace_wire.h only
 FUZZ_LIBS_stream_codec :=
 FUZZ_DEPS_callgraph := src/select/graph.c src/lib/strmap.c
 FUZZ_LIBS_callgraph :=
@@ -51,25 +51,25 @@ FUZZ_LIBS_analyze := -lm -lpthread # jobs.c: the pass in parts (the harness runs
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
-$(BUILD)/fuzz/fuzz_stream_proto: fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/fuzz_stream_proto: fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_proto) $(FUZZ_LIBS_stream_proto)
 $(BUILD)/fuzz/fuzz_trace_reader: fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*/*.h) runtime/trace.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_trace_reader) $(FUZZ_LIBS_trace_reader)
 
-$(BUILD)/fuzz/fuzz_stream_codec: fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/fuzz_stream_codec: fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_codec) $(FUZZ_LIBS_stream_codec)
 
-$(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_proto)
 $(BUILD)/fuzz/replay_trace_reader: fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*/*.h) runtime/trace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(LDFLAGS_ALL) $(FUZZ_LIBS_trace_reader)
 
-$(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_codec)
 

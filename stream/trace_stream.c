@@ -126,6 +126,7 @@
 
 #include "trace.h"
 #include "trace_shm.h"
+#include "trace_wire.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* SIGPIPE is ignored anyway */

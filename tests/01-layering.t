@@ -78,8 +78,10 @@ plant "a ../ path is caught" src/out/report.c '#include "../read/symbols.h"' 'no
 plant "one of our headers in <> is caught" src/cmd/diff.c '#include <out/out_json.h>' 'use quotes'
 plant "the runtime including the host tool is caught" runtime/trace.c '#include "read/trace_reader.h"' \
     'runtime/ stands alone'
-plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/stream_codec.h"' \
+plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/proto.h"' \
     'stream/ stands alone'
+plant "the runtime including the wire protocol is caught" runtime/trace.c '#include "trace_wire.h"' \
+    'pulls in runtime/trace_wire.h: the runtime speaks only the ring'
 # Spellings the compiler accepts and a line-by-line reading would miss.
 plant "an include through a macro is caught" $H '#define SNEAK "out/out.h"\n#include SNEAK' \
     'pulls in src/out/out.h'

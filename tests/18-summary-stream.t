@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 18-summary-stream.t - TRACE_MODE=summary streamed: snapshots go through
 # the ring, trace_stream and serve, negotiated like the codec
-# (TRACE_STREAM_FLAG_SUMMARY_OFFER, trace_shm.h).  The 26-thread workload's
+# (TRACE_STREAM_FLAG_SUMMARY_OFFER, trace_wire.h).  The 26-thread workload's
 # exact counts arrive, equal to event mode's, in files that say version 3,
 # with far fewer bytes on the wire than its events take; a server that
 # predates summaries (tests/tools/codecpeer.py ackserver: it acks the codec

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trace_stream's resume key (TRACE_STREAM_FLAG_RESUME_KEY, chunk type 6,
-# runtime/trace_shm.h), seen by tests/tools/keypeer.py, a server that
+# runtime/trace_wire.h), seen by tests/tools/keypeer.py, a server that
 # reports what came without printing the key:
 #   - every main-connection handshake offers it (flag 0x800), and the key
 #     chunk comes exactly once per connection, right after the first resume

@@ -8,7 +8,7 @@ plan 7
 ROOT=$(cd "$TESTS/.." && pwd)
 mkdir -p "$T/dev"
 cp "$ROOT/stream/trace_stream.c" "$ROOT/runtime/trace.h" "$ROOT/runtime/trace_shm.h" \
-   "$ROOT/runtime/trace.c" "$T/dev/"
+   "$ROOT/runtime/trace_wire.h" "$ROOT/runtime/trace.c" "$T/dev/"
 (cd "$T/dev" && cc -O2 -o trace_stream trace_stream.c -lzstd) 2> "$T/cc1.err"
 ok $? "trace_stream builds with 'cc -O2 -o trace_stream trace_stream.c -lzstd' beside the headers"
 (cd "$T/dev" && ./trace_stream --help > help.out 2>&1) && grep -q 'SHM HOST PORT' "$T/dev/help.out"

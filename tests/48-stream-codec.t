@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The codec (TRACE_CHUNK_EVENTS_CODED, trace_shm.h) end to end: trace_stream's
+# The codec (TRACE_CHUNK_EVENTS_CODED, trace_wire.h) end to end: trace_stream's
 # encoder against serve's decoder bit for bit (known-random records with
 # markers, odd kinds, odd tids and deep stacks, through a ring played by
 # tests/tools/codecpeer.py), exact events with the codec and with --codec

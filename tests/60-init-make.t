@@ -15,12 +15,12 @@ new_project "$P"
 ok $? "callsight init --stream DIR exits 0"
 sed 's/^/# /' "$T/init.err"
 same=0
-for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
          wiring/callsight.mk wiring/callsight.cmake; do
     cmp -s "$ROOT/$f" "$P/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
 done
 ok $same "DIR/callsight/ holds the runtime, trace_stream.c and both wirings, byte for byte"
-is "$(grep -c '^  wrote ' "$T/init.out")" 7 "it says it wrote 7 files"
+is "$(grep -c '^  wrote ' "$T/init.out")" 8 "it says it wrote 8 files"
 cmp -s "$ROOT/wiring/trace.config" "$P/trace.config"
 ok $? "one of them the starter trace.config, in the project's own folder"
 
@@ -70,8 +70,8 @@ check_counts "$T/s.txt" "streamed"
 touch -d @978307200 "$P/callsight/trace.c"
 "$CS" init --stream "$P" > "$T/init2.out" 2>&1
 ok $? "init again exits 0"
-is "$(grep -c '^  unchanged ' "$T/init2.out") $(stat -c %Y "$P/callsight/trace.c")" "6 978307200" \
-    "all 6 files unchanged, not rewritten"
+is "$(grep -c '^  unchanged ' "$T/init2.out") $(stat -c %Y "$P/callsight/trace.c")" "7 978307200" \
+    "all 7 files unchanged, not rewritten"
 
 # A changed file: refused, and nothing at all is written; --force replaces it.
 echo '/* my change */' >> "$P/callsight/trace.h"

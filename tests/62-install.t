@@ -36,11 +36,11 @@ mkdir -p "$T/elsewhere/proj"
 (cd "$T/elsewhere" && env -i PATH="$PREFIX/bin:/usr/bin:/bin" callsight init --stream proj > "$T/init.out" 2>&1)
 ok $? "the installed callsight runs init from another directory"
 same=0
-for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
          wiring/callsight.mk wiring/callsight.cmake; do
     cmp -s "$ROOT/$f" "$T/elsewhere/proj/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
 done
-ok $same "and wrote the six files byte for byte"
+ok $same "and wrote the seven files byte for byte"
 # A relocated copy of the binary still has them: nothing is read from a path.
 cp "$PREFIX/bin/callsight" "$T/cs-copy"
 mkdir -p "$T/p2"

@@ -110,7 +110,8 @@ $(callsight_runtime_o): $(CALLSIGHT_DIR)/trace.c $(CALLSIGHT_DIR)/trace.h $(CALL
 	@mkdir -p $(@D)
 	$(CC) $(CALLSIGHT_RUNTIME_CFLAGS) -c -o $@ $<
 
-$(CALLSIGHT_DIR)/trace_stream: $(CALLSIGHT_DIR)/trace_stream.c $(CALLSIGHT_DIR)/trace.h $(CALLSIGHT_DIR)/trace_shm.h
+$(CALLSIGHT_DIR)/trace_stream: $(CALLSIGHT_DIR)/trace_stream.c $(CALLSIGHT_DIR)/trace.h $(CALLSIGHT_DIR)/trace_shm.h \
+                               $(CALLSIGHT_DIR)/trace_wire.h
 	$(CC) -O2 $(LDFLAGS) -o $@ $< $(CALLSIGHT_ZSTD)
 
 callsight-clean:

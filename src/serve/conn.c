@@ -19,7 +19,7 @@
  * buffer, the decoded records.  Every length read from the wire is checked
  * against those caps before anything is read into them.
  *
- * The codec (trace_shm.h): a little-endian client that offers it in its
+ * The codec (trace_wire.h): a little-endian client that offers it in its
  * handshake gets the 16-byte ack once, right after the handshake was
  * accepted and the decoder's memory allocated (no memory: no ack, the
  * client stays plain).  This is the only thing serve ever writes to a
@@ -84,9 +84,9 @@
 #include "net.h"
 #include "proto.h"
 #include "resume.h"
-#include "stream_codec.h"
 #include "sums.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 #define MB (1024.0 * 1024.0)
 
@@ -115,7 +115,7 @@ struct conn {
     struct files file;
     ZSTD_DCtx *dctx;
     unsigned char *frame; /* PROTO_FRAME_CAP bytes */
-    struct stream_codec *codec; /* the decoder's state, once acked */
+    struct wire_codec *codec; /* the decoder's state, once acked */
     unsigned char *decoded; /* PROTO_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
@@ -450,7 +450,7 @@ static void answer_offer(struct conn *c)
     if (c->sum_offered && (c->sums = sums_new()) != NULL)
         features |= TRACE_ACK_SUMMARY_INCREMENTS; /* no memory: whole snapshots only */
     if (c->offered && !c->hello.swapped) {
-        c->codec = stream_codec_new(); /* its 4 MiB output buffer comes with the first chunk */
+        c->codec = calloc(1, sizeof *c->codec); /* its 4 MiB output buffer comes with the first chunk */
         codecs = c->codec ? TRACE_CODEC_STACK_SHUFFLE : 0; /* no memory: plain chunks */
     }
     if (c->req_offered)
@@ -519,12 +519,6 @@ static void report_news(struct conn *c, enum files_news news)
         say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
 }
 
-static uint64_t le64_at(const unsigned char *p)
-{
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
-
 /* Tracers that waited for the ring (TRACE_SHM_WAIT_US) perturbed what they
  * measured: their TRACER_WAIT markers are summed for the close line. */
 static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
@@ -532,9 +526,9 @@ static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
     for (size_t i = 0; i < n; i++) {
         const unsigned char *r = raw + i * TRACE_EVENT_SIZE;
         if (r[offsetof(trace_event_t, kind)] != TRACE_KIND_MARKER ||
-            le64_at(r + offsetof(trace_event_t, func)) != TRACE_MARK_TRACER_WAIT)
+            wire_le64(r + offsetof(trace_event_t, func)) != TRACE_MARK_TRACER_WAIT)
             continue;
-        uint64_t ns = le64_at(r + offsetof(trace_event_t, call_site));
+        uint64_t ns = wire_le64(r + offsetof(trace_event_t, call_site));
         c->waited_ns = c->waited_ns > UINT64_MAX - ns ? UINT64_MAX : c->waited_ns + ns;
         c->waits++;
     }
@@ -559,7 +553,7 @@ static int put_whole(void *ctx, const unsigned char *records, size_t n)
 }
 
 /* Summary increments, written whole.  Not among the stream's records that
- * a resume counts (trace_shm.h): a lost one is superseded, not lost.
+ * a resume counts (trace_wire.h): a lost one is superseded, not lost.
  * 0, or 3 when malformed (writer_end says why). */
 static int on_summary_increments(struct conn *c, const struct proto_chunk *h, const unsigned char *raw)
 {
@@ -873,7 +867,7 @@ static int write_chunk(struct conn *c, const struct proto_chunk *h, unsigned cha
     if (h->type == TRACE_CHUNK_EVENTS_CODED) {
         /* Decoded here, not by the reader: measured as fast as the other split,
          * and the records are still in this core's cache for the write's copy. */
-        stream_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
+        wire_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
         on_events(c, h, c->decoded);
     } else if (proto_chunk_has_events(h->type)) {
         on_events(c, h, raw);
@@ -986,6 +980,6 @@ void conn_serve(int fd, const char *peer, const struct conn_opts *o, uint64_t ac
     chunkq_free(c.q);
     free(c.frame);
     free(c.decoded);
-    stream_codec_free(c.codec);
+    free(c.codec);
     sums_free(c.sums);
 }

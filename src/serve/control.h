@@ -22,7 +22,7 @@
  *                      socket so far
  *
  * The protocol is private to one callsight version on one host, so it is
- * text and unversioned; the wire to devices is what trace_shm.h defines.
+ * text and unversioned; the wire to devices is what trace_wire.h defines.
  */
 #ifndef CALLSIGHT_CONTROL_H
 #define CALLSIGHT_CONTROL_H

@@ -24,6 +24,7 @@
 #include "lib/u64map.h"
 #include "segname.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 #define REC TRACE_EVENT_SIZE
 
@@ -37,26 +38,6 @@ static struct u64map ids_used;
 /* The out directory, opened once: every file is made and removed relative
  * to it, so a path swapped for a symlink later redirects nothing. */
 static int dir_fd = -1;
-
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
 
 /* ---- the directory's disk, shared by every connection -------------------
  * Every byte is accounted before it is written, under one lock, against
@@ -335,17 +316,17 @@ static void encode_header(const struct files *f, unsigned char *h)
 {
     memset(h, 0, TRACE_FILE_HEADER_SIZE);
     memcpy(h + offsetof(trace_file_header_t, magic), TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC);
-    put_le32(h + offsetof(trace_file_header_t, version), f->summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION);
-    put_le32(h + offsetof(trace_file_header_t, event_size), TRACE_EVENT_SIZE);
-    put_le32(h + offsetof(trace_file_header_t, header_size), TRACE_FILE_HEADER_SIZE);
-    put_le32(h + offsetof(trace_file_header_t, flags), f->flags);
-    put_le64(h + offsetof(trace_file_header_t, load_bias), f->load_bias);
-    put_le64(h + offsetof(trace_file_header_t, tick_hz), f->tick_hz);
-    put_le64(h + offsetof(trace_file_header_t, t0_ticks), f->t0_ticks);
-    put_le64(h + offsetof(trace_file_header_t, t0_ns), f->t0_ns);
-    put_le64(h + offsetof(trace_file_header_t, hook_ns), f->hook_ns);
-    put_le32(h + offsetof(trace_file_header_t, pid), f->id);
-    put_le32(h + offsetof(trace_file_header_t, seq), f->seq);
+    wire_put_le32(h + offsetof(trace_file_header_t, version), f->summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION);
+    wire_put_le32(h + offsetof(trace_file_header_t, event_size), TRACE_EVENT_SIZE);
+    wire_put_le32(h + offsetof(trace_file_header_t, header_size), TRACE_FILE_HEADER_SIZE);
+    wire_put_le32(h + offsetof(trace_file_header_t, flags), f->flags);
+    wire_put_le64(h + offsetof(trace_file_header_t, load_bias), f->load_bias);
+    wire_put_le64(h + offsetof(trace_file_header_t, tick_hz), f->tick_hz);
+    wire_put_le64(h + offsetof(trace_file_header_t, t0_ticks), f->t0_ticks);
+    wire_put_le64(h + offsetof(trace_file_header_t, t0_ns), f->t0_ns);
+    wire_put_le64(h + offsetof(trace_file_header_t, hook_ns), f->hook_ns);
+    wire_put_le32(h + offsetof(trace_file_header_t, pid), f->id);
+    wire_put_le32(h + offsetof(trace_file_header_t, seq), f->seq);
 }
 
 /* Write the header of the freshly created segment f->seq; remove the file if that fails. */
@@ -449,9 +430,9 @@ static int write_records(struct files *f, const unsigned char *p, size_t n)
 static void encode_marker(const struct files *f, unsigned char *r, uint32_t code, uint64_t payload)
 {
     memset(r, 0, REC);
-    put_le64(r + offsetof(trace_event_t, ts), f->last_ts);
-    put_le64(r + offsetof(trace_event_t, func), code);
-    put_le64(r + offsetof(trace_event_t, call_site), payload);
+    wire_put_le64(r + offsetof(trace_event_t, ts), f->last_ts);
+    wire_put_le64(r + offsetof(trace_event_t, func), code);
+    wire_put_le64(r + offsetof(trace_event_t, call_site), payload);
     r[offsetof(trace_event_t, kind)] = TRACE_KIND_MARKER;
 }
 
@@ -560,7 +541,7 @@ static enum files_news put_records(struct files *f, const unsigned char *p, size
         }
         if (device) {
             f->events += k;
-            f->last_ts = get_le64(p + (k - 1) * REC + offsetof(trace_event_t, ts));
+            f->last_ts = wire_le64(p + (k - 1) * REC + offsetof(trace_event_t, ts));
         }
         p += k * REC;
         n -= (size_t)k;
@@ -583,7 +564,7 @@ static void note_summaries(struct files *f, const unsigned char *events, size_t 
     if (i == n)
         return;
     unsigned char v[4];
-    put_le32(v, TRACE_FILE_VERSION_SUMMARY);
+    wire_put_le32(v, TRACE_FILE_VERSION_SUMMARY);
     if (pwrite(f->fd, v, sizeof v, offsetof(trace_file_header_t, version)) == (ssize_t)sizeof v)
         f->summary = 1;
 }
@@ -606,7 +587,7 @@ enum files_news files_mark_at(struct files *f, uint32_t code, uint64_t payload,
 {
     unsigned char r[REC];
     encode_marker(f, r, code, payload);
-    put_le64(r + offsetof(trace_event_t, ts), ts);
+    wire_put_le64(r + offsetof(trace_event_t, ts), ts);
     return put_records(f, r, 1, 0);
 }
 

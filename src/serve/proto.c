@@ -11,16 +11,9 @@
 
 #include "trace.h"
 
-static uint64_t get_uint(const unsigned char *p, int bytes, int big)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++)
-        v |= (uint64_t)p[big ? bytes - 1 - i : i] << (8 * i);
-    return v;
-}
-
-static uint32_t get32(const unsigned char *p, int big) { return (uint32_t)get_uint(p, 4, big); }
-static uint64_t get64(const unsigned char *p, int big) { return get_uint(p, 8, big); }
+/* A field in the stream's order: little-endian, or a big-endian agent's own. */
+static uint32_t get32(const unsigned char *p, int big) { return big ? wire_be32(p) : wire_le32(p); }
+static uint64_t get64(const unsigned char *p, int big) { return big ? wire_be64(p) : wire_le64(p); }
 
 static void reverse(unsigned char *p, int bytes)
 {
@@ -96,8 +89,7 @@ void proto_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t
     memset(out, 0, TRACE_STREAM_REQUEST_SIZE);
     memcpy(out + offsetof(trace_stream_request_t, magic), TRACE_STREAM_REQUEST_MAGIC,
            sizeof TRACE_STREAM_REQUEST_MAGIC - 1);
-    for (int i = 0; i < 4; i++)
-        out[offsetof(trace_stream_request_t, seq) + (size_t)i] = (unsigned char)(seq >> (8 * i));
+    wire_put_le32(out + offsetof(trace_stream_request_t, seq), seq);
 }
 
 void proto_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
@@ -124,10 +116,8 @@ void proto_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs,
 {
     memset(out, 0, TRACE_STREAM_ACK_SIZE);
     memcpy(out + offsetof(trace_stream_ack_t, magic), TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
-    for (int i = 0; i < 4; i++) {
-        out[offsetof(trace_stream_ack_t, codecs) + (size_t)i] = (unsigned char)(codecs >> (8 * i));
-        out[offsetof(trace_stream_ack_t, features) + (size_t)i] = (unsigned char)(features >> (8 * i));
-    }
+    wire_put_le32(out + offsetof(trace_stream_ack_t, codecs), codecs);
+    wire_put_le32(out + offsetof(trace_stream_ack_t, features), features);
 }
 
 int proto_chunk_check(const struct proto_chunk *c, char *why, size_t why_len)

@@ -1,7 +1,7 @@
 /*
  * proto.h - decoding and checking the trace_stream wire protocol.
  *
- * The layouts are in runtime/trace_shm.h.  These functions trust nothing
+ * The layouts are in runtime/trace_wire.h.  These functions trust nothing
  * they are given: every length is checked against the protocol's limits
  * before it is used, so a connection's memory is bounded by the caps below
  * and never by a number read from the wire.  Streams from agents that send
@@ -19,7 +19,7 @@
 
 #include <zstd.h>
 
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 /* Buffer sizes a connection needs: the largest raw chunk and its largest frame. */
 #define PROTO_RAW_CAP ((size_t)TRACE_STREAM_MAX_RAW)

@@ -30,19 +30,12 @@
 #include "files.h"
 #include "segname.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 #define REC TRACE_EVENT_SIZE
 #define ID_PROBE 4      /* records at a seq-0 segment's head that may name the stream */
 #define BUF_RECS 2048   /* the counting pass reads 64 KiB at a time */
 #define HEADER_MAX 4096 /* a longer header_size is not one serve wrote */
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
 
 /* The index: every series that names its stream, from one scan at startup
  * and from serve as it starts new ones. */
@@ -79,7 +72,7 @@ static int open_segment(int dirfd, uint32_t id, uint32_t seq)
     }
     uint64_t hsize = 0;
     if (read(fd, h, sizeof h) == (ssize_t)sizeof h && !memcmp(h, TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC))
-        hsize = get_le(h + offsetof(trace_file_header_t, header_size), 4);
+        hsize = wire_le32(h + offsetof(trace_file_header_t, header_size));
     if (hsize < TRACE_FILE_HEADER_SIZE || hsize > HEADER_MAX || lseek(fd, (off_t)hsize, SEEK_SET) < 0) {
         close(fd);
         return -1;
@@ -89,9 +82,9 @@ static int open_segment(int dirfd, uint32_t id, uint32_t seq)
 
 static int serve_marker(const unsigned char *r, uint64_t *code)
 {
-    *code = get_le(r + offsetof(trace_event_t, func), 8);
+    *code = wire_le64(r + offsetof(trace_event_t, func));
     return r[offsetof(trace_event_t, kind)] == TRACE_KIND_MARKER &&
-           get_le(r + offsetof(trace_event_t, tid), 4) == 0;
+           wire_le32(r + offsetof(trace_event_t, tid)) == 0;
 }
 
 /* A record serve wrote itself, not one the device sent; *stop when it stopped the writing. */
@@ -130,12 +123,12 @@ static int read_names(int dirfd, uint32_t id, struct indexed *e)
     close(fd);
     *e = (struct indexed){0, 0, id, 0, 0};
     for (ssize_t i = 0; n > 0 && i + (ssize_t)REC <= n; i += REC) {
-        uint64_t code, payload = get_le(r + i + offsetof(trace_event_t, call_site), 8);
+        uint64_t code, payload = wire_le64(r + i + offsetof(trace_event_t, call_site));
         if (!serve_marker(r + i, &code))
             continue;
         if (code == TRACE_MARK_STREAM_ID && !named) {
             e->sid = payload;
-            e->start_ns = get_le(r + i + offsetof(trace_event_t, ts), 8);
+            e->start_ns = wire_le64(r + i + offsetof(trace_event_t, ts));
             named = 1;
         } else if (code == TRACE_MARK_STREAM_KEY && named) {
             e->keyed = 1;
@@ -448,7 +441,7 @@ int resume_key_hash(const unsigned char key[TRACE_STREAM_RESUME_KEY_SIZE], uint6
     unsigned int len = 0;
     if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
         return -1;
-    *out = get_le(md, 8);
+    *out = wire_le64(md);
     return 0;
 }
 

@@ -4,7 +4,7 @@
  *
  * A trace_stream client names its stream (random id + start time) in a
  * TRACE_CHUNK_RESUME after every handshake, and may add a resume key
- * (trace_shm.h).  A connection claims its stream with resume_claim at its
+ * (trace_wire.h).  A connection claims its stream with resume_claim at its
  * first chunk and learns whether it continues an earlier connection's file
  * series (which one, from which segment) and how many records serve
  * received on the stream's earlier connections, so that its loss is
@@ -45,7 +45,7 @@
 
 #include <stdint.h>
 
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define RESUME_REGISTRY_MAX 256
 #define RESUME_SERIES_MAX 16

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "trace_wire.h"
 
 #define OUT_RECORDS 4096 /* whole records staged before each put */
 
@@ -42,20 +43,6 @@ struct sums {
     void *ctx;
     int put_failed;
 };
-
-static uint64_t le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
 
 struct sums *sums_new(void)
 {
@@ -149,11 +136,10 @@ static void out(struct sums *s, uint32_t tid, unsigned part, uint64_t ts, uint64
     }
     unsigned char *r = s->out + s->nout++ * TRACE_EVENT_SIZE;
     memset(r, 0, TRACE_EVENT_SIZE);
-    put_le64(r + offsetof(trace_event_t, ts), ts);
-    put_le64(r + offsetof(trace_event_t, func), func);
-    put_le64(r + offsetof(trace_event_t, call_site), site);
-    for (int i = 0; i < 4; i++)
-        r[offsetof(trace_event_t, tid) + i] = (unsigned char)(tid >> (8 * i));
+    wire_put_le64(r + offsetof(trace_event_t, ts), ts);
+    wire_put_le64(r + offsetof(trace_event_t, func), func);
+    wire_put_le64(r + offsetof(trace_event_t, call_site), site);
+    wire_put_le32(r + offsetof(trace_event_t, tid), tid);
     r[offsetof(trace_event_t, kind)] = TRACE_KIND_SUMMARY;
     r[offsetof(trace_event_t, pad)] = (unsigned char)part;
     r[offsetof(trace_event_t, pad) + 1] = (unsigned char)pad1;
@@ -245,8 +231,8 @@ static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t
 
 static int take_record(struct sums *s, const unsigned char *r, char *why, size_t len)
 {
-    uint64_t ts = le64(r), func = le64(r + 8), site = le64(r + 16);
-    uint32_t tid = (uint32_t)r[24] | (uint32_t)r[25] << 8 | (uint32_t)r[26] << 16 | (uint32_t)r[27] << 24;
+    uint64_t ts = wire_le64(r), func = wire_le64(r + 8), site = wire_le64(r + 16);
+    uint32_t tid = wire_le32(r + offsetof(trace_event_t, tid));
     unsigned part = r[offsetof(trace_event_t, pad)];
     if (r[offsetof(trace_event_t, kind)] != TRACE_KIND_SUMMARY)
         return bad(why, len, "a record of kind %" PRIu64 " among them", tid, r[offsetof(trace_event_t, kind)]);

@@ -1,6 +1,6 @@
 /*
  * sums.h - summary snapshots sent as increments
- * (TRACE_CHUNK_SUMMARY_INCREMENTS, specified in runtime/trace_shm.h) put
+ * (TRACE_CHUNK_SUMMARY_INCREMENTS, specified in runtime/trace_wire.h) put
  * back into whole cumulative snapshots (trace.h) for serve's files, so that
  * nothing after serve needs to know increments exist.
  *
@@ -30,7 +30,7 @@ typedef int (*sums_put)(void *ctx, const unsigned char *records, size_t n);
 struct sums *sums_new(void);
 void sums_free(struct sums *s);
 
-/* A chunk's payload: n records in planes (trace_shm.h).  Whole snapshots
+/* A chunk's payload: n records in planes (trace_wire.h).  Whole snapshots
  * go to put as they complete.  0, or -1 with why set (the stream is bad). */
 int sums_take(struct sums *s, const unsigned char *planes, size_t n, sums_put put,
                      void *ctx, char *why, size_t why_len);

@@ -27,7 +27,7 @@ programs cannot play.
       server acked the codec, publishes the rest and detaches.  Writes all
       N records to RECORDS_OUT, to compare with what serve wrote.
 
-Layouts: runtime/trace_shm.h.  Everything little-endian (this runs on the
+Layouts: runtime/trace_shm.h (ring), trace_wire.h (wire).  Everything little-endian (this runs on the
 host whose ring it fills).
 """
 import mmap

@@ -22,6 +22,8 @@
 # The rules:
 #   - runtime/ and stream/ are copied into users' projects: they include
 #     runtime/'s own headers and the system's, nothing of the host tool.
+#     The runtime speaks only the ring: nothing else of runtime/ pulls in
+#     trace_wire.h (the TCP wire, trace_stream's and serve's).
 #   - src/ holds folders of .c and .h files only, each folder one of %may:
 #     a file in src/F/ may include its own folder and those %may lists, and
 #     the formats (runtime/'s headers) from every folder but lib/.
@@ -198,6 +200,10 @@ sub check_deps {
         next unless index($real, "$root/") == 0;
         my $rel = substr($real, length($root) + 1);
         my $to = layer_of($rel);
+        if ($layer eq 'runtime' && $rel eq 'runtime/trace_wire.h' && $path ne $rel) {
+            bad($path, 0, "pulls in $rel: the runtime speaks only the ring; the wire is trace_stream's and serve's");
+            next;
+        }
         next if defined $to && $ok->{$to} && $rel !~ m{^src/[^/]+/[^/]+/};
         my $what = defined $to ? "$to/" : "a file outside src/, runtime/ and stream/";
         my $rule = $layer eq 'runtime' || $layer eq 'stream'

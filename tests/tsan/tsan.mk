@@ -23,7 +23,7 @@ $(TSAN_BUILD)/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
 $(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
 	@mkdir -p $(@D)
 	$(CC) -finstrument-functions $(TSAN_FLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
-$(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+$(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -o $@ $< -lzstd
 

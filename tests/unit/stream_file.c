@@ -16,6 +16,7 @@
 
 #include "serve/files.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 static int n_test, failed;
 static char dir[] = "/tmp/callsight-unit-sf.XXXXXX";
@@ -24,14 +25,6 @@ static void ok(int cond, const char *what)
 {
     printf("%sok %d - %s\n", cond ? "" : "not ", ++n_test, what);
     failed |= !cond;
-}
-
-static uint64_t le(const unsigned char *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
 }
 
 /* Read a whole file into buf; its size, or -1. */
@@ -73,17 +66,17 @@ static void test_header_and_markers(void)
     files_close(&f);
     long n = slurp(6, 0, buf, sizeof buf);
     ok(n == 80 + 11 * 32, "header + 10 events + 1 marker");
-    ok(!memcmp(buf, "MLTRACE\0", 8) && le(buf + 8, 4) == 2 && le(buf + 12, 4) == 32 &&
-           le(buf + 16, 4) == 80,
+    ok(!memcmp(buf, "MLTRACE\0", 8) && wire_le32(buf + 8) == 2 && wire_le32(buf + 12) == 32 &&
+           wire_le32(buf + 16) == 80,
        "magic, version 2, event size 32, header size 80");
-    ok(le(buf + 20, 4) == TRACE_FLAG_TICKS, "flags keep TICKS and never BIGENDIAN: we write little-endian");
-    ok(le(buf + 24, 8) == 0x1000 && le(buf + 32, 8) == 1000000 && le(buf + 40, 8) == 7 &&
-           le(buf + 48, 8) == 8 && le(buf + 56, 8) == 9,
+    ok(wire_le32(buf + 20) == TRACE_FLAG_TICKS, "flags keep TICKS and never BIGENDIAN: we write little-endian");
+    ok(wire_le64(buf + 24) == 0x1000 && wire_le64(buf + 32) == 1000000 && wire_le64(buf + 40) == 7 &&
+           wire_le64(buf + 48) == 8 && wire_le64(buf + 56) == 9,
        "calibration copied from the handshake");
-    ok(le(buf + 64, 4) == 6 && le(buf + 68, 4) == 0 && le(buf + 72, 8) == 0, "pid = id, seq 0, reserved 0");
+    ok(wire_le32(buf + 64) == 6 && wire_le32(buf + 68) == 0 && wire_le64(buf + 72) == 0, "pid = id, seq 0, reserved 0");
     const unsigned char *m = buf + 80 + 10 * 32;
-    ok(le(m, 8) == 109 && le(m + 8, 8) == TRACE_MARK_DEVICE_DROPPED && le(m + 16, 8) == 55 &&
-           le(m + 24, 4) == 0 && m[28] == TRACE_KIND_MARKER,
+    ok(wire_le64(m) == 109 && wire_le64(m + 8) == TRACE_MARK_DEVICE_DROPPED && wire_le64(m + 16) == 55 &&
+           wire_le32(m + 24) == 0 && m[28] == TRACE_KIND_MARKER,
        "marker: ts of the last event, code, payload, tid 0, kind 2");
 }
 
@@ -110,9 +103,9 @@ static void test_rotation_and_budget(void)
     long c = slurp(7, 2, buf, sizeof buf);
     ok(a == 400 && b == 400 && c == 80 + 5 * 32, "segments: 10, 10 and 4 records + marker");
     const unsigned char *m = buf + 80 + 4 * 32;
-    ok(le(m + 8, 8) == TRACE_MARK_BUDGET && le(m + 16, 8) == 3 * 80 + 25 * 32 && le(m, 8) == 100 + 23,
+    ok(wire_le64(m + 8) == TRACE_MARK_BUDGET && wire_le64(m + 16) == 3 * 80 + 25 * 32 && wire_le64(m) == 100 + 23,
        "last record: budget marker with the budget, at the last event's ts");
-    ok(le(buf + 68, 4) == 2, "third segment's header says seq 2");
+    ok(wire_le32(buf + 68) == 2, "third segment's header says seq 2");
 }
 
 static void test_write_failure(void)
@@ -136,7 +129,7 @@ static void test_write_failure(void)
     files_close(&f);
     long n = slurp(8, 0, buf, sizeof buf);
     ok(n == 80 + 32, "the partial write is cut back; the file is its header and one marker");
-    ok(le(buf + 88, 8) == TRACE_MARK_WRITE_ERROR && le(buf + 96, 8) == EFBIG,
+    ok(wire_le64(buf + 88) == TRACE_MARK_WRITE_ERROR && wire_le64(buf + 96) == EFBIG,
        "the marker says the write failed, with errno");
 }
 

@@ -206,7 +206,7 @@ static void test_fault_chunks(void)
 
 /* The flight recorder's snapshot requests: the offer in a handshake is
  * seen, never copied into a file's flags, and a request reads as
- * trace_shm.h lays it out. */
+ * trace_wire.h lays it out. */
 static void test_requests(void)
 {
     unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE] = {0}, req[TRACE_STREAM_REQUEST_SIZE];
