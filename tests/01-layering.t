@@ -10,7 +10,7 @@ set -u
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"
 
-plan 32
+plan 33
 
 $CHECK "$ROOT" >"$T/out" 2>&1
 rc=$?
