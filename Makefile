@@ -1,6 +1,7 @@
 # callsight - build, test and demo.
 #
-#   make          build/callsight (host tool) and build/trace_stream (device client)
+#   make          build/callsight (host tool) and build/trace_stream (device client),
+#                 and build/dist/: the one-file runtime and client users copy
 #   make demo     run the main job end to end on this machine
 #   make test     every test through prove, then again under ASan+UBSan
 #   make test-loaded  make test 3 times beside two CPU-bound processes
@@ -31,8 +32,8 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
 
-.PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test
-all: deps $(BUILD)/callsight $(BUILD)/trace_stream
+.PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test dist
+all: deps $(BUILD)/callsight $(BUILD)/trace_stream dist
 
 deps:
 	@scripts/deps.sh check >/dev/null 2>&1 || scripts/deps.sh install
@@ -46,13 +47,33 @@ $(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h runtim
 $(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(HOST_LIBS)
 
-$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h
+# What users copy: the runtime and trace_stream, each flattened by
+# tools/flatten.c from its files by concern into one file that needs only
+# trace.h beside it (docs/runtime.md).  Everything in the tree that runs the
+# runtime or trace_stream is built from these, so every test exercises the
+# files `callsight init` installs.
+DIST := $(BUILD)/dist
+$(BUILD)/tools/flatten: tools/flatten.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
+	$(CC) $(STRICT) -O2 -o $@ $<
+$(DIST)/trace.c: $(BUILD)/tools/flatten $(wildcard runtime/*.c runtime/*.h)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/flatten $@ runtime/trace.c --keep trace.h
+$(DIST)/trace_stream.c: $(BUILD)/tools/flatten $(wildcard stream/*.c stream/*.h runtime/*.h)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/flatten $@ stream/trace_stream.c -I runtime --keep trace.h
+$(DIST)/trace.h: runtime/trace.h
+	@mkdir -p $(@D)
+	cp $< $@
+dist: $(DIST)/trace.c $(DIST)/trace_stream.c $(DIST)/trace.h
+
+$(BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lzstd
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.
-EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
+EMBEDDED := $(DIST)/trace.c runtime/trace.h $(DIST)/trace_stream.c \
             wiring/callsight.mk wiring/callsight.cmake wiring/trace.config
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
@@ -65,9 +86,9 @@ $(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c src/cmd/embedded.h
 	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
 
 # The runtime is compiled without -finstrument-functions, always.
-$(BUILD)/runtime/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+$(BUILD)/runtime/trace.o: $(DIST)/trace.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iruntime -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # Workloads: instrumented, linked with the runtime.  -g so names resolve.
 INSTR := -finstrument-functions -g -O2 -Wall -Wextra -Iruntime $(SANFLAGS)

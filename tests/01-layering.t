@@ -10,7 +10,7 @@ set -u
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"
 
-plan 33
+plan 35
 
 $CHECK "$ROOT" >"$T/out" 2>&1
 rc=$?
@@ -77,6 +77,10 @@ plant "another folder's header by its bare name is caught" src/out/report.c '#in
 plant "a ../ path is caught" src/out/report.c '#include "../read/symbols.h"' 'no \.\./ paths'
 plant "one of our headers in <> is caught" src/cmd/diff.c '#include <out/out_json.h>' 'use quotes'
 plant "the runtime including the host tool is caught" runtime/trace.c '#include "read/trace_reader.h"' \
+    'runtime/ stands alone'
+plant "a part of the runtime including the host tool is caught" runtime/trace_ring.c '#include "read/trace_reader.h"' \
+    'runtime/ stands alone'
+plant "the runtime including a file of stream/ is caught" runtime/trace.c '#include "../stream/trace_stream.c"' \
     'runtime/ stands alone'
 plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/proto.h"' \
     'stream/ stands alone'

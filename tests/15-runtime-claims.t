@@ -77,7 +77,7 @@ int main(void)
     return 0;
 }
 C
-cc -std=c11 -O2 -c "$R/runtime/trace.c" -o "$T/trace.o" &&
+cc -std=c11 -O2 -c "$DIST/trace.c" -o "$T/trace.o" &&
     cc -std=c11 -O2 -g -finstrument-functions -I"$R/runtime" "$T/cd.c" "$T/trace.o" -pthread -o "$T/cd"
 ok $? "a program that changes directory after start builds"
 mkdir -p "$T/run/sub"

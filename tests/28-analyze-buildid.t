@@ -16,7 +16,7 @@ want_fib=$(awk '$1 == "fib" { print $2 }' "$T/expect")
 
 # The same source rebuilt with a different -D: same name, another binary.
 mkdir -p "$T/other"
-cc -std=c11 -O2 -c -I"$R/runtime" -o "$T/other/trace.o" "$R/runtime/trace.c" &&
+cc -std=c11 -O2 -c -o "$T/other/trace.o" "$DIST/trace.c" &&
     cc -finstrument-functions -g -O2 -I"$R/runtime" -DMAX_SORT=2048 -o "$T/other/workload" \
         "$R/examples/workload.c" "$T/other/trace.o" -pthread
 ok $? "a variant of the workload builds with -DMAX_SORT=2048"

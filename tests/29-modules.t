@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 plan 44
 
 M=$TESTS/modules
-cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || exit 1
+cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" || exit 1
 lib() { cc -O0 -g -fPIC -shared -finstrument-functions "$@"; }
 lib -o "$T/libw.so" "$M/libw.c" &&
     lib -DPLUG=a -o "$T/plug_a.so" "$M/plug.c" &&

@@ -7,14 +7,13 @@ plan 7
 
 ROOT=$(cd "$TESTS/.." && pwd)
 mkdir -p "$T/dev"
-cp "$ROOT/stream/trace_stream.c" "$ROOT/runtime/trace.h" "$ROOT/runtime/trace_shm.h" \
-   "$ROOT/runtime/trace_wire.h" "$ROOT/runtime/trace.c" "$T/dev/"
+cp "$DIST/trace_stream.c" "$ROOT/runtime/trace.h" "$DIST/trace.c" "$T/dev/"
 (cd "$T/dev" && cc -O2 -o trace_stream trace_stream.c -lzstd) 2> "$T/cc1.err"
-ok $? "trace_stream builds with 'cc -O2 -o trace_stream trace_stream.c -lzstd' beside the headers"
+ok $? "trace_stream builds with 'cc -O2 -o trace_stream trace_stream.c -lzstd' beside trace.h"
 (cd "$T/dev" && ./trace_stream --help > help.out 2>&1) && grep -q 'SHM HOST PORT' "$T/dev/help.out"
 ok $? "the standalone trace_stream runs (--help)"
 (cd "$T/dev" && cc -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c trace.c -o trace.o) 2> "$T/cc2.err"
-ok $? "the runtime builds alone, strict C11, from its own three files"
+ok $? "the runtime builds alone, strict C11, from trace.c and trace.h"
 
 # A segment that is not a ring: the tracer must not use it, and must not stall.
 SHM=/cs-test-notaring-$$

@@ -16,9 +16,9 @@ track_shm "$SHM"
 expect_counts $PARAMS > "$T/expect"
 calls=$(awk '{s += $2} END {print s}' "$T/expect")
 
-# The client as a device would build it: its file beside the two headers.
+# The client as a device would build it: its one file beside trace.h.
 mkdir -p "$T/dev"
-cp "$R/stream/trace_stream.c" "$R/runtime/trace.h" "$R/runtime/trace_shm.h" "$R/runtime/trace_wire.h" "$T/dev/"
+cp "$DIST/trace_stream.c" "$R/runtime/trace.h" "$T/dev/"
 (cd "$T/dev" && cc -std=c11 -Wall -Wextra -pedantic -Werror -O2 -DTRACE_STREAM_NO_LIBZSTD \
     -o trace_stream trace_stream.c)
 ok $? "cc -O2 -DTRACE_STREAM_NO_LIBZSTD -o trace_stream trace_stream.c (no -lzstd)"

@@ -15,12 +15,14 @@ new_project "$P"
 ok $? "callsight init --stream DIR exits 0"
 sed 's/^/# /' "$T/init.err"
 same=0
-for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
-         wiring/callsight.mk wiring/callsight.cmake; do
-    cmp -s "$ROOT/$f" "$P/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
+for f in "$DIST/trace.c" "$ROOT/runtime/trace.h" "$DIST/trace_stream.c" \
+         "$ROOT/wiring/callsight.mk" "$ROOT/wiring/callsight.cmake"; do
+    cmp -s "$f" "$P/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
 done
-ok $same "DIR/callsight/ holds the runtime, trace_stream.c and both wirings, byte for byte"
-is "$(grep -c '^  wrote ' "$T/init.out")" 8 "it says it wrote 8 files"
+[ "$(ls "$P/callsight" | tr '\n' ' ')" = "callsight.cmake callsight.mk trace.c trace.h trace_stream.c " ] ||
+    { diag "in DIR/callsight/: $(ls "$P/callsight" | tr '\n' ' ')"; same=1; }
+ok $same "DIR/callsight/ holds the one-file runtime, trace.h, trace_stream.c and both wirings, byte for byte, and nothing else"
+is "$(grep -c '^  wrote ' "$T/init.out")" 6 "it says it wrote 6 files"
 cmp -s "$ROOT/wiring/trace.config" "$P/trace.config"
 ok $? "one of them the starter trace.config, in the project's own folder"
 
@@ -70,8 +72,8 @@ check_counts "$T/s.txt" "streamed"
 touch -d @978307200 "$P/callsight/trace.c"
 "$CS" init --stream "$P" > "$T/init2.out" 2>&1
 ok $? "init again exits 0"
-is "$(grep -c '^  unchanged ' "$T/init2.out") $(stat -c %Y "$P/callsight/trace.c")" "7 978307200" \
-    "all 7 files unchanged, not rewritten"
+is "$(grep -c '^  unchanged ' "$T/init2.out") $(stat -c %Y "$P/callsight/trace.c")" "5 978307200" \
+    "all 5 files unchanged, not rewritten"
 
 # A changed file: refused, and nothing at all is written; --force replaces it.
 echo '/* my change */' >> "$P/callsight/trace.h"
@@ -86,7 +88,7 @@ ok $? "one clear line names the file and --force, one says nothing was written"
 ok $? "nothing was written: the change is kept, the missing file not restored"
 "$CS" init --stream --force "$P" > "$T/init4.out" 2>&1
 ok $? "init --force exits 0"
-cmp -s "$ROOT/runtime/trace.h" "$P/callsight/trace.h" && cmp -s "$ROOT/runtime/trace.c" "$P/callsight/trace.c" &&
+cmp -s "$ROOT/runtime/trace.h" "$P/callsight/trace.h" && cmp -s "$DIST/trace.c" "$P/callsight/trace.c" &&
     grep -q "^  replaced .*/trace.h$" "$T/init4.out" && grep -q "^  wrote .*/trace.c$" "$T/init4.out"
 ok $? "--force replaced the changed file and wrote the missing one"
 

@@ -36,15 +36,15 @@ mkdir -p "$T/elsewhere/proj"
 (cd "$T/elsewhere" && env -i PATH="$PREFIX/bin:/usr/bin:/bin" callsight init --stream proj > "$T/init.out" 2>&1)
 ok $? "the installed callsight runs init from another directory"
 same=0
-for f in runtime/trace.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h stream/trace_stream.c \
-         wiring/callsight.mk wiring/callsight.cmake; do
-    cmp -s "$ROOT/$f" "$T/elsewhere/proj/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
+for f in "$DIST/trace.c" "$ROOT/runtime/trace.h" "$DIST/trace_stream.c" \
+         "$ROOT/wiring/callsight.mk" "$ROOT/wiring/callsight.cmake"; do
+    cmp -s "$f" "$T/elsewhere/proj/callsight/$(basename "$f")" || { diag "differs: $f"; same=1; }
 done
-ok $same "and wrote the seven files byte for byte"
+ok $same "and wrote the five files byte for byte"
 # A relocated copy of the binary still has them: nothing is read from a path.
 cp "$PREFIX/bin/callsight" "$T/cs-copy"
 mkdir -p "$T/p2"
-"$T/cs-copy" init --build make "$T/p2" > /dev/null 2>&1 && cmp -s "$ROOT/runtime/trace.c" "$T/p2/callsight/trace.c"
+"$T/cs-copy" init --build make "$T/p2" > /dev/null 2>&1 && cmp -s "$DIST/trace.c" "$T/p2/callsight/trace.c"
 ok $? "a copy of the binary elsewhere inits just the same"
 "$PREFIX/bin/trace_stream" --help 2>&1 | grep -q 'SHM HOST PORT'
 ok $? "the installed trace_stream runs"

@@ -27,12 +27,12 @@ plan 14
 CC=aarch64-linux-gnu-gcc
 QEMU=qemu-aarch64-static
 expect_counts $CROSS_PARAMS > "$T/expect"
-$CC -O2 -c "$ROOT/runtime/trace.c" -o "$T/trace.o" &&
+$CC -O2 -c "$DIST/trace.c" -o "$T/trace.o" &&
     $CC -finstrument-functions -g -O2 -I"$ROOT/runtime" "$ROOT/examples/workload.c" "$T/trace.o" \
         -pthread -static -o "$T/workload.arm64" 2> "$T/cc1.err"
 ok $? "the runtime and the instrumented workload build for aarch64"
 # getaddrinfo in a static binary draws a linker warning; numeric hosts need no NSS.
-$CC -O2 -I"$ROOT/runtime" -o "$T/trace_stream.arm64" "$ROOT/stream/trace_stream.c" -lzstd -static \
+$CC -O2 -o "$T/trace_stream.arm64" "$DIST/trace_stream.c" -lzstd -static \
     2> "$T/cc2.err"
 ok $? "trace_stream builds for aarch64 with the target's libzstd"
 grep -v 'getaddrinfo\|in function' "$T/cc2.err" | sed 's/^/# /'

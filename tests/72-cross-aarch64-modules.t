@@ -19,7 +19,7 @@ M=$TESTS/modules
 R=$T/root
 mkdir -p "$R/opt/app/lib" "$R/opt/app/plugins" "$R/lib"
 cp -L /usr/$X/lib/ld-linux-aarch64.so.1 /usr/$X/lib/libc.so.6 "$R/lib/" &&
-    $X-gcc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" &&
+    $X-gcc -O2 -c -o "$T/trace.o" "$DIST/trace.c" &&
     $X-gcc -O0 -g -fPIC -shared -finstrument-functions -o "$R/opt/app/lib/libw.so" "$M/libw.c" &&
     $X-gcc -O0 -g -fPIC -shared -finstrument-functions -DPLUG=a -o "$R/opt/app/plugins/plug_a.so" "$M/plug.c" &&
     $X-gcc -O0 -g -fPIC -shared -finstrument-functions -DPLUG=b -o "$R/opt/app/plugins/plug_b.so" "$M/plug.c" &&

@@ -72,7 +72,7 @@ cross_file_mode() {
     cross_ready "$group" "$triple" "$qemu" || return 0
     plan 11
     expect_counts $CROSS_PARAMS > "$T/expect"
-    "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c "$ROOT/runtime/trace.c" \
+    "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -c "$DIST/trace.c" \
         -o "$T/trace.o" 2> "$T/cc1.err"
     ok $? "$triple-gcc builds the runtime, strict C11, warning-free"
     sed 's/^/# /' "$T/cc1.err"
@@ -125,14 +125,14 @@ cross_stream_mode() {
     local workers=${CROSS_STREAM_PARAMS#* }
     workers=${workers%% *}
     expect_counts $CROSS_STREAM_PARAMS > "$T/expect"
-    "$triple-gcc" -O2 -c "$ROOT/runtime/trace.c" -o "$T/trace.o" &&
+    "$triple-gcc" -O2 -c "$DIST/trace.c" -o "$T/trace.o" &&
         "$triple-gcc" -finstrument-functions -g -O2 -I"$ROOT/runtime" "$ROOT/examples/workload.c" \
             "$T/trace.o" -pthread -static -o "$bin" 2> "$T/cc1.err"
     ok $? "the runtime and the instrumented workload build for $triple, statically linked"
     sed 's/^/# /' "$T/cc1.err"
     # getaddrinfo in a static binary draws a linker warning; numeric hosts need no NSS.
     "$triple-gcc" -std=c11 -Wall -Wextra -pedantic -Werror -O2 -DTRACE_STREAM_NO_LIBZSTD \
-        -I"$ROOT/runtime" -o "$ts" "$ROOT/stream/trace_stream.c" -static 2> "$T/cc2.err"
+        -o "$ts" "$DIST/trace_stream.c" -static 2> "$T/cc2.err"
     ok $? "trace_stream builds for $triple with -DTRACE_STREAM_NO_LIBZSTD (no -lzstd), static"
     grep -v 'getaddrinfo\|in function' "$T/cc2.err" | sed 's/^/# /'
 

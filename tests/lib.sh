@@ -8,6 +8,7 @@ set -u
 B=${CALLSIGHT_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
 TESTS=$(cd "$(dirname "$0")" && pwd)
 CS=$B/callsight
+DIST=$B/dist # what users copy: the runtime and trace_stream as one file each, trace.h
 T=$(mktemp -d "${TMPDIR:-/tmp}/callsight-test.XXXXXX")
 _n=0
 _failed=0
@@ -154,7 +155,7 @@ stop_serve() {
 # instrumentation (and without an ASan build's sanitizers, which an
 # uninstrumented cc line could not link).
 build_traced() {
-    [ -f "$T/trace.o" ] || cc -O2 -c -o "$T/trace.o" "$TESTS/../runtime/trace.c" || return 1
+    [ -f "$T/trace.o" ] || cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" || return 1
     cc -O1 -g -finstrument-functions -o "$1" "$2" "$T/trace.o" -pthread
 }
 

@@ -25,7 +25,7 @@ static int spin(int i)
     return i + 1;
 }
 
-/* More calls than a thread buffer holds (runtime/trace.c, TRACE_BUF_EVENTS). */
+/* More calls than a thread buffer holds (runtime/trace_internal.h, TRACE_BUF_EVENTS). */
 static void flush_calls(void)
 {
     volatile int s = 0;

@@ -1,6 +1,7 @@
 # tests/tsan/tsan.mk - `make tsan-test`: the runtime's threaded paths and the
 # shm ring under ThreadSanitizer.  The runtime, the workload (many threads)
-# and trace_stream (the one reader) are built with -fsanitize=thread;
+# and trace_stream (the one reader) are built with -fsanitize=thread, from
+# the one-file copies users get ($(DIST), the Makefile);
 # tests/tsan/ring.t runs two workload processes into one ring at once and
 # checks that TSan reports nothing and that received + dropped = generated;
 # tests/tsan/recorder.t takes flight-recorder snapshots while they write.
@@ -17,15 +18,15 @@ TSAN_FLAGS := -fsanitize=thread -g -O1
 
 .PHONY: tsan-test tsan-host
 
-$(TSAN_BUILD)/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+$(TSAN_BUILD)/trace.o: $(DIST)/trace.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -c $< -o $@
+	$(CC) $(STRICT) $(TSAN_FLAGS) -c $< -o $@
 $(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
 	@mkdir -p $(@D)
 	$(CC) -finstrument-functions $(TSAN_FLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
-$(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h runtime/trace_wire.h
+$(TSAN_BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -o $@ $< -lzstd
+	$(CC) $(STRICT) $(TSAN_FLAGS) -o $@ $< -lzstd
 
 tsan-host:
 	$(MAKE) BUILD=$(TSAN_BUILD)/host SANFLAGS=-fsanitize=thread OPT=-O1 $(TSAN_BUILD)/host/callsight \
