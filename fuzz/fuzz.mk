@@ -27,7 +27,7 @@ FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_REPLAY   := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/replay_%)
 
 # What each harness links besides itself.
-FUZZ_DEPS_stream_proto := src/serve/stream_proto.c
+FUZZ_DEPS_stream_proto := src/serve/proto.c
 FUZZ_LIBS_stream_proto := -lzstd
 FUZZ_DEPS_trace_reader := src/read/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
@@ -39,13 +39,14 @@ FUZZ_DEPS_trace_config := src/select/config.c
 FUZZ_LIBS_trace_config :=
 FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
-FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
+FUZZ_DEPS_stream_sums := src/serve/sums.c
 FUZZ_LIBS_stream_sums :=
 FUZZ_DEPS_modlist := src/read/modlist.c
 FUZZ_LIBS_modlist :=
-# the pass, not live.c (top's driver of it over a directory: it lists files)
-FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
-                     src/read/addrindex.c src/read/elf_buildid.c src/lib/u64map.c src/lib/vec.c
+# the pass, not live.c (top's driver of it over a directory: it lists files) nor naming.c (symbols)
+FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c src/analysis/naming.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
+                     src/read/addrindex.c src/read/elf_buildid.c src/lib/u64map.c src/lib/vec.c \
+                     src/out/notes.c
 FUZZ_LIBS_analyze := -lm -lpthread # jobs.c: the pass in parts (the harness runs one)
 
 .PHONY: fuzz fuzz-ci fuzz-build

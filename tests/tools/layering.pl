@@ -41,13 +41,14 @@ $root = realpath($root) or die "layering.pl: no such directory\n";
 my $cc = $ENV{CC} || 'cc';
 
 # Who may include whom.  Outputs read the analysis, never the reverse; serve/
-# writes what read/ reads and takes file names from it; lib/ stands alone.
+# writes what read/ reads, and needs nothing of it (its own file names and
+# resume search are serve's); lib/ stands alone.
 my %may = (
     lib      => [],
     read     => [qw(lib)],
     analysis => [qw(lib read)],
     out      => [qw(lib read analysis)],
-    serve    => [qw(lib read)],
+    serve    => [qw(lib)],
     select   => [qw(lib)],
     cmd      => [qw(lib read analysis out serve select)],
 );

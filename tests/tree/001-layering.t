@@ -10,7 +10,7 @@ set -u
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"
 
-plan 34
+plan 35
 
 $CHECK "$ROOT" >"$T/out" 2>&1
 rc=$?
@@ -60,10 +60,12 @@ plant() {
 H=src/analysis/hist.c
 plant "analysis/ including an output is caught" $H '#include "out/out.h"' \
     'analysis/ may include lib/, read/, not out/'
-plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/stream_file.h"' \
+plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/files.h"' \
     'read/ may include lib/, not serve/'
-plant "serve/ including the analysis is caught" src/serve/stream_conn.c '#include "analysis/analysis.h"' \
-    'serve/ may include lib/, read/, not analysis/'
+plant "serve/ including the analysis is caught" src/serve/conn.c '#include "analysis/analysis.h"' \
+    'serve/ may include lib/, not analysis/'
+plant "serve/ including read/ is caught" src/serve/conn.c '#include "read/trace_reader.h"' \
+    'serve/ may include lib/, not read/'
 plant "lib/ including anything of src/ is caught" src/lib/u64map.c '#include "read/addrindex.h"' \
     'lib/ may include nothing of src/'
 plant "anything including a command's folder is caught" src/out/report.c '#include "cmd/commands.h"' \
@@ -80,7 +82,7 @@ plant "a part of the runtime including the host tool is caught" runtime/trace_ri
     'runtime/ stands alone'
 plant "the runtime including a file of stream/ is caught" runtime/trace.c '#include "../stream/trace_stream.c"' \
     'runtime/ stands alone'
-plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/stream_proto.h"' \
+plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/proto.h"' \
     'stream/ stands alone'
 plant "the runtime including the wire protocol is caught" runtime/trace.c '#include "trace_wire.h"' \
     'pulls in runtime/trace_wire.h: the runtime speaks only the ring'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run by `make tsan-test` (tests/tsan/tsan.mk): callsight serve built with
 # -fsanitize=thread, so every connection's reader and writer threads
-# (stream_conn.c, chunkq.c) and serve's joining of connection threads run
+# (conn.c, chunkq.c) and serve's joining of connection threads run
 # under TSan.  Five streams at once: plain chunks rotating segments, one
 # past --max-mb, one that turns malformed mid-stream, coded chunks from
 # trace_stream, and one paused when SIGTERM comes, while the control socket

@@ -2,7 +2,7 @@
  * stream_codec.c - unit tests (TAP) of the "stack + shuffle" event coding,
  * trace_wire.h's wire_codec_encode() and wire_codec_decode() (what
  * trace_stream and serve both run), of its little-endian helpers, and of the codec's handshake flag and ack in
- * src/serve/stream_proto.c: one chunk coded by hand against the format in
+ * src/serve/proto.c: one chunk coded by hand against the format in
  * trace_wire.h, round trips of every kind of chunk (markers, reserved kinds,
  * odd and colliding tids, stacks deeper than the shadow stack, chunks of
  * 0 to 17 records for the transposition's tail), and random bytes fed to
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/stream_proto.h"
+#include "serve/proto.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit.h"
@@ -173,27 +173,27 @@ static void test_decode_random(struct wire_codec *c)
 static void test_proto(void)
 {
     unsigned char ack[TRACE_STREAM_ACK_SIZE], h[TRACE_STREAM_HANDSHAKE_SIZE] = {0};
-    stream_ack_encode(ack, TRACE_CODEC_STACK_SHUFFLE, 0);
+    proto_ack_encode(ack, TRACE_CODEC_STACK_SHUFFLE, 0);
     ok(memcmp(ack, "TKACK\0\0\0\1\0\0\0\0\0\0\0", 16) == 0, "the ack: magic TKACK, codecs 1, features 0");
-    stream_ack_encode(ack, 0, TRACE_ACK_SUMMARIES);
+    proto_ack_encode(ack, 0, TRACE_ACK_SUMMARIES);
     ok(memcmp(ack, "TKACK\0\0\0\0\0\0\0\1\0\0\0", 16) == 0, "a summary-only ack: codecs 0, features 1");
-    struct stream_hello hello;
-    char why[STREAM_WHY_MAX];
+    struct proto_hello hello;
+    char why[PROTO_WHY_MAX];
     memcpy(h, "TKSTREAM", 8);
     wire_put_le32(h + 8, TRACE_STREAM_VERSION);
     wire_put_le32(h + 12, TRACE_EVENT_SIZE);
     wire_put_le32(h + 16, TRACE_FLAG_TICKS | TRACE_STREAM_FLAG_CODEC_OFFER);
-    ok(stream_hello_decode(h, &hello, why, sizeof why) == 0 && stream_hello_codec_offered(h) &&
+    ok(proto_hello_decode(h, &hello, why, sizeof why) == 0 && proto_hello_codec_offered(h) &&
            hello.flags == TRACE_FLAG_TICKS,
        "a handshake's codec offer is seen, and kept out of the flags files get");
     wire_put_le32(h + 16, TRACE_FLAG_TICKS);
-    ok(stream_hello_decode(h, &hello, why, sizeof why) == 0 && !stream_hello_codec_offered(h),
+    ok(proto_hello_decode(h, &hello, why, sizeof why) == 0 && !proto_hello_codec_offered(h),
        "no offer: none seen");
-    struct stream_chunk ch = {TRACE_CHUNK_EVENTS_CODED, 64, 20};
-    ok(stream_chunk_known(TRACE_CHUNK_EVENTS_CODED) && stream_chunk_check(&ch, why, sizeof why) == 0,
+    struct proto_chunk ch = {TRACE_CHUNK_EVENTS_CODED, 64, 20};
+    ok(proto_chunk_known(TRACE_CHUNK_EVENTS_CODED) && proto_chunk_check(&ch, why, sizeof why) == 0,
        "a coded events chunk is a known type with events' lengths");
     ch.raw_len = 40;
-    ok(stream_chunk_check(&ch, why, sizeof why) == -1 && strstr(why, "multiple of 32") != NULL,
+    ok(proto_chunk_check(&ch, why, sizeof why) == -1 && strstr(why, "multiple of 32") != NULL,
        "a coded chunk of 40 bytes is refused");
 }
 

@@ -1,9 +1,9 @@
 /*
- * stream_proto.c - decoding and checking the trace_stream wire protocol
- * (see stream_proto.h).  Integers are assembled from bytes in the stream's
+ * proto.c - decoding and checking the trace_stream wire protocol
+ * (see proto.h).  Integers are assembled from bytes in the stream's
  * order, so this works the same on any host.
  */
-#include "stream_proto.h"
+#include "proto.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +24,7 @@ static void reverse(unsigned char *p, int bytes)
     }
 }
 
-int stream_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], struct stream_hello *out,
+int proto_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], struct proto_hello *out,
                         char *why, size_t why_len)
 {
     if (memcmp(raw + offsetof(trace_stream_handshake_t, magic), TRACE_STREAM_MAGIC, 8)) {
@@ -64,27 +64,27 @@ static int hello_flag(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], uint
     return (get32(raw + offsetof(trace_stream_handshake_t, flags), big) & flag) != 0;
 }
 
-int stream_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+int proto_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_CODEC_OFFER);
 }
 
-int stream_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+int proto_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_SUMMARY_OFFER);
 }
 
-int stream_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+int proto_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_REQUEST_OFFER);
 }
 
-int stream_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+int proto_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_RESUME_KEY);
 }
 
-void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq)
+void proto_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_t seq)
 {
     memset(out, 0, TRACE_STREAM_REQUEST_SIZE);
     memcpy(out + offsetof(trace_stream_request_t, magic), TRACE_STREAM_REQUEST_MAGIC,
@@ -92,27 +92,27 @@ void stream_request_encode(unsigned char out[TRACE_STREAM_REQUEST_SIZE], uint32_
     wire_put_le32(out + offsetof(trace_stream_request_t, seq), seq);
 }
 
-void stream_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
-                         struct stream_chunk *out)
+void proto_chunk_decode(const unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE], int swapped,
+                         struct proto_chunk *out)
 {
     out->type = get32(raw + offsetof(trace_stream_chunk_header_t, type), swapped);
     out->raw_len = get32(raw + offsetof(trace_stream_chunk_header_t, raw_len), swapped);
     out->zstd_len = get32(raw + offsetof(trace_stream_chunk_header_t, zstd_len), swapped);
 }
 
-int stream_chunk_known(uint32_t type)
+int proto_chunk_known(uint32_t type)
 {
-    return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
+    return proto_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
            type == TRACE_CHUNK_TRACER_LOST || type == TRACE_CHUNK_SUMMARY_INCREMENTS ||
            type == TRACE_CHUNK_RESUME_KEY;
 }
 
-int stream_chunk_has_events(uint32_t type)
+int proto_chunk_has_events(uint32_t type)
 {
     return type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_EVENTS_CODED;
 }
 
-void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs, uint32_t features)
+void proto_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs, uint32_t features)
 {
     memset(out, 0, TRACE_STREAM_ACK_SIZE);
     memcpy(out + offsetof(trace_stream_ack_t, magic), TRACE_STREAM_ACK_MAGIC, sizeof TRACE_STREAM_ACK_MAGIC - 1);
@@ -120,10 +120,10 @@ void stream_ack_encode(unsigned char out[TRACE_STREAM_ACK_SIZE], uint32_t codecs
     wire_put_le32(out + offsetof(trace_stream_ack_t, features), features);
 }
 
-int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
+int proto_chunk_check(const struct proto_chunk *c, char *why, size_t why_len)
 {
-    if (!stream_chunk_known(c->type)) {
-        if (c->zstd_len > STREAM_FRAME_CAP) {
+    if (!proto_chunk_known(c->type)) {
+        if (c->zstd_len > PROTO_FRAME_CAP) {
             snprintf(why, why_len, "unknown chunk type %u is too long (%u bytes)", (unsigned)c->type,
                      (unsigned)c->zstd_len);
             return -1;
@@ -135,7 +135,7 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
                  TRACE_STREAM_MAX_RAW);
         return -1;
     }
-    int records = stream_chunk_has_events(c->type) || c->type == TRACE_CHUNK_SUMMARY_INCREMENTS;
+    int records = proto_chunk_has_events(c->type) || c->type == TRACE_CHUNK_SUMMARY_INCREMENTS;
     if (records && c->raw_len % TRACE_EVENT_SIZE) {
         snprintf(why, why_len, "events length %u is not a multiple of %u", (unsigned)c->raw_len,
                  TRACE_EVENT_SIZE);
@@ -159,7 +159,7 @@ int stream_chunk_check(const struct stream_chunk *c, char *why, size_t why_len)
     return 0;
 }
 
-int stream_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *dst, size_t raw_len,
+int proto_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *dst, size_t raw_len,
                         char *why, size_t why_len)
 {
     size_t fsize = ZSTD_findFrameCompressedSize(frame, zlen);
@@ -193,7 +193,7 @@ int stream_frame_decode(ZSTD_DCtx *dctx, const void *frame, size_t zlen, void *d
     return 0;
 }
 
-void stream_events_swap(unsigned char *buf, size_t len)
+void proto_events_swap(unsigned char *buf, size_t len)
 {
     for (size_t off = 0; off + TRACE_EVENT_SIZE <= len; off += TRACE_EVENT_SIZE) {
         unsigned char *e = buf + off;
@@ -204,13 +204,13 @@ void stream_events_swap(unsigned char *buf, size_t len)
     }
 }
 
-uint64_t stream_notice_count(const unsigned char payload[8], int swapped)
+uint64_t proto_notice_count(const unsigned char payload[8], int swapped)
 {
     return get64(payload, swapped);
 }
 
-void stream_resume_decode(const unsigned char payload[TRACE_STREAM_RESUME_SIZE], int swapped,
-                          struct stream_resume *out)
+void proto_resume_decode(const unsigned char payload[TRACE_STREAM_RESUME_SIZE], int swapped,
+                          struct proto_resume *out)
 {
     out->stream_id = get64(payload + offsetof(trace_stream_resume_t, stream_id), swapped);
     out->start_ns = get64(payload + offsetof(trace_stream_resume_t, start_ns), swapped);

@@ -1,15 +1,15 @@
 /*
- * stream_name.c - parse and make the names of serve's stream files (see
- * stream_name.h).
+ * segname.c - parse and make the names of serve's stream files (see
+ * segname.h).
  */
-#include "stream_name.h"
+#include "segname.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int stream_name_parse(const char *name, uint32_t *id, uint32_t *seq)
+int segname_parse(const char *name, uint32_t *id, uint32_t *seq)
 {
     static const char prefix[] = "trace.stream.";
     if (strncmp(name, prefix, sizeof prefix - 1))
@@ -30,7 +30,7 @@ int stream_name_parse(const char *name, uint32_t *id, uint32_t *seq)
     return 1;
 }
 
-int stream_name_path(char *path, size_t len, const char *dir, uint32_t id, uint32_t seq)
+int segname_path(char *path, size_t len, const char *dir, uint32_t id, uint32_t seq)
 {
     int n = snprintf(path, len, "%s/trace.stream.%u.%u.bin", dir, (unsigned)id, (unsigned)seq);
     if (n < 0 || (size_t)n >= len) {

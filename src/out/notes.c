@@ -1,5 +1,6 @@
 /*
- * notes.c - header line and capture notes (see notes.h).
+ * notes.c - header line and capture notes (see notes.h): the words for
+ * what the analysis counted, which keeps only the counts.
  */
 #include "notes.h"
 

@@ -1,11 +1,11 @@
 /*
- * stream_conn.c - one trace_stream connection (see stream_conn.h).
+ * conn.c - one trace_stream connection (see conn.h).
  *
  * Two threads per connection, so that decompressing and writing overlap:
  * the reader (the connection's own thread) reads the socket, checks each
  * chunk and decompresses it into one of CONN_SLOTS buffers of a bounded
  * queue (chunkq.h); the writer takes them in order, decodes coded chunks
- * and does everything that touches the files, the registry or the lines
+ * and does everything that touches the files, the resume claim or the lines
  * about the stream, exactly as one thread did before.  The reader ends the
  * queue when the stream ends, however it ends, and joins the writer before
  * the close line and the last marker are written, so the writer has
@@ -49,8 +49,8 @@
  *
  * The file is opened at the first chunk, not at the handshake: a resume
  * notice there (trace_stream sends one after every handshake) says whether
- * this connection continues an earlier one's series (stream_registry.c, or
- * after a restart of serve, stream_series.c), and a new series of a
+ * this connection continues an earlier one's series (resume.c: the
+ * registry, or after a restart of serve the disk), and a new series of a
  * resumable stream starts with a TRACE_MARK_STREAM_ID naming it.
  * A silent socket is closed after --idle-timeout; the handshake must be
  * whole CONN_HANDSHAKE_MS after accept, and a chunk that has begun must
@@ -59,7 +59,7 @@
  * caps) only once its handshake is valid, and the buffers come with the
  * first chunk.  Free space is checked at most once a second (--min-free-mb).
  */
-#include "stream_conn.h"
+#include "conn.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -77,16 +77,14 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "chunkq.h"
+#include "files.h"
 #include "net.h"
-#include "read/stream_series.h"
-#include "stream_file.h"
-#include "stream_proto.h"
-#include "stream_registry.h"
-#include "stream_sums.h"
+#include "proto.h"
+#include "resume.h"
+#include "sums.h"
 #include "trace.h"
 #include "trace_wire.h"
 
@@ -112,13 +110,13 @@
 struct conn {
     int fd;
     const char *peer;
-    const struct stream_conn_opts *o;
-    struct stream_hello hello;
-    struct stream_file file;
+    const struct conn_opts *o;
+    struct proto_hello hello;
+    struct files file;
     ZSTD_DCtx *dctx;
-    unsigned char *frame; /* STREAM_FRAME_CAP bytes */
+    unsigned char *frame; /* PROTO_FRAME_CAP bytes */
     struct wire_codec *codec; /* the decoder's state, once acked */
-    unsigned char *decoded; /* STREAM_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
+    unsigned char *decoded; /* PROTO_RAW_CAP bytes: the writer decodes coded chunks here, once acked */
     int offered;          /* the handshake offered the codec */
     int acked;            /* the codec ack was sent: coded chunks are welcome */
     int sum_offered;      /* the client may send summary snapshots: the ack says they are welcome */
@@ -126,12 +124,12 @@ struct conn {
     int req_acked;        /* a flight recorder that takes snapshot requests, and the ack said so */
     int req_listed;       /* listed for the control socket (from its file's opening to its end) */
     uint32_t req_seq;     /* requests sent to it (under listed_lock) */
-    struct stream_sums *sums; /* their totals, once increments were acked (the writer's) */
-    char writer_end[STREAM_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
+    struct sums *sums; /* their totals, once increments were acked (the writer's) */
+    char writer_end[PROTO_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
     uint64_t chunks;      /* chunks read whole */
     uint64_t chunks_written; /* chunks the writer took (the writer's) */
     uint64_t received;    /* bytes read from the socket */
-    _Atomic uint64_t wire; /* ... the same, for the control thread (stream_conn_wire) */
+    _Atomic uint64_t wire; /* ... the same, for the control thread (conn_wire) */
     int unlisted;         /* its reader is done: a file opened now (finish) is not listed */
     struct chunkq *q;     /* decompressed chunks, reader to writer */
     pthread_t writer;
@@ -143,17 +141,17 @@ struct conn {
     uint64_t waited_ns, waits; /* TRACE_MARK_TRACER_WAIT records seen: ns (saturating), how many */
     double status_at;     /* when the last status line was due */
     uint64_t status_events;
-    char end[STREAM_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
+    char end[PROTO_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
     int opened;           /* the file exists: opened at the first chunk or at the end */
     int slot;             /* stream registry slot, -1 for a stream without identity */
     uint64_t stream_received; /* records received on the stream, all its connections */
     int stopped;          /* serve was stopping when reading ended: the stop cut it */
     uint64_t accepted_ms; /* when serve accepted it: the handshake's deadline counts from here */
     uint64_t deadline;    /* the chunk being read must be whole by then (0: none begun) */
-    const struct stream_conn_gate *gate; /* serve's say on a valid handshake, told when the file opens */
+    const struct conn_gate *gate; /* serve's say on a valid handshake, told when the file opens */
     int key_offered;      /* the handshake says a resume key follows the resume notice */
     int have_resume;      /* the first chunk was a resume notice, kept until the file opens */
-    struct stream_resume resume;
+    struct proto_resume resume;
     int have_key;         /* the resume key came; key_hash is its hash */
     uint64_t key_hash;
     uint64_t notices_quiet; /* drop notices not said since the last line (one per interval) */
@@ -211,7 +209,7 @@ static void say_quiet(uint64_t quiet)
             "not printed", quiet, quiet == 1 ? "" : "s");
 }
 
-void stream_conn_say_flush(void)
+void conn_say_flush(void)
 {
     pthread_mutex_lock(&pre_lock);
     uint64_t quiet = pre_roll(net_now_ms());
@@ -219,7 +217,7 @@ void stream_conn_say_flush(void)
     say_quiet(quiet);
 }
 
-void stream_conn_say_limited(const char *fmt, ...)
+void conn_say_limited(const char *fmt, ...)
 {
     pthread_mutex_lock(&pre_lock);
     uint64_t quiet = pre_roll(net_now_ms());
@@ -238,7 +236,7 @@ void stream_conn_say_limited(const char *fmt, ...)
     va_end(ap);
 }
 
-#define say_pre stream_conn_say_limited
+#define say_pre conn_say_limited
 
 /* What a failed read means: the peer went quiet past --idle-timeout, was
  * too slow to finish what it started, or an error. */
@@ -290,7 +288,7 @@ static int read_exact(struct conn *c, void *buf, size_t len, const char *what)
 static int read_hello(struct conn *c)
 {
     unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE];
-    char why[STREAM_WHY_MAX];
+    char why[PROTO_WHY_MAX];
     size_t got;
     uint64_t by = c->accepted_ms + CONN_HANDSHAKE_MS;
     int idle = c->o->idle_secs > 0 && c->o->idle_secs * 1000 < (int)CONN_HANDSHAKE_MS;
@@ -316,21 +314,21 @@ static int read_hello(struct conn *c)
                 read_error(c, idle, sizeof idle));
         return -1;
     }
-    if (stream_hello_decode(raw, &c->hello, why, sizeof why)) {
+    if (proto_hello_decode(raw, &c->hello, why, sizeof why)) {
         say_pre("connection from %s closed: error: %s", c->peer, why);
         return -1;
     }
     if (c->gate && c->gate->admit(c->gate->arg, why, sizeof why)) {
-        char msg[STREAM_WHY_MAX + NET_NAME_MAX + 64];
+        char msg[PROTO_WHY_MAX + NET_NAME_MAX + 64];
         int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", c->peer, why);
         (void)!send(c->fd, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0, MSG_DONTWAIT | MSG_NOSIGNAL);
         say_pre("connection from %s refused: %s", c->peer, why);
         return -1;
     }
-    c->offered = stream_hello_codec_offered(raw);
-    c->sum_offered = stream_hello_summary_offered(raw);
-    c->req_offered = stream_hello_requests_offered(raw);
-    c->key_offered = stream_hello_key_offered(raw);
+    c->offered = proto_hello_codec_offered(raw);
+    c->sum_offered = proto_hello_summary_offered(raw);
+    c->req_offered = proto_hello_requests_offered(raw);
+    c->key_offered = proto_hello_key_offered(raw);
     return 0;
 }
 
@@ -342,7 +340,7 @@ static int read_hello(struct conn *c)
  * asks the flight recorders among them for a snapshot (one non-blocking
  * 16-byte send each, under the lock, so an asker never waits on a
  * connection) and `callsight top` reads each one's wire bytes. */
-#define LISTED_MAX STREAM_CONN_LISTED_MAX
+#define LISTED_MAX CONN_LISTED_MAX
 
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn *listed[LISTED_MAX];
@@ -372,19 +370,19 @@ static void listed_remove(struct conn *c)
     pthread_mutex_unlock(&listed_lock);
 }
 
-size_t stream_conn_wire(struct stream_conn_wire *out, size_t max)
+size_t conn_wire(struct conn_wire *out, size_t max)
 {
     size_t n = 0;
     pthread_mutex_lock(&listed_lock);
     for (int i = 0; i < LISTED_MAX && n < max; i++)
         if (listed[i])
-            out[n++] = (struct stream_conn_wire){listed_ids[i],
+            out[n++] = (struct conn_wire){listed_ids[i],
                                                  atomic_load_explicit(&listed[i]->wire, memory_order_relaxed)};
     pthread_mutex_unlock(&listed_lock);
     return n;
 }
 
-size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen)
+size_t conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen)
 {
     size_t n = 0;
     *takers_seen = 0;
@@ -399,7 +397,7 @@ size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, siz
          * half a request would leave the client reading the rest as junk */
         if (ioctl(listed[i]->fd, SIOCOUTQ, &queued) != 0 || queued != 0)
             continue;
-        stream_request_encode(req, ++listed[i]->req_seq);
+        proto_request_encode(req, ++listed[i]->req_seq);
         if (send(listed[i]->fd, req, sizeof req, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof req && n < max)
             sent[n++] = listed_ids[i];
     }
@@ -414,18 +412,18 @@ size_t stream_conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, siz
  * its stream's series.  Opened at the first chunk, because a resume notice
  * there says which.  0, or -1 (said).
  */
-static int open_file(struct conn *c, const struct stream_prev *prev)
+static int open_file(struct conn *c, const struct resume_claim *prev)
 {
-    char err[STREAM_FILE_ERR_MAX + 64];
-    const struct stream_conn_opts *o = c->o;
+    char err[FILES_ERR_MAX + 64];
+    const struct conn_opts *o = c->o;
     int rc = -1;
     if (prev && prev->known) {
-        rc = stream_file_continue(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello,
+        rc = files_continue(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello,
                                   prev->file_id, prev->next_seq, err, sizeof err);
         if (rc)
             say("connection from %s: %s; starting a new series", c->peer, err);
     }
-    if (rc && stream_file_open(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello, err,
+    if (rc && files_open(&c->file, o->dir, o->seg_bytes, o->budget_bytes, &c->hello, err,
                                sizeof err)) {
         say("connection from %s closed: error: %s", c->peer, err);
         return -1;
@@ -449,7 +447,7 @@ static int open_file(struct conn *c, const struct stream_prev *prev)
 static void answer_offer(struct conn *c)
 {
     uint32_t codecs = 0, features = c->sum_offered ? TRACE_ACK_SUMMARIES : 0;
-    if (c->sum_offered && (c->sums = stream_sums_new()) != NULL)
+    if (c->sum_offered && (c->sums = sums_new()) != NULL)
         features |= TRACE_ACK_SUMMARY_INCREMENTS; /* no memory: whole snapshots only */
     if (c->offered && !c->hello.swapped) {
         c->codec = calloc(1, sizeof *c->codec); /* its 4 MiB output buffer comes with the first chunk */
@@ -460,7 +458,7 @@ static void answer_offer(struct conn *c)
     if (!codecs && !features)
         return;
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
-    stream_ack_encode(ack, codecs, features);
+    proto_ack_encode(ack, codecs, features);
     int sent = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
     c->acked = sent && codecs;
     c->req_acked = sent && c->req_offered;
@@ -486,9 +484,9 @@ static int start(struct conn *c)
 static int start_writer(struct conn *c)
 {
     c->dctx = ZSTD_createDCtx();
-    c->frame = malloc(STREAM_FRAME_CAP);
-    c->q = chunkq_new(CONN_SLOTS, STREAM_RAW_CAP);
-    if (c->acked && !(c->decoded = malloc(STREAM_RAW_CAP)))
+    c->frame = malloc(PROTO_FRAME_CAP);
+    c->q = chunkq_new(CONN_SLOTS, PROTO_RAW_CAP);
+    if (c->acked && !(c->decoded = malloc(PROTO_RAW_CAP)))
         c->frame = (free(c->frame), NULL);
     if (!c->dctx || !c->frame || !c->q) {
         snprintf(c->end, sizeof c->end, "error: out of memory");
@@ -505,19 +503,19 @@ static int start_writer(struct conn *c)
 
 /* ---- chunks ------------------------------------------------------------ */
 
-static void report_news(struct conn *c, enum stream_file_news news)
+static void report_news(struct conn *c, enum files_news news)
 {
-    if (news == STREAM_FILE_DISK_LOW)
+    if (news == FILES_DISK_LOW)
         say("conn %u: free space in %s is below %" PRIu64 " MB or %" PRIu64 " inodes; discarding the rest "
             "of the stream", (unsigned)c->file.id, c->o->dir, c->o->min_free_bytes / (1024u * 1024u),
             c->o->min_free_inodes);
-    else if (news == STREAM_FILE_TOTAL_REACHED)
+    else if (news == FILES_TOTAL_REACHED)
         say("conn %u: %s holds %" PRIu64 " MB of traces, its cap (--max-total-mb); discarding the rest of the "
             "stream", (unsigned)c->file.id, c->o->dir, c->o->total_bytes / (1024u * 1024u));
-    else if (news == STREAM_FILE_BUDGET_REACHED)
+    else if (news == FILES_BUDGET_REACHED)
         say("conn %u: budget of %.0f MB reached; discarding the rest of the stream",
             (unsigned)c->file.id, (double)c->file.budget / MB);
-    else if (news == STREAM_FILE_WRITE_FAILED)
+    else if (news == FILES_WRITE_FAILED)
         say("conn %u: %s; discarding the rest of the stream", (unsigned)c->file.id, c->file.error);
 }
 
@@ -536,34 +534,34 @@ static void count_waits(struct conn *c, const unsigned char *raw, size_t n)
     }
 }
 
-static void on_events(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
+static void on_events(struct conn *c, const struct proto_chunk *h, unsigned char *raw)
 {
     if (c->hello.swapped)
-        stream_events_swap(raw, h->raw_len);
+        proto_events_swap(raw, h->raw_len);
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
     c->stream_received += h->raw_len / TRACE_EVENT_SIZE;
     count_waits(c, raw, h->raw_len / TRACE_EVENT_SIZE);
-    report_news(c, stream_file_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
+    report_news(c, files_append(&c->file, raw, h->raw_len / TRACE_EVENT_SIZE));
 }
 
 static int put_whole(void *ctx, const unsigned char *records, size_t n)
 {
     struct conn *c = ctx;
-    report_news(c, stream_file_append(&c->file, records, n));
+    report_news(c, files_append(&c->file, records, n));
     return 0;
 }
 
 /* Summary increments, written whole.  Not among the stream's records that
  * a resume counts (trace_wire.h): a lost one is superseded, not lost.
  * 0, or 3 when malformed (writer_end says why). */
-static int on_summary_increments(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
+static int on_summary_increments(struct conn *c, const struct proto_chunk *h, const unsigned char *raw)
 {
-    char why[STREAM_WHY_MAX];
+    char why[PROTO_WHY_MAX];
     size_t n = h->raw_len / TRACE_EVENT_SIZE;
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
-    if (stream_sums_take(c->sums, raw, n, put_whole, c, why, sizeof why) == 0)
+    if (sums_take(c->sums, raw, n, put_whole, c, why, sizeof why) == 0)
         return 0;
     snprintf(c->writer_end, sizeof c->writer_end, "error: chunk %" PRIu64 ": %s", c->chunks_written, why);
     return 3;
@@ -584,45 +582,23 @@ static void say_vanished(struct conn *c)
 
 static void on_tracer_lost(struct conn *c, const unsigned char *raw)
 {
-    c->vanished = stream_notice_count(raw, c->hello.swapped);
+    c->vanished = proto_notice_count(raw, c->hello.swapped);
     if (now_s() - c->vanished_at >= c->o->status_secs)
         say_vanished(c);
     else
         c->vanished_quiet++;
-    report_news(c, stream_file_mark(&c->file, TRACE_MARK_TRACER_VANISHED, c->vanished));
-}
-
-/*
- * A stream the registry does not know, coming back: serve may have been
- * restarted into the same directory, so look for its series on disk.
- * Returns whether prev->received is exact (it is not when a connection of
- * the series stopped writing and discarded what it still read).
- */
-static int prev_from_disk(struct conn *c, const struct stream_resume *r, struct stream_prev *prev,
-                          int *refused)
-{
-    struct stream_found s;
-    if (stream_series_find(stream_file_dir_fd(), r->stream_id, r->start_ns, c->key_hash, c->have_key, &s)) {
-        say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
-            r->stream_id, c->o->dir, strerror(errno));
-        return 1;
-    }
-    *refused = s.refused;
-    if (s.found)
-        *prev = (struct stream_prev){1, s.file_id, s.next_seq, s.received, 0};
-    return s.exact;
+    report_news(c, files_mark(&c->file, TRACE_MARK_TRACER_VANISHED, c->vanished));
 }
 
 /* A resumed stream whose loss cannot be counted: say why, and leave an unsized gap. */
-static void unsized_gap(struct conn *c, const struct stream_resume *r, const struct stream_prev *prev,
-                        int exact)
+static void unsized_gap(struct conn *c, const struct proto_resume *r, const struct resume_claim *prev)
 {
     unsigned id = (unsigned)c->file.id;
-    if (prev->inexact)
+    if (prev->turned_away)
         say("conn %u: stream %016" PRIx64 " resumed (connection %u); a connection of it was turned away "
             "meanwhile (another address, or an old one that would not let go), so the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq);
-    else if (prev->known && !exact)
+    else if (prev->known && !prev->exact)
         say("conn %u: stream %016" PRIx64 " resumed (connection %u) after a restart of serve; a connection "
             "of its series stopped writing (budget, disk or write error), so the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq);
@@ -634,59 +610,23 @@ static void unsized_gap(struct conn *c, const struct stream_resume *r, const str
         say("conn %u: stream %016" PRIx64 " resumed (connection %u), unknown here (serve restarted?): "
             "it sent %" PRIu64 " and discarded %" PRIu64 " events before; the gap's size is unknown",
             id, r->stream_id, (unsigned)r->conn_seq, r->sent, r->discarded);
-    report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+    report_news(c, files_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
 }
 
-/* A resume claim the registry (or the disk) refused: say why; the
- * connection gets a series of its own, nameless, so no later claim finds it. */
-static void refused_claim(struct conn *c, const char *why)
-{
-    say_pre("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
-        c->resume.stream_id, why);
-}
-
-/* The key's hash, as TRACE_MARK_STREAM_KEY carries it: SHA-256's first 8 bytes. */
-static int hash_key(const unsigned char *key, uint64_t *out)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (!EVP_Digest(key, TRACE_STREAM_RESUME_KEY_SIZE, md, &len, EVP_sha256(), NULL) || len < 8)
-        return -1;
-    *out = wire_le64(md);
-    return 0;
-}
-
-/* Claim the stream in the registry, or (unknown there, a reconnection)
- * find its series on disk.  0 claimed or new, -2 refused (said). */
-static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
+/* Claim the stream (resume.h), and say what the claim could not do. */
+static void claim_stream(struct conn *c, struct resume_claim *cl)
 {
     char host[NET_NAME_MAX];
     net_host_of(c->peer, host, sizeof host);
-    struct stream_claim who = {c->resume.stream_id, c->resume.start_ns, c->have_key, c->key_hash, host};
-    int rc = stream_registry_claim(&who, c->fd, prev, &c->slot);
-    if (rc == -2) {
-        c->slot = -1;
-        refused_claim(c, c->have_key ? "its resume key does not match" : "it runs on a connection from another address");
-        return -2;
-    }
-    int refused = 0;
-    if (rc)
-        c->slot = -1;
-    /* Not known here: the index says whether the stream has series on disk
-     * (serve restarted, or the entry made room), and whose key they bear,
-     * whatever the resume claims its connection number is. */
-    else if (!prev->known)
-        *exact = prev_from_disk(c, &c->resume, prev, &refused);
-    if (prev->inexact)
-        *exact = 0;
-    if (refused) {
-        stream_registry_forget(c->slot);
-        c->slot = -1;
-        refused_claim(c, c->have_key ? "its resume key does not match its series on disk"
-                                     : "its series on disk was started with a resume key");
-        return -2;
-    }
-    return 0;
+    struct resume_who who = {c->resume.stream_id, c->resume.start_ns, c->have_key, c->key_hash, host};
+    resume_claim(&who, c->fd, cl);
+    c->slot = cl->slot;
+    if (cl->disk_errno)
+        say("connection from %s: cannot look for stream %016" PRIx64 "'s files in %s: %s", c->peer,
+            c->resume.stream_id, c->o->dir, strerror(cl->disk_errno));
+    if (cl->refused) /* a series of its own, nameless, so no later claim finds it */
+        say_pre("connection from %s: stream %016" PRIx64 " not resumed: %s; starting a new series", c->peer,
+                c->resume.stream_id, cl->refused);
 }
 
 /*
@@ -699,34 +639,33 @@ static int claim_stream(struct conn *c, struct stream_prev *prev, int *exact)
  */
 static int on_resume(struct conn *c)
 {
-    const struct stream_resume *r = &c->resume;
-    struct stream_prev prev = {0, 0, 0, 0, 0};
-    int exact = 1;
-    int refused = claim_stream(c, &prev, &exact) == -2;
+    const struct proto_resume *r = &c->resume;
+    struct resume_claim prev;
+    claim_stream(c, &prev);
     if (open_file(c, &prev))
         return -1;
-    if (refused)
+    if (prev.refused)
         return 0;
     if (c->file.seq == 0) {
-        report_news(c, stream_file_mark_at(&c->file, TRACE_MARK_STREAM_ID, r->stream_id, r->start_ns));
+        report_news(c, files_mark_at(&c->file, TRACE_MARK_STREAM_ID, r->stream_id, r->start_ns));
         if (c->have_key)
-            report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_KEY, c->key_hash));
-        stream_series_index_add(r->stream_id, r->start_ns, c->file.id, c->have_key, c->key_hash);
+            report_news(c, files_mark(&c->file, TRACE_MARK_STREAM_KEY, c->key_hash));
+        resume_index_add(r->stream_id, r->start_ns, c->file.id, c->have_key, c->key_hash);
     }
     c->stream_received = prev.received;
     if (r->conn_seq <= 1)
         return 0;
-    if (!prev.known || !exact || r->sent < prev.received) {
-        unsized_gap(c, r, &prev, exact);
+    if (!prev.known || !prev.exact || r->sent < prev.received) {
+        unsized_gap(c, r, &prev);
         return 0;
     }
     uint64_t lost = r->sent + r->discarded - prev.received;
     say("conn %u: stream %016" PRIx64 " resumed (connection %u): %" PRIu64 " events lost in the gap (%"
         PRIu64 " discarded on the device while disconnected, %" PRIu64 " lost in flight)",
         (unsigned)c->file.id, r->stream_id, (unsigned)r->conn_seq, lost, r->discarded, r->sent - prev.received);
-    report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
+    report_news(c, files_mark(&c->file, TRACE_MARK_STREAM_RESUMED, lost));
     if (lost)
-        report_news(c, stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
+        report_news(c, files_mark(&c->file, TRACE_MARK_STREAM_GAP, lost));
     return 0;
 }
 
@@ -746,15 +685,15 @@ static void say_dropped(struct conn *c)
 
 static void on_notice(struct conn *c, const unsigned char *raw)
 {
-    c->dropped = stream_notice_count(raw, c->hello.swapped);
+    c->dropped = proto_notice_count(raw, c->hello.swapped);
     if (now_s() - c->notice_at >= c->o->status_secs)
         say_dropped(c);
     else
         c->notices_quiet++;
-    report_news(c, stream_file_mark(&c->file, TRACE_MARK_DEVICE_DROPPED, c->dropped));
+    report_news(c, files_mark(&c->file, TRACE_MARK_DEVICE_DROPPED, c->dropped));
 }
 
-static void on_unknown(struct conn *c, const struct stream_chunk *h)
+static void on_unknown(struct conn *c, const struct proto_chunk *h)
 {
     if (c->unknown++ != 0)
         return;
@@ -784,10 +723,10 @@ static void maybe_status(struct conn *c)
 }
 
 /* Read and check chunk n's header.  0 ok, 1 clean end of stream, -1 ended abnormally. */
-static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
+static int read_chunk_header(struct conn *c, uint64_t n, struct proto_chunk *h)
 {
     unsigned char raw[TRACE_STREAM_CHUNK_HEADER_SIZE];
-    char why[STREAM_WHY_MAX];
+    char why[PROTO_WHY_MAX];
     size_t got;
     int idle_ms = c->o->idle_secs > 0 ? c->o->idle_secs * 1000 : -1;
     c->deadline = 0; /* set at the chunk's first byte */
@@ -806,8 +745,8 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
                  "'s header (%zu of %u bytes)", n, got, TRACE_STREAM_CHUNK_HEADER_SIZE);
         return -1;
     }
-    stream_chunk_decode(raw, c->hello.swapped, h);
-    if (stream_chunk_check(h, why, sizeof why)) {
+    proto_chunk_decode(raw, c->hello.swapped, h);
+    if (proto_chunk_check(h, why, sizeof why)) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
@@ -826,10 +765,10 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct stream_chunk *h)
 }
 
 /* Decompress a chunk of a known type into dst.  0 ok, -1 malformed (c->end says why). */
-static int unpack(struct conn *c, const struct stream_chunk *h, uint64_t n, unsigned char *dst)
+static int unpack(struct conn *c, const struct proto_chunk *h, uint64_t n, unsigned char *dst)
 {
-    char why[STREAM_WHY_MAX];
-    if (stream_frame_decode(c->dctx, c->frame, h->zstd_len, dst, h->raw_len, why, sizeof why)) {
+    char why[PROTO_WHY_MAX];
+    if (proto_frame_decode(c->dctx, c->frame, h->zstd_len, dst, h->raw_len, why, sizeof why)) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": %s", n, why);
         return -1;
     }
@@ -845,7 +784,7 @@ static int unpack(struct conn *c, const struct stream_chunk *h, uint64_t n, unsi
 static int read_chunk(struct conn *c)
 {
     char what[48];
-    struct stream_chunk h;
+    struct proto_chunk h;
     uint64_t n = c->chunks + 1;
     int rc = read_chunk_header(c, n, &h);
     if (rc)
@@ -860,7 +799,7 @@ static int read_chunk(struct conn *c)
     if (!it)
         return 2;
     it->h = h;
-    if (stream_chunk_known(h.type) && unpack(c, &h, n, it->buf))
+    if (proto_chunk_known(h.type) && unpack(c, &h, n, it->buf))
         return -1;
     chunkq_put(c->q);
     return 0;
@@ -871,10 +810,10 @@ static int read_chunk(struct conn *c)
  * decides where the files go) and, if the handshake offered one, the key
  * as the second.  1 taken, 0 not one of them, 3 malformed (writer_end).
  */
-static int take_intro(struct conn *c, const struct stream_chunk *h, const unsigned char *raw)
+static int take_intro(struct conn *c, const struct proto_chunk *h, const unsigned char *raw)
 {
     if (h->type == TRACE_CHUNK_RESUME && c->chunks_written == 1) {
-        stream_resume_decode(raw, c->hello.swapped, &c->resume);
+        proto_resume_decode(raw, c->hello.swapped, &c->resume);
         c->have_resume = 1;
         return 1;
     }
@@ -885,7 +824,7 @@ static int take_intro(struct conn *c, const struct stream_chunk *h, const unsign
                  "handshake promised the resume key", c->chunks_written, (unsigned)h->type);
         return 3;
     }
-    if (hash_key(raw, &c->key_hash)) {
+    if (resume_key_hash(raw, &c->key_hash)) {
         snprintf(c->writer_end, sizeof c->writer_end, "error: cannot hash the resume key (SHA-256)");
         return 3;
     }
@@ -896,7 +835,7 @@ static int take_intro(struct conn *c, const struct stream_chunk *h, const unsign
 /* Chunks that put something in the files, and so open them. */
 static int writes_file(uint32_t type)
 {
-    return stream_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_TRACER_LOST ||
+    return proto_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_TRACER_LOST ||
            type == TRACE_CHUNK_SUMMARY_INCREMENTS;
 }
 
@@ -904,7 +843,7 @@ static int writes_file(uint32_t type)
  * could be opened (said), 3 malformed (writer_end says why).  A series
  * file is created at the first chunk that writes to it, so a peer that
  * sends only a handshake and notices costs no inode. */
-static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned char *raw)
+static int write_chunk(struct conn *c, const struct proto_chunk *h, unsigned char *raw)
 {
     c->chunks_written++;
     if (!c->opened) {
@@ -912,14 +851,14 @@ static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned ch
         if (rc)
             return rc == 1 ? 0 : rc;
         if (!writes_file(h->type)) {
-            if (!stream_chunk_known(h->type))
+            if (!proto_chunk_known(h->type))
                 on_unknown(c, h);
             return 0; /* a heartbeat, a key out of place: nothing to write yet */
         }
         if (c->have_resume ? on_resume(c) : open_file(c, NULL))
             return 2;
     }
-    if (!stream_chunk_known(h->type)) {
+    if (!proto_chunk_known(h->type)) {
         on_unknown(c, h);
         return 0;
     }
@@ -930,7 +869,7 @@ static int write_chunk(struct conn *c, const struct stream_chunk *h, unsigned ch
          * and the records are still in this core's cache for the write's copy. */
         wire_codec_decode(c->codec, raw, c->decoded, h->raw_len / TRACE_EVENT_SIZE);
         on_events(c, h, c->decoded);
-    } else if (stream_chunk_has_events(h->type)) {
+    } else if (proto_chunk_has_events(h->type)) {
         on_events(c, h, raw);
     }
     else if (h->type == TRACE_CHUNK_NOTICE)
@@ -970,7 +909,7 @@ static void finish(struct conn *c)
 {
     char extra[256] = "";
     size_t len = 0;
-    const struct stream_file *f = &c->file;
+    const struct files *f = &c->file;
     if (!c->opened) {
         say_pre("connection from %s closed before sending events: %" PRIu64 " bytes received in %" PRIu64
                 " chunk%s%s%s%s", c->peer, c->received, c->chunks, c->chunks == 1 ? "" : "s",
@@ -984,11 +923,10 @@ static void finish(struct conn *c)
     /* An abnormal end loses what was in flight: say so in the trace itself.
      * A resumable stream's loss is counted exactly if it comes back. */
     if (c->end[0])
-        report_news(c, c->slot >= 0 ? stream_file_mark(&c->file, TRACE_MARK_STREAM_CUT, c->stream_received)
-                                    : stream_file_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
-    stream_file_close(&c->file);
-    if (c->slot >= 0)
-        stream_registry_release(c->slot, f->id, f->seq + 1, c->stream_received);
+        report_news(c, c->slot >= 0 ? files_mark(&c->file, TRACE_MARK_STREAM_CUT, c->stream_received)
+                                    : files_mark(&c->file, TRACE_MARK_STREAM_GAP, 0));
+    files_close(&c->file);
+    resume_release(c->slot, f->id, f->seq + 1, c->stream_received);
     if (f->discarded)
         len += (size_t)snprintf(extra + len, sizeof extra - len, ", %" PRIu64 " events discarded (%s)",
                                 f->discarded, f->error[0] ? "write failed" : f->low_space ? "disk low"
@@ -1000,13 +938,13 @@ static void finish(struct conn *c)
                  (double)c->waited_ns / 1e6, c->waits);
     say("conn %u closed (%s): %" PRIu64 " events, %u segment%s, %" PRIu64 " bytes written, %" PRIu64
         " bytes received, dropped %" PRIu64 "%s%s%s%s",
-        (unsigned)f->id, c->peer, f->events, (unsigned)stream_file_segments(f),
-        stream_file_segments(f) == 1 ? "" : "s", f->total_bytes, c->received, c->dropped, extra,
+        (unsigned)f->id, c->peer, f->events, (unsigned)files_segments(f),
+        files_segments(f) == 1 ? "" : "s", f->total_bytes, c->received, c->dropped, extra,
         c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
 }
 
-void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *o, uint64_t accepted_ms,
-                       const struct stream_conn_gate *gate)
+void conn_serve(int fd, const char *peer, const struct conn_opts *o, uint64_t accepted_ms,
+                       const struct conn_gate *gate)
 {
     struct conn c;
     memset(&c, 0, sizeof c);
@@ -1036,12 +974,12 @@ void stream_conn_serve(int fd, const char *peer, const struct stream_conn_opts *
     listed_remove(&c); /* the writer, which lists it, is done; the caller closes the socket after */
     if (rc != 2)
         finish(&c);
-    else if (c.slot >= 0)
-        stream_registry_abandon(c.slot);
+    else
+        resume_abandon(c.slot);
     ZSTD_freeDCtx(c.dctx);
     chunkq_free(c.q);
     free(c.frame);
     free(c.decoded);
     free(c.codec);
-    stream_sums_free(c.sums);
+    sums_free(c.sums);
 }

@@ -1,8 +1,8 @@
 /*
- * stream_sums.c - increments back into whole summary snapshots (see
- * stream_sums.h).
+ * sums.c - increments back into whole summary snapshots (see
+ * sums.h).
  */
-#include "stream_sums.h"
+#include "sums.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -32,24 +32,24 @@ struct sums_tid {
     uint64_t over, deep, unmatched;
 };
 
-struct stream_sums {
-    struct sums_tid t[STREAM_SUMS_MAX_TIDS];
+struct sums {
+    struct sums_tid t[SUMS_MAX_TIDS];
     uint32_t nt;
     size_t held;
     unsigned char rec[TRACE_EVENT_SIZE];
     unsigned char out[OUT_RECORDS * TRACE_EVENT_SIZE];
     size_t nout;
-    stream_sums_put put;
+    sums_put put;
     void *ctx;
     int put_failed;
 };
 
-struct stream_sums *stream_sums_new(void)
+struct sums *sums_new(void)
 {
-    return calloc(1, sizeof(struct stream_sums));
+    return calloc(1, sizeof(struct sums));
 }
 
-void stream_sums_free(struct stream_sums *s)
+void sums_free(struct sums *s)
 {
     if (!s)
         return;
@@ -69,12 +69,12 @@ static int bad(char *why, size_t len, const char *fmt, uint32_t tid, uint64_t v)
     return -1;
 }
 
-static struct sums_tid *tid_of(struct stream_sums *s, uint32_t tid)
+static struct sums_tid *tid_of(struct sums *s, uint32_t tid)
 {
     for (uint32_t i = 0; i < s->nt; i++)
         if (s->t[i].tid == tid)
             return &s->t[i];
-    if (s->nt == STREAM_SUMS_MAX_TIDS)
+    if (s->nt == SUMS_MAX_TIDS)
         return NULL;
     struct sums_tid *t = &s->t[s->nt++];
     memset(t, 0, sizeof *t);
@@ -83,14 +83,14 @@ static struct sums_tid *tid_of(struct stream_sums *s, uint32_t tid)
 }
 
 /* The function of addr, added after the others when new; NULL over the cap. */
-static struct sums_fn *fn_of(struct stream_sums *s, struct sums_tid *t, uint64_t addr)
+static struct sums_fn *fn_of(struct sums *s, struct sums_tid *t, uint64_t addr)
 {
     for (uint32_t i = 0; i < t->nfn; i++)
         if (t->fn[i].addr == addr)
             return &t->fn[t->cur = i];
     size_t grow = t->nfn == t->capfn ? 16u * sizeof *t->fn : 0;
     size_t more = TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) + grow;
-    if (s->held > STREAM_SUMS_MAX_BYTES || more > STREAM_SUMS_MAX_BYTES - s->held)
+    if (s->held > SUMS_MAX_BYTES || more > SUMS_MAX_BYTES - s->held)
         return NULL;
     if (grow) {
         void *p = realloc(t->fn, (t->capfn + 16u) * sizeof *t->fn);
@@ -108,7 +108,7 @@ static struct sums_fn *fn_of(struct stream_sums *s, struct sums_tid *t, uint64_t
     return &t->fn[t->cur = t->nfn++];
 }
 
-static void forget_totals(struct stream_sums *s, struct sums_tid *t)
+static void forget_totals(struct sums *s, struct sums_tid *t)
 {
     for (uint32_t i = 0; i < t->nfn; i++)
         free(t->fn[i].hist);
@@ -127,7 +127,7 @@ static int add(uint64_t *to, uint64_t v)
 }
 
 /* One whole record out (trace.h's layout); pad1: END's pad[1]. */
-static void out(struct stream_sums *s, uint32_t tid, unsigned part, uint64_t ts, uint64_t func, uint64_t site,
+static void out(struct sums *s, uint32_t tid, unsigned part, uint64_t ts, uint64_t func, uint64_t site,
                 unsigned pad1)
 {
     if (s->nout == OUT_RECORDS) {
@@ -146,7 +146,7 @@ static void out(struct stream_sums *s, uint32_t tid, unsigned part, uint64_t ts,
 }
 
 /* The tid's totals as one whole snapshot. */
-static void write_whole(struct stream_sums *s, const struct sums_tid *t, uint64_t end_ts, uint64_t tracer,
+static void write_whole(struct sums *s, const struct sums_tid *t, uint64_t end_ts, uint64_t tracer,
                         unsigned ends)
 {
     uint64_t nfn = 0;
@@ -188,7 +188,7 @@ static int take_bucket(struct sums_tid *t, uint64_t index, uint64_t count, char 
 }
 
 /* One part of an increment.  0, or -1 (why set). */
-static int take_part(struct stream_sums *s, struct sums_tid *t, unsigned part, uint64_t ts, uint64_t func,
+static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t ts, uint64_t func,
                      uint64_t site, char *why, size_t len)
 {
     struct sums_fn *f;
@@ -198,7 +198,7 @@ static int take_part(struct stream_sums *s, struct sums_tid *t, unsigned part, u
             return bad(why, len, "function %" PRIu64 " out of place", t->tid, t->listed + 1);
         if (!(f = fn_of(s, t, func)))
             return bad(why, len, "more functions than a connection may hold (%" PRIu64 " MiB)", t->tid,
-                       STREAM_SUMS_MAX_BYTES >> 20);
+                       SUMS_MAX_BYTES >> 20);
         if (add(&f->calls, site) < 0 || add(&f->incl, ts) < 0)
             return bad(why, len, "function %" PRIu64 "'s totals wrap", t->tid, t->listed + 1);
         t->listed++;
@@ -229,7 +229,7 @@ static int take_part(struct stream_sums *s, struct sums_tid *t, unsigned part, u
     }
 }
 
-static int take_record(struct stream_sums *s, const unsigned char *r, char *why, size_t len)
+static int take_record(struct sums *s, const unsigned char *r, char *why, size_t len)
 {
     uint64_t ts = wire_le64(r), func = wire_le64(r + 8), site = wire_le64(r + 16);
     uint32_t tid = wire_le32(r + offsetof(trace_event_t, tid));
@@ -238,7 +238,7 @@ static int take_record(struct stream_sums *s, const unsigned char *r, char *why,
         return bad(why, len, "a record of kind %" PRIu64 " among them", tid, r[offsetof(trace_event_t, kind)]);
     struct sums_tid *t = tid_of(s, tid);
     if (!t)
-        return bad(why, len, "more than %" PRIu64 " threads in one connection", tid, STREAM_SUMS_MAX_TIDS);
+        return bad(why, len, "more than %" PRIu64 " threads in one connection", tid, SUMS_MAX_TIDS);
     if (part == TRACE_SUMMARY_BEGIN) {
         if (t->reading)
             return bad(why, len, "snapshot %" PRIu64 " never ended", tid, t->seq);
@@ -260,7 +260,7 @@ static int take_record(struct stream_sums *s, const unsigned char *r, char *why,
     return 0;
 }
 
-int stream_sums_take(struct stream_sums *s, const unsigned char *planes, size_t n, stream_sums_put put,
+int sums_take(struct sums *s, const unsigned char *planes, size_t n, sums_put put,
                      void *ctx, char *why, size_t why_len)
 {
     s->put = put;

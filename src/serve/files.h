@@ -1,5 +1,5 @@
 /*
- * stream_file.h - the trace files of one streamed connection.
+ * files.h - the trace files of one streamed connection.
  *
  * callsight serve writes each connection to trace.stream.<id>.<seq>.bin in
  * the output directory: an 80-byte trace_file_header_t carrying the
@@ -18,17 +18,17 @@
  * the only state connections share.  The directory is opened once, without
  * following a symlink, and files are made relative to it, mode 0640.
  */
-#ifndef CALLSIGHT_STREAM_FILE_H
-#define CALLSIGHT_STREAM_FILE_H
+#ifndef CALLSIGHT_FILES_H
+#define CALLSIGHT_FILES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stream_proto.h"
+#include "proto.h"
 
-#define STREAM_FILE_ERR_MAX 256
+#define FILES_ERR_MAX 256
 
-struct stream_file {
+struct files {
     const char *dir;
     uint64_t seg_cap;      /* rotate before a segment passes this many bytes */
     uint64_t budget;       /* all segments together stay within this */
@@ -46,23 +46,23 @@ struct stream_file {
     int summary;           /* summary snapshots came: headers say TRACE_FILE_VERSION_SUMMARY */
     int low_space;         /* stopped because the filesystem ran low (bytes or inodes) */
     int total_cap;         /* stopped because the directory reached --max-total-mb */
-    char error[STREAM_FILE_ERR_MAX]; /* why it stopped, when a write failed */
+    char error[FILES_ERR_MAX]; /* why it stopped, when a write failed */
 };
 
 /* What a write did that the caller should report (once). */
-enum stream_file_news {
-    STREAM_FILE_OK = 0,
-    STREAM_FILE_BUDGET_REACHED, /* this write hit the budget; the rest is discarded */
-    STREAM_FILE_WRITE_FAILED,   /* a write failed; f->error says why; the rest is discarded */
-    STREAM_FILE_DISK_LOW,       /* free space fell below the floor; the rest is discarded */
-    STREAM_FILE_TOTAL_REACHED   /* the directory's cap is reached; the rest is discarded */
+enum files_news {
+    FILES_OK = 0,
+    FILES_BUDGET_REACHED, /* this write hit the budget; the rest is discarded */
+    FILES_WRITE_FAILED,   /* a write failed; f->error says why; the rest is discarded */
+    FILES_DISK_LOW,       /* free space fell below the floor; the rest is discarded */
+    FILES_TOTAL_REACHED   /* the directory's cap is reached; the rest is discarded */
 };
 
 /*
  * Create dir (and its parents) if needed and find the highest connection id
- * in it.  Call once before any stream_file_open.  0, or -1 with the reason.
+ * in it.  Call once before any files_open.  0, or -1 with the reason.
  */
-int stream_file_init_dir(const char *dir, char *err, size_t err_len);
+int files_init_dir(const char *dir, char *err, size_t err_len);
 
 /*
  * The limits every connection shares, checked before each write: the
@@ -74,51 +74,51 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len);
  * floor).  A connection that meets one stops writing with a marker
  * (TRACE_MARK_BUDGET carrying total_cap, or TRACE_MARK_DISK_FLOOR).
  */
-void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor);
+void files_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor);
 
 /* 1 (why said) when a new connection could write nothing now. */
-int stream_file_disk_full(char *why, size_t len);
+int files_disk_full(char *why, size_t len);
 
 /* Bytes of series files in the directory: found at startup plus written since. */
-uint64_t stream_file_dir_bytes(void);
+uint64_t files_dir_bytes(void);
 
-/* The out directory as stream_file_init_dir opened it (O_NOFOLLOW), for
+/* The out directory as files_init_dir opened it (O_NOFOLLOW), for
  * reading serve's own files back relative to it. */
-int stream_file_dir_fd(void);
+int files_dir_fd(void);
 
 /*
  * Claim a fresh connection id and write its first segment's header.  The
  * limits are in bytes; budget must leave room for a header and a marker.
  * 0, or -1 with the reason (nothing is left on disk then).
  */
-int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                     const struct stream_hello *h, char *err, size_t err_len);
+int files_open(struct files *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                     const struct proto_hello *h, char *err, size_t err_len);
 
 /*
  * Continue connection id's series at segment seq (a stream that reconnected;
  * the stream registry guarantees nobody else writes that series).  The new
  * segment is created with O_EXCL all the same.  0, or -1 with the reason.
  */
-int stream_file_continue(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                         const struct stream_hello *h, uint32_t id, uint32_t seq, char *err,
+int files_continue(struct files *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                         const struct proto_hello *h, uint32_t id, uint32_t seq, char *err,
                          size_t err_len);
 
 /* Append n little-endian device records. */
-enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n);
+enum files_news files_append(struct files *f, const unsigned char *events, size_t n);
 
 /* Append a serve marker: code, payload, ts of the last record, tid 0. */
-enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload);
+enum files_news files_mark(struct files *f, uint32_t code, uint64_t payload);
 
 /* The same with an explicit ts (TRACE_MARK_STREAM_ID carries a start time there). */
-enum stream_file_news stream_file_mark_at(struct stream_file *f, uint32_t code, uint64_t payload,
+enum files_news files_mark_at(struct files *f, uint32_t code, uint64_t payload,
                                           uint64_t ts);
 
 /* Stop writing because the filesystem is low on space, with a TRACE_MARK_DISK_FLOOR marker. */
-enum stream_file_news stream_file_stop_disk_low(struct stream_file *f, uint64_t floor_bytes);
+enum files_news files_stop_disk_low(struct files *f, uint64_t floor_bytes);
 
 /* Segments this connection wrote so far (1 after open). */
-uint32_t stream_file_segments(const struct stream_file *f);
+uint32_t files_segments(const struct files *f);
 
-void stream_file_close(struct stream_file *f);
+void files_close(struct files *f);
 
 #endif

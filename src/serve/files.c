@@ -1,11 +1,11 @@
 /*
- * stream_file.c - segment files, rotation, budget and connection ids for
- * callsight serve (see stream_file.h).
+ * files.c - segment files, rotation, budget and connection ids for
+ * callsight serve (see files.h).
  *
  * Every write leaves the files valid: headers are written whole or the file
  * is removed, and a failed event write is cut back to the last whole record.
  */
-#include "stream_file.h"
+#include "files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "lib/u64map.h"
-#include "read/stream_name.h"
+#include "segname.h"
 #include "trace.h"
 #include "trace_wire.h"
 
@@ -94,7 +94,7 @@ static void disk_rescan(void)
     uint32_t id, seq;
     struct stat st;
     for (struct dirent *e; (e = readdir(d));)
-        if (stream_name_parse(e->d_name, &id, &seq) &&
+        if (segname_parse(e->d_name, &id, &seq) &&
             fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
             sum += (uint64_t)st.st_size;
     closedir(d);
@@ -102,16 +102,16 @@ static void disk_rescan(void)
 }
 
 /* May len more bytes be written?  OK, or why not (nothing is taken then). */
-static enum stream_file_news disk_take(uint64_t len)
+static enum files_news disk_take(uint64_t len)
 {
-    enum stream_file_news news = STREAM_FILE_OK;
+    enum files_news news = FILES_OK;
     pthread_mutex_lock(&disk_lock);
     if (disk_used + len > disk_cap)
         disk_rescan();
     if (disk_used + len > disk_cap)
-        news = STREAM_FILE_TOTAL_REACHED;
+        news = FILES_TOTAL_REACHED;
     else if (disk_floor && (disk_refresh(), disk_free < disk_floor + len))
-        news = STREAM_FILE_DISK_LOW;
+        news = FILES_DISK_LOW;
     else {
         disk_used += len;
         disk_free = disk_free > len ? disk_free - len : 0;
@@ -138,7 +138,7 @@ static int inodes_low(void)
     return (uint64_t)sv.f_favail <= disk_inode_floor; /* the new file would leave fewer */
 }
 
-void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor)
+void files_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_floor)
 {
     pthread_mutex_lock(&disk_lock);
     disk_cap = total_cap ? total_cap : UINT64_MAX;
@@ -148,7 +148,7 @@ void stream_file_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t i
     pthread_mutex_unlock(&disk_lock);
 }
 
-int stream_file_disk_full(char *why, size_t len)
+int files_disk_full(char *why, size_t len)
 {
     int full = 0;
     pthread_mutex_lock(&disk_lock);
@@ -164,7 +164,7 @@ int stream_file_disk_full(char *why, size_t len)
     return full != 0;
 }
 
-uint64_t stream_file_dir_bytes(void)
+uint64_t files_dir_bytes(void)
 {
     pthread_mutex_lock(&disk_lock);
     uint64_t v = disk_used;
@@ -225,7 +225,7 @@ static int scan_ids(uint32_t *highest)
     *highest = 0;
     for (struct dirent *e; (e = readdir(d));) {
         uint32_t id = 0, seq;
-        if (!stream_name_parse(e->d_name, &id, &seq))
+        if (!segname_parse(e->d_name, &id, &seq))
             continue;
         if (u64map_put(&ids_used, id, 1) < 0)
             break;
@@ -239,7 +239,7 @@ static int scan_ids(uint32_t *highest)
     return 0;
 }
 
-int stream_file_init_dir(const char *dir, char *err, size_t err_len)
+int files_init_dir(const char *dir, char *err, size_t err_len)
 {
     if (make_dirs(dir) != 0) {
         snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
@@ -261,18 +261,18 @@ int stream_file_init_dir(const char *dir, char *err, size_t err_len)
     return 0;
 }
 
-int stream_file_dir_fd(void)
+int files_dir_fd(void)
 {
     return dir_fd;
 }
 
-static int segment_name(const struct stream_file *f, uint32_t seq, char *name, size_t len)
+static int segment_name(const struct files *f, uint32_t seq, char *name, size_t len)
 {
-    return stream_name_path(name, len, ".", f->id, seq);
+    return segname_path(name, len, ".", f->id, seq);
 }
 
 /* Readable by the owner's group (the analysis), by nobody else. */
-static int create_segment(const struct stream_file *f, uint32_t seq)
+static int create_segment(const struct files *f, uint32_t seq)
 {
     char name[64];
     if (segment_name(f, seq, name, sizeof name))
@@ -295,7 +295,7 @@ static uint32_t next_unused(void)
 }
 
 /* Claim the lowest free id from ids_next on; the seq-0 file is the claim. */
-static int claim_id(struct stream_file *f)
+static int claim_id(struct files *f)
 {
     int fd = -1;
     pthread_mutex_lock(&ids_lock);
@@ -312,7 +312,7 @@ static int claim_id(struct stream_file *f)
 
 /* ---- segments ---------------------------------------------------------- */
 
-static void encode_header(const struct stream_file *f, unsigned char *h)
+static void encode_header(const struct files *f, unsigned char *h)
 {
     memset(h, 0, TRACE_FILE_HEADER_SIZE);
     memcpy(h + offsetof(trace_file_header_t, magic), TRACE_FILE_MAGIC, sizeof TRACE_FILE_MAGIC);
@@ -330,7 +330,7 @@ static void encode_header(const struct stream_file *f, unsigned char *h)
 }
 
 /* Write the header of the freshly created segment f->seq; remove the file if that fails. */
-static int start_segment(struct stream_file *f, int fd)
+static int start_segment(struct files *f, int fd)
 {
     unsigned char h[TRACE_FILE_HEADER_SIZE];
     encode_header(f, h);
@@ -350,8 +350,8 @@ static int start_segment(struct stream_file *f, int fd)
     return -1;
 }
 
-static int file_setup(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                      const struct stream_hello *h, char *err, size_t err_len)
+static int file_setup(struct files *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                      const struct proto_hello *h, char *err, size_t err_len)
 {
     memset(f, 0, sizeof *f);
     f->dir = dir;
@@ -371,8 +371,8 @@ static int file_setup(struct stream_file *f, const char *dir, uint64_t seg_cap, 
     return 0;
 }
 
-int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                     const struct stream_hello *h, char *err, size_t err_len)
+int files_open(struct files *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                     const struct proto_hello *h, char *err, size_t err_len)
 {
     if (file_setup(f, dir, seg_cap, budget, h, err, err_len))
         return -1;
@@ -384,8 +384,8 @@ int stream_file_open(struct stream_file *f, const char *dir, uint64_t seg_cap, u
     return 0;
 }
 
-int stream_file_continue(struct stream_file *f, const char *dir, uint64_t seg_cap, uint64_t budget,
-                         const struct stream_hello *h, uint32_t id, uint32_t seq, char *err,
+int files_continue(struct files *f, const char *dir, uint64_t seg_cap, uint64_t budget,
+                         const struct proto_hello *h, uint32_t id, uint32_t seq, char *err,
                          size_t err_len)
 {
     if (file_setup(f, dir, seg_cap, budget, h, err, err_len))
@@ -404,13 +404,13 @@ int stream_file_continue(struct stream_file *f, const char *dir, uint64_t seg_ca
 
 /* ---- writing ----------------------------------------------------------- */
 
-static void stop_after_failure(struct stream_file *f, const char *what, int err)
+static void stop_after_failure(struct files *f, const char *what, int err)
 {
     snprintf(f->error, sizeof f->error, "%s: %s", what, strerror(err));
     f->stopped = 1;
 }
 
-static int write_records(struct stream_file *f, const unsigned char *p, size_t n)
+static int write_records(struct files *f, const unsigned char *p, size_t n)
 {
     if (write_all(f->fd, p, n * REC) != 0) {
         int err = errno;
@@ -427,7 +427,7 @@ static int write_records(struct stream_file *f, const unsigned char *p, size_t n
     return 0;
 }
 
-static void encode_marker(const struct stream_file *f, unsigned char *r, uint32_t code, uint64_t payload)
+static void encode_marker(const struct files *f, unsigned char *r, uint32_t code, uint64_t payload)
 {
     memset(r, 0, REC);
     wire_put_le64(r + offsetof(trace_event_t, ts), f->last_ts);
@@ -437,7 +437,7 @@ static void encode_marker(const struct stream_file *f, unsigned char *r, uint32_
 }
 
 /* The last marker a connection's files get; its room is always reserved. */
-static void write_final_marker(struct stream_file *f, uint32_t code, uint64_t payload)
+static void write_final_marker(struct files *f, uint32_t code, uint64_t payload)
 {
     unsigned char r[REC];
     encode_marker(f, r, code, payload);
@@ -448,38 +448,38 @@ static void write_final_marker(struct stream_file *f, uint32_t code, uint64_t pa
 }
 
 /* The directory's cap (--max-total-mb), shared by every connection, is reached. */
-static enum stream_file_news stop_for_total(struct stream_file *f)
+static enum files_news stop_for_total(struct files *f)
 {
     f->total_cap = 1;
     write_final_marker(f, TRACE_MARK_BUDGET, disk_cap);
-    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_TOTAL_REACHED;
+    return f->error[0] ? FILES_WRITE_FAILED : FILES_TOTAL_REACHED;
 }
 
-static enum stream_file_news stop_for_budget(struct stream_file *f)
+static enum files_news stop_for_budget(struct files *f)
 {
     write_final_marker(f, TRACE_MARK_BUDGET, f->budget);
-    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_BUDGET_REACHED;
+    return f->error[0] ? FILES_WRITE_FAILED : FILES_BUDGET_REACHED;
 }
 
-enum stream_file_news stream_file_stop_disk_low(struct stream_file *f, uint64_t floor_bytes)
+enum files_news files_stop_disk_low(struct files *f, uint64_t floor_bytes)
 {
     if (f->stopped)
-        return STREAM_FILE_OK;
+        return FILES_OK;
     f->low_space = 1;
     write_final_marker(f, TRACE_MARK_DISK_FLOOR, floor_bytes);
-    return f->error[0] ? STREAM_FILE_WRITE_FAILED : STREAM_FILE_DISK_LOW;
+    return f->error[0] ? FILES_WRITE_FAILED : FILES_DISK_LOW;
 }
 
-static enum stream_file_news stop_for_failure(struct stream_file *f, const char *what)
+static enum files_news stop_for_failure(struct files *f, const char *what)
 {
     int err = errno;
     stop_after_failure(f, what, err);
     write_final_marker(f, TRACE_MARK_WRITE_ERROR, (uint64_t)err);
-    return STREAM_FILE_WRITE_FAILED;
+    return FILES_WRITE_FAILED;
 }
 
 /* Start segment seq+1 (the caller closes the old one); -1 with seq unchanged. */
-static int rotate(struct stream_file *f)
+static int rotate(struct files *f)
 {
     f->seq++;
     int fd = create_segment(f, f->seq);
@@ -491,7 +491,7 @@ static int rotate(struct stream_file *f)
 }
 
 /* Start the next segment when this one is full; may stop the writing instead. */
-static enum stream_file_news make_room(struct stream_file *f)
+static enum files_news make_room(struct files *f)
 {
     if (f->total_bytes + TRACE_FILE_HEADER_SIZE + 2 * REC > f->budget)
         return stop_for_budget(f);
@@ -499,11 +499,11 @@ static enum stream_file_news make_room(struct stream_file *f)
     if (rotate(f) != 0) {
         f->fd = old;
         if (errno == ENOSPC && disk_inode_floor && inodes_low())
-            return stream_file_stop_disk_low(f, disk_floor);
+            return files_stop_disk_low(f, disk_floor);
         return stop_for_failure(f, "cannot start the next segment");
     }
     close(old);
-    return STREAM_FILE_OK;
+    return FILES_OK;
 }
 
 /*
@@ -511,10 +511,10 @@ static enum stream_file_news make_room(struct stream_file *f)
  * leave one record of the budget free, so the budget marker fits.  Device
  * records that cannot be written any more are counted as discarded.
  */
-static enum stream_file_news put_records(struct stream_file *f, const unsigned char *p, size_t n,
+static enum files_news put_records(struct files *f, const unsigned char *p, size_t n,
                                          int device)
 {
-    enum stream_file_news news = STREAM_FILE_OK;
+    enum files_news news = FILES_OK;
     while (n > 0 && !f->stopped) {
         if (f->seg_bytes + REC > f->seg_cap) {
             news = make_room(f);
@@ -530,9 +530,9 @@ static enum stream_file_news put_records(struct stream_file *f, const unsigned c
             news = stop_for_budget(f);
             continue;
         }
-        enum stream_file_news disk = disk_take(k * REC);
-        if (disk != STREAM_FILE_OK) {
-            news = disk == STREAM_FILE_TOTAL_REACHED ? stop_for_total(f) : stream_file_stop_disk_low(f, disk_floor);
+        enum files_news disk = disk_take(k * REC);
+        if (disk != FILES_OK) {
+            news = disk == FILES_TOTAL_REACHED ? stop_for_total(f) : files_stop_disk_low(f, disk_floor);
             continue;
         }
         if (write_records(f, p, (size_t)k) != 0) {
@@ -554,7 +554,7 @@ static enum stream_file_news put_records(struct stream_file *f, const unsigned c
 /* The first summary snapshot record makes this segment, and every later
  * one, say TRACE_FILE_VERSION_SUMMARY, so that an analyzer that predates
  * them refuses the file instead of reporting it empty. */
-static void note_summaries(struct stream_file *f, const unsigned char *events, size_t n)
+static void note_summaries(struct files *f, const unsigned char *events, size_t n)
 {
     if (f->summary || f->fd < 0)
         return;
@@ -569,20 +569,20 @@ static void note_summaries(struct stream_file *f, const unsigned char *events, s
         f->summary = 1;
 }
 
-enum stream_file_news stream_file_append(struct stream_file *f, const unsigned char *events, size_t n)
+enum files_news files_append(struct files *f, const unsigned char *events, size_t n)
 {
     note_summaries(f, events, n);
     return put_records(f, events, n, 1);
 }
 
-enum stream_file_news stream_file_mark(struct stream_file *f, uint32_t code, uint64_t payload)
+enum files_news files_mark(struct files *f, uint32_t code, uint64_t payload)
 {
     unsigned char r[REC];
     encode_marker(f, r, code, payload);
     return put_records(f, r, 1, 0);
 }
 
-enum stream_file_news stream_file_mark_at(struct stream_file *f, uint32_t code, uint64_t payload,
+enum files_news files_mark_at(struct files *f, uint32_t code, uint64_t payload,
                                           uint64_t ts)
 {
     unsigned char r[REC];
@@ -591,12 +591,12 @@ enum stream_file_news stream_file_mark_at(struct stream_file *f, uint32_t code, 
     return put_records(f, r, 1, 0);
 }
 
-uint32_t stream_file_segments(const struct stream_file *f)
+uint32_t files_segments(const struct files *f)
 {
     return f->seq + 1 - f->first_seq;
 }
 
-void stream_file_close(struct stream_file *f)
+void files_close(struct files *f)
 {
     if (f->fd >= 0)
         close(f->fd);

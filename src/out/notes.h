@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 /* Call fn with each note ("pid 500: ..."), source by source. */
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx);
