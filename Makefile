@@ -1,6 +1,7 @@
 # callsight - build, test and demo.
 #
-#   make          build/callsight (host tool) and build/trace_stream (device client)
+#   make          build/callsight (host tool) and build/trace_stream (device client),
+#                 and build/dist/: the one-file runtime and client users copy
 #   make demo     run the main job end to end on this machine
 #   make test     every test through prove, then again under ASan+UBSan
 #   make test-loaded  make test 3 times beside two CPU-bound processes
@@ -19,78 +20,143 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 CFLAGS_ALL := $(STRICT) $(OPT) -g $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+# Each compile writes the headers it read to $@.d (included at the end), so a
+# header's change rebuilds what includes it, and only that.
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+# What a compile-and-link rule passes on: its source and the objects it
+# names, not what its .d file added to its prerequisites (the headers, and
+# a .c that the source #includes, as tests/unit/summary_hist.c does).
+LINK_IN = $< $(filter %.o,$^)
 
 # src/ holds one folder per role (docs/architecture.md); sources include
 # each other's headers as "folder/name.h" from src/.
 HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
-HOST_HDR  := $(wildcard src/*/*.h)
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
 HOST_LIBS := -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
 EX_BIN    := $(EXAMPLES:%=$(BUILD)/examples/%)
+# The end-to-end tests, one folder per topic (tests/README.md), run in the
+# order of their numbers; tests/tsan/ is tsan-test's.
+E2E_T     := $(shell printf '%s\n' tests/*/[0-9]*.t | sort -t/ -k3)
 
-.PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test
-all: deps $(BUILD)/callsight $(BUILD)/trace_stream
+.PHONY: all deps deps-test demo test test-loaded check check-build clean asan-test dist
+all: deps $(BUILD)/callsight $(BUILD)/trace_stream dist
 
 deps:
 	@scripts/deps.sh check >/dev/null 2>&1 || scripts/deps.sh install
 deps-test:
 	@scripts/deps.sh check test >/dev/null 2>&1 || scripts/deps.sh install test
 
-$(BUILD)/obj/%.o: src/%.c $(HOST_HDR) runtime/trace.h runtime/trace_shm.h
+$(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
 
 $(BUILD)/callsight: $(BUILD)/obj/cmd/main.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(HOST_LIBS)
 
-$(BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+# What users copy: the runtime and trace_stream, each flattened by
+# tools/flatten.c from its files by concern into one file that needs only
+# trace.h beside it (docs/runtime.md).  Everything in the tree that runs the
+# runtime or trace_stream is built from these, so every test exercises the
+# files `callsight init` installs.
+DIST := $(BUILD)/dist
+$(BUILD)/tools/flatten: tools/flatten.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iruntime -o $@ $< $(LDFLAGS_ALL) -lzstd
+	$(CC) $(STRICT) -O2 -o $@ $<
+$(DIST)/trace.c: $(BUILD)/tools/flatten $(wildcard runtime/*.c runtime/*.h)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/flatten $@ runtime/trace.c --keep trace.h
+$(DIST)/trace_stream.c: $(BUILD)/tools/flatten $(wildcard stream/*.c stream/*.h runtime/*.h)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/flatten $@ stream/trace_stream.c -I runtime --keep trace.h
+$(DIST)/trace.h: runtime/trace.h
+	@mkdir -p $(@D)
+	cp $< $@
+dist: $(DIST)/trace.c $(DIST)/trace_stream.c $(DIST)/trace.h
+
+$(BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(LDFLAGS_ALL) -lzstd
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.
-EMBEDDED := runtime/trace.c runtime/trace.h runtime/trace_shm.h stream/trace_stream.c \
+EMBEDDED := $(DIST)/trace.c runtime/trace.h $(DIST)/trace_stream.c \
             wiring/callsight.mk wiring/callsight.cmake wiring/trace.config
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) -O2 -o $@ $<
+	$(CC) $(STRICT) -O2 $(DEPFLAGS) -o $@ $<
 $(BUILD)/gen/embedded_data.c: $(BUILD)/tools/embed $(EMBEDDED)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $@ $(EMBEDDED)
-$(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c src/cmd/embedded.h
+$(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Isrc -c $< -o $@
 
 # The runtime is compiled without -finstrument-functions, always.
-$(BUILD)/runtime/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+$(BUILD)/runtime/trace.o: $(DIST)/trace.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iruntime -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 
 # Workloads: instrumented, linked with the runtime.  -g so names resolve.
 INSTR := -finstrument-functions -g -O2 -Wall -Wextra -Iruntime $(SANFLAGS)
 $(BUILD)/examples/workload: examples/workload.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) -fPIE -pie -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -fPIE -pie -o $@ $(LINK_IN) -pthread
 $(BUILD)/examples/workload-nopie: examples/workload.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) -fno-pie -no-pie -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -fno-pie -no-pie -o $@ $(LINK_IN) -pthread
 $(BUILD)/examples/%: examples/%.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(INSTR) -o $@ $^ -pthread
+	$(CC) $(INSTR) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $(LINK_IN) $(LDFLAGS_ALL) $(HOST_LIBS)
+
+# The helper programs the end-to-end tests drive (tests/tools/, each with its
+# usage at the top), built with this pass's compiler and flags, so the ASan
+# pass runs them under ASan too. Tests take them from $CALLSIGHT_BUILD/tests/tools/.
+TOOL_DIR  := $(BUILD)/tests/tools
+TOOLS     := streamgen ringwriter attack hostile lockhog rateproxy
+TOOL_BIN  := $(TOOLS:%=$(TOOL_DIR)/%)
+TOOL_LIBS_streamgen := -lzstd
+TOOL_LIBS_attack    := -lzstd
+$(TOOL_BIN): $(TOOL_DIR)/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Iruntime -o $@ $< $(LDFLAGS_ALL) $(TOOL_LIBS_$*)
+# An LD_PRELOAD shim goes into programs built with or without ASan, so it
+# carries no sanitizer runtime of its own.
+$(TOOL_DIR)/slowwrite.so: tests/tools/slowwrite.c
+	@mkdir -p $(@D)
+	$(CC) $(STRICT) $(OPT) -g $(DEPFLAGS) -shared -fPIC -o $@ $< -ldl
+# Traced workloads with known shapes (tests/recorder/, snapshot_victim.c),
+# instrumented and linked with the runtime as the examples are; libloop
+# finds libw.so (tests/modules/) beside itself.
+TRACED    := slowcall wrap16 snapshot_victim libloop
+TRACED_BIN := $(TRACED:%=$(TOOL_DIR)/%)
+TRACED_O  := -finstrument-functions -g -O1 -Wall -Wextra -Iruntime $(SANFLAGS)
+$(TOOL_DIR)/slowcall $(TOOL_DIR)/wrap16: $(TOOL_DIR)/%: tests/recorder/%.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
+$(TOOL_DIR)/snapshot_victim: tests/tools/snapshot_victim.c $(BUILD)/runtime/trace.o
+	@mkdir -p $(@D)
+	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
+$(TOOL_DIR)/libw.so: tests/modules/libw.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -fPIC -shared -finstrument-functions $(SANFLAGS) $(DEPFLAGS) -o $@ $<
+$(TOOL_DIR)/libloop: tests/recorder/libloop.c $(BUILD)/runtime/trace.o $(TOOL_DIR)/libw.so
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -finstrument-functions $(SANFLAGS) $(DEPFLAGS) -o $@ $< $(BUILD)/runtime/trace.o \
+	    -L$(TOOL_DIR) -lw -Wl,-rpath,'$$ORIGIN' -pthread
 
 # Everything the tests drive.
-check-build: all deps-test $(EX_BIN) $(UNIT_BIN)
+check-build: all deps-test $(EX_BIN) $(UNIT_BIN) $(TOOL_BIN) $(TOOL_DIR)/slowwrite.so $(TRACED_BIN)
 
 # One pass of the suite against $(BUILD).
 check: check-build
-	CALLSIGHT_BUILD=$(abspath $(BUILD)) prove -f tests/*.t $(UNIT_BIN)
+	CALLSIGHT_BUILD=$(abspath $(BUILD)) prove -f $(E2E_T) $(UNIT_BIN)
 
 asan-test:
 	$(MAKE) check BUILD=$(BUILD)/asan SAN=1 OPT=-O1
@@ -129,3 +195,8 @@ install: all
 # Fuzzing (fuzz/fuzz.mk) and the TSan run over the ring (tests/tsan/tsan.mk).
 -include fuzz/fuzz.mk
 -include tests/tsan/tsan.mk
+
+# The headers each object was built from (DEPFLAGS).
+-include $(wildcard $(BUILD)/obj/*.o.d $(BUILD)/obj/*/*.o.d $(BUILD)/runtime/*.d $(BUILD)/*.d \
+                    $(BUILD)/examples/*.d $(BUILD)/tests/*.d $(TOOL_DIR)/*.d $(BUILD)/tools/*.d \
+                    $(BUILD)/bench/*.d $(BUILD)/tsan/*.d)

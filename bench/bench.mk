@@ -29,32 +29,33 @@ bench-deps:
 
 $(BENCH_OUT)/hookbench-plain: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -o $@ $< -pthread
 
 $(BENCH_OUT)/hookbench-instr: bench/hookbench.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -finstrument-functions -o $@ $^ -pthread
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -finstrument-functions -o $@ $(LINK_IN) -pthread
 
 # uftrace record needs -pg (mcount) or -finstrument-functions; -pg is its
 # native and cheaper path.
 $(BENCH_OUT)/hookbench-pg: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -pg -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -pg -o $@ $< -pthread
 
 $(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $<
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -o $@ $<
 
-$(BENCH_OUT)/streamsend: bench/streamsend.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
+# Both code chunks with trace_wire.h's codec, the one trace_stream and serve run.
+$(BENCH_OUT)/streamsend: bench/streamsend.c runtime/trace.h runtime/trace_wire.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/streamsend.c src/serve/stream_codec.c -lzstd -pthread
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ bench/streamsend.c -lzstd -pthread
 
-$(BENCH_OUT)/wirecodec: bench/wirecodec.c src/serve/stream_codec.c src/serve/stream_codec.h runtime/trace.h runtime/trace_shm.h
+$(BENCH_OUT)/wirecodec: bench/wirecodec.c runtime/trace.h runtime/trace_wire.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -Iruntime -Isrc -o $@ bench/wirecodec.c src/serve/stream_codec.c -lzstd
+	$(CC) $(BENCH_CFLAGS) -Iruntime -o $@ bench/wirecodec.c -lzstd
 
 # top's refresh is measured through the host tool's own objects, as the unit
 # tests link them, so the figure is the code `callsight top` runs.
 $(BENCH_OUT)/topfollow: bench/topfollow.c $(HOST_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $^ $(LDFLAGS_ALL) $(HOST_LIBS)
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -D_GNU_SOURCE -Iruntime -Isrc -o $@ $(LINK_IN) $(LDFLAGS_ALL) $(HOST_LIBS)

@@ -45,12 +45,7 @@ heading() { printf '\n== %s\n' "$*"; }
 "$CS" serve --host 127.0.0.1 --port 0 --out "$T/srv" --quiet > "$T/serve.log" 2>&1 &
 SERVE=$!
 pids="$pids $SERVE"
-for _ in $(seq 200); do
-    PORT=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$T/serve.log")
-    [ -n "$PORT" ] && break
-    sleep 0.05
-done
-[ -n "${PORT:-}" ] || die "serve did not start"
+PORT=$("$(dirname "$0")/../scripts/serve-port.sh" "$T/serve.log") || die "serve did not start"
 
 # serve_cpu: serve's CPU seconds so far (user + sys, from /proc).
 serve_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$SERVE/stat"; }

@@ -99,13 +99,8 @@ settle() {
 start_serve() {
     "$CS" serve --host 127.0.0.1 --port 0 --out "$T/srv" --quiet > "$T/serve.log" 2>&1 &
     SERVE_PID=$!
-    SERVE_PORT=""
-    for _ in $(seq 200); do
-        SERVE_PORT=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$T/serve.log")
-        [ -n "$SERVE_PORT" ] && return 0
-        sleep 0.05
-    done
-    die "serve did not start: $(cat "$T/serve.log")"
+    SERVE_PORT=$("$(dirname "$0")/../scripts/serve-port.sh" "$T/serve.log") ||
+        die "serve did not start: $(cat "$T/serve.log")"
 }
 
 # wait_conns N: until serve has closed N connections in all (bounded).

@@ -10,12 +10,12 @@
  * most) and compresses each into one zstd frame at level L (default 1,
  * trace_stream's default) -- all before any timing starts, so the client's
  * own compression is not in the figure.  Then C connections at once (one
- * thread each) send the protocol of runtime/trace_shm.h: the 64-byte
+ * thread each) send the protocol of runtime/trace_wire.h: the 64-byte
  * handshake (clock fields from the first file's header) and every chunk,
  * shut down their sending side and wait for serve to close the connection,
  * which it does only after it has decompressed and written everything.
  * With --codec 1 (the default, as trace_stream) the chunks are coded
- * (TRACE_CHUNK_EVENTS_CODED, src/serve/stream_codec.c) before compression, also
+ * (TRACE_CHUNK_EVENTS_CODED, trace_wire.h's codec) before compression, also
  * before the clock starts, and every connection offers the codec and reads
  * serve's ack before its first chunk (no ack: the connection fails).
  *
@@ -27,7 +27,7 @@
  * (default 120).
  *
  * C11 + POSIX; libzstd.  Build:
- *   cc -std=c11 -I runtime -I src -o streamsend streamsend.c src/serve/stream_codec.c -lzstd -pthread
+ *   cc -std=c11 -I runtime -o streamsend streamsend.c -lzstd -pthread
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -47,9 +47,8 @@
 
 #include <zstd.h>
 
-#include "serve/stream_codec.h"
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define MAX_CONNS 64
 
@@ -83,28 +82,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 /* Appends FILE's records to *buf; the first file also gives the handshake. */
 static int load_file(const char *path, unsigned char **buf, size_t *len, size_t *cap, int first)
 {
@@ -116,7 +93,7 @@ static int load_file(const char *path, unsigned char **buf, size_t *len, size_t 
             fclose(f);
         return -1;
     }
-    uint32_t hsize = get32(h + offsetof(trace_file_header_t, header_size));
+    uint32_t hsize = wire_le32(h + offsetof(trace_file_header_t, header_size));
     if (hsize < TRACE_FILE_HEADER_SIZE || fseek(f, (long)hsize, SEEK_SET) != 0) {
         fprintf(stderr, "streamsend: %s: bad header size\n", path);
         fclose(f);
@@ -124,15 +101,15 @@ static int load_file(const char *path, unsigned char **buf, size_t *len, size_t 
     }
     if (first) {
         memcpy(handshake, TRACE_STREAM_MAGIC, 8);
-        put32(handshake + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
-        put32(handshake + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
-        put32(handshake + offsetof(trace_stream_handshake_t, flags),
-              get32(h + offsetof(trace_file_header_t, flags)) & TRACE_FLAG_TICKS);
+        wire_put_le32(handshake + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
+        wire_put_le32(handshake + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
+        wire_put_le32(handshake + offsetof(trace_stream_handshake_t, flags),
+              wire_le32(h + offsetof(trace_file_header_t, flags)) & TRACE_FLAG_TICKS);
         static const size_t from[5] = {offsetof(trace_file_header_t, load_bias), offsetof(trace_file_header_t, tick_hz),
                                        offsetof(trace_file_header_t, t0_ticks), offsetof(trace_file_header_t, t0_ns),
                                        offsetof(trace_file_header_t, hook_ns)};
         for (int i = 0; i < 5; i++)
-            put64(handshake + offsetof(trace_stream_handshake_t, load_bias) + 8 * (size_t)i, get64(h + from[i]));
+            wire_put_le64(handshake + offsetof(trace_stream_handshake_t, load_bias) + 8 * (size_t)i, wire_le64(h + from[i]));
     }
     for (;;) {
         if (*cap - *len < (1u << 20)) {
@@ -164,7 +141,7 @@ static int prepare(unsigned char *events, size_t len)
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     size_t cap = (len + opt.chunk - 1) / opt.chunk;
     chunks = calloc(cap ? cap : 1, sizeof *chunks);
-    struct stream_codec *codec = stream_codec_new();
+    struct wire_codec *codec = calloc(1, sizeof *codec);
     unsigned char *coded = malloc(opt.chunk);
     if (!cctx || !chunks || !codec || !coded)
         return -1;
@@ -177,7 +154,7 @@ static int prepare(unsigned char *events, size_t len)
             return -1;
         const unsigned char *src = events + off;
         if (opt.codec) {
-            stream_codec_encode(codec, src, coded, n / TRACE_EVENT_SIZE);
+            wire_codec_encode(codec, src, coded, n / TRACE_EVENT_SIZE);
             src = coded;
         }
         size_t z = ZSTD_compressCCtx(cctx, c->wire + TRACE_STREAM_CHUNK_HEADER_SIZE, bound, src, n, opt.level);
@@ -185,21 +162,21 @@ static int prepare(unsigned char *events, size_t len)
             fprintf(stderr, "streamsend: zstd: %s\n", ZSTD_getErrorName(z));
             return -1;
         }
-        put32(c->wire + offsetof(trace_stream_chunk_header_t, type),
+        wire_put_le32(c->wire + offsetof(trace_stream_chunk_header_t, type),
               opt.codec ? TRACE_CHUNK_EVENTS_CODED : TRACE_CHUNK_EVENTS);
-        put32(c->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)n);
-        put32(c->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
+        wire_put_le32(c->wire + offsetof(trace_stream_chunk_header_t, raw_len), (uint32_t)n);
+        wire_put_le32(c->wire + offsetof(trace_stream_chunk_header_t, zstd_len), (uint32_t)z);
         c->len = TRACE_STREAM_CHUNK_HEADER_SIZE + z;
         raw_bytes += n;
         wire_bytes += c->len;
     }
     wire_bytes += sizeof handshake;
     if (opt.codec) {
-        uint32_t flags = get32(handshake + offsetof(trace_stream_handshake_t, flags));
-        put32(handshake + offsetof(trace_stream_handshake_t, flags), flags | TRACE_STREAM_FLAG_CODEC_OFFER);
+        uint32_t flags = wire_le32(handshake + offsetof(trace_stream_handshake_t, flags));
+        wire_put_le32(handshake + offsetof(trace_stream_handshake_t, flags), flags | TRACE_STREAM_FLAG_CODEC_OFFER);
     }
     ZSTD_freeCCtx(cctx);
-    stream_codec_free(codec);
+    free(codec);
     free(coded);
     return 0;
 }

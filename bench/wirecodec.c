@@ -26,7 +26,7 @@
  *            func and call_site XOR the stack top (both 0 when it matches)
  *   stack+shuffle
  *   codec    what the wire carries as TRACE_CHUNK_EVENTS_CODED
- *            (src/serve/stream_codec.c, specified in trace_shm.h): stack+shuffle
+ *            (trace_wire.h, what trace_stream and serve run): stack+shuffle
  *            with a direct-mapped thread table, a circular 64-deep stack
  *            and a blocked 8x8 transposition, written for speed
  * Markers (kind 2) take part only in the ts delta.
@@ -39,7 +39,7 @@
  * (none has no transform: its figure is 0).
  *
  * C11; libzstd.  Build:
- *   cc -std=c11 -O2 -I runtime -I src -o wirecodec wirecodec.c src/serve/stream_codec.c -lzstd
+ *   cc -std=c11 -O2 -I runtime -o wirecodec wirecodec.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -51,8 +51,8 @@
 
 #include <zstd.h>
 
-#include "serve/stream_codec.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 #define EV TRACE_EVENT_SIZE
 #define TID_SLOTS 1024u /* per-chunk thread table; the last slot is shared overflow */
@@ -68,25 +68,6 @@ struct tstate {
 
 static struct tstate *tab;
 static uint32_t used_slots[TID_SLOTS], nused;
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
 
 static void tab_reset(void)
 {
@@ -127,31 +108,31 @@ static struct tstate *tab_get(uint32_t tid)
 static void xf_delta(const unsigned char *r, unsigned char *o, int enc)
 {
     memcpy(o, r, EV);
-    struct tstate *s = tab_get(get32(r + 24));
-    uint64_t ts = get64(r), func = get64(r + 8), site = get64(r + 16);
+    struct tstate *s = tab_get(wire_le32(r + 24));
+    uint64_t ts = wire_le64(r), func = wire_le64(r + 8), site = wire_le64(r + 16);
     if (enc) {
-        put64(o, ts - s->ts);
-        put64(o + 8, func ^ s->func);
-        put64(o + 16, site - s->site);
+        wire_put_le64(o, ts - s->ts);
+        wire_put_le64(o + 8, func ^ s->func);
+        wire_put_le64(o + 16, site - s->site);
     } else {
         ts += s->ts;
         func ^= s->func;
         site += s->site;
-        put64(o, ts);
-        put64(o + 8, func);
-        put64(o + 16, site);
+        wire_put_le64(o, ts);
+        wire_put_le64(o + 8, func);
+        wire_put_le64(o + 16, site);
     }
-    s->ts = enc ? ts : get64(o);
-    s->func = enc ? func : get64(o + 8);
-    s->site = enc ? site : get64(o + 16);
+    s->ts = enc ? ts : wire_le64(o);
+    s->func = enc ? func : wire_le64(o + 8);
+    s->site = enc ? site : wire_le64(o + 16);
 }
 
 static void xf_stack(const unsigned char *r, unsigned char *o, int enc)
 {
     memcpy(o, r, EV);
-    struct tstate *s = tab_get(get32(r + 24));
+    struct tstate *s = tab_get(wire_le32(r + 24));
     uint8_t kind = r[28];
-    uint64_t ts = get64(r), func = get64(r + 8), site = get64(r + 16);
+    uint64_t ts = wire_le64(r), func = wire_le64(r + 8), site = wire_le64(r + 16);
     uint64_t top_func = 0, top_site = 0;
     int top_known = s->depth > 0 && s->depth <= STACK_MAX;
     if (top_known) {
@@ -159,13 +140,13 @@ static void xf_stack(const unsigned char *r, unsigned char *o, int enc)
         top_site = s->ssite[s->depth - 1];
     }
     uint64_t ts0 = enc ? ts : ts + s->ts; /* the original ts */
-    put64(o, enc ? ts - s->ts : ts0);
+    wire_put_le64(o, enc ? ts - s->ts : ts0);
     s->ts = ts0;
     if (kind == TRACE_KIND_ENTER) {
         uint64_t f = func ^ s->enter_func; /* XOR is its own inverse */
         uint64_t st = enc ? site - top_func : site + top_func;
-        put64(o + 8, f);
-        put64(o + 16, st);
+        wire_put_le64(o + 8, f);
+        wire_put_le64(o + 16, st);
         uint64_t of = enc ? func : f, os = enc ? site : st; /* the originals */
         if (s->depth < STACK_MAX) {
             s->sfunc[s->depth] = of;
@@ -174,8 +155,8 @@ static void xf_stack(const unsigned char *r, unsigned char *o, int enc)
         s->depth++;
         s->enter_func = of;
     } else if (kind == TRACE_KIND_EXIT) {
-        put64(o + 8, func ^ top_func);
-        put64(o + 16, site ^ top_site);
+        wire_put_le64(o + 8, func ^ top_func);
+        wire_put_le64(o + 16, site ^ top_site);
         if (s->depth > 0)
             s->depth--;
     }
@@ -199,7 +180,7 @@ static void unshuffle(const unsigned char *in, unsigned char *out, size_t n)
 enum { T_NONE, T_SHUFFLE, T_DELTA, T_DELTA_SHUFFLE, T_STACK, T_STACK_SHUFFLE, T_CODEC, T_COUNT };
 static const char *const names[T_COUNT] = {"none",  "shuffle",       "delta", "delta+shuffle",
                                            "stack", "stack+shuffle", "codec"};
-static struct stream_codec *codec;
+static struct wire_codec *codec;
 
 /* Transforms n records from in to out (tmp: scratch of the same size). */
 static void encode(int t, const unsigned char *in, unsigned char *out, unsigned char *tmp, size_t n)
@@ -207,7 +188,7 @@ static void encode(int t, const unsigned char *in, unsigned char *out, unsigned 
     tab_reset();
     const unsigned char *src = in;
     if (t == T_CODEC) {
-        stream_codec_encode(codec, in, out, n);
+        wire_codec_encode(codec, in, out, n);
         return;
     }
     if (t == T_DELTA || t == T_DELTA_SHUFFLE || t == T_STACK || t == T_STACK_SHUFFLE) {
@@ -233,7 +214,7 @@ static void decode(int t, const unsigned char *in, unsigned char *out, unsigned 
         return;
     }
     if (t == T_CODEC) {
-        stream_codec_decode(codec, in, out, n);
+        wire_codec_decode(codec, in, out, n);
         return;
     }
     if (t == T_SHUFFLE || t == T_DELTA_SHUFFLE || t == T_STACK_SHUFFLE) {
@@ -264,7 +245,7 @@ static unsigned char *load(int nfiles, char **files, uint64_t max_events, size_t
         FILE *f = fopen(files[i], "rb");
         unsigned char h[TRACE_FILE_HEADER_SIZE];
         if (!f || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, TRACE_FILE_MAGIC, 8) != 0 ||
-            fseek(f, (long)get32(h + 16), SEEK_SET) != 0) {
+            fseek(f, (long)wire_le32(h + 16), SEEK_SET) != 0) {
             fprintf(stderr, "wirecodec: %s: not a callsight trace file\n", files[i]);
             exit(1);
         }
@@ -336,7 +317,7 @@ int main(int argc, char **argv)
     unsigned char *xf = malloc(maxchunk), *tmp = malloc(maxchunk), *back = malloc(maxchunk),
                   *frame = malloc(bound), *raw = malloc(maxchunk);
     tab = calloc(TID_SLOTS, sizeof *tab);
-    codec = stream_codec_new();
+    codec = calloc(1, sizeof *codec);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     if (!len || !xf || !tmp || !back || !frame || !raw || !tab || !codec || !cctx || !dctx) {

@@ -12,7 +12,7 @@
  * With SETTLE_MS, after the work it sleeps that long and then calls
  * settle() once (settle 1 more), before it says ready: the runtime flushes
  * a partial batch only from a hook, so this is the one hook that comes
- * after a TRACE_FLUSH_MS shorter than SETTLE_MS has passed (test 55).
+ * after a TRACE_FLUSH_MS shorter than SETTLE_MS has passed (test 155).
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 

@@ -8,8 +8,8 @@
 #   make fuzz-ci         the same for FUZZ_CI_SECS (10) each; part of `make test`
 #   (check-build)        replay_<harness>: the harness built with $(CC) and no
 #                        libFuzzer, run over fuzz/corpus/<harness>/ by
-#                        tests/52-fuzz-corpus.t (stream_codec's by
-#                        tests/53-fuzz-codec-corpus.t), so the corpus is a
+#                        tests/fuzz/552-fuzz-corpus.t (stream_codec's by
+#                        tests/fuzz/553-fuzz-codec-corpus.t), so the corpus is a
 #                        regression test in both passes of `make test`
 #
 # One harness per file: fuzz/fuzz_<name>.c defines LLVMFuzzerTestOneInput.
@@ -27,11 +27,11 @@ FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_REPLAY   := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/replay_%)
 
 # What each harness links besides itself.
-FUZZ_DEPS_stream_proto := src/serve/stream_proto.c
+FUZZ_DEPS_stream_proto := src/serve/proto.c
 FUZZ_LIBS_stream_proto := -lzstd
 FUZZ_DEPS_trace_reader := src/read/trace_reader.c
 FUZZ_LIBS_trace_reader := -lm
-FUZZ_DEPS_stream_codec := src/serve/stream_codec.c
+FUZZ_DEPS_stream_codec := # trace_wire.h only
 FUZZ_LIBS_stream_codec :=
 FUZZ_DEPS_callgraph := src/select/graph.c src/lib/strmap.c
 FUZZ_LIBS_callgraph :=
@@ -39,36 +39,37 @@ FUZZ_DEPS_trace_config := src/select/config.c
 FUZZ_LIBS_trace_config :=
 FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
-FUZZ_DEPS_stream_sums := src/serve/stream_sums.c
+FUZZ_DEPS_stream_sums := src/serve/sums.c
 FUZZ_LIBS_stream_sums :=
 FUZZ_DEPS_modlist := src/read/modlist.c
 FUZZ_LIBS_modlist :=
-# the pass, not live.c (top's driver of it over a directory: it lists files)
-FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
-                     src/read/addrindex.c src/read/elf_buildid.c src/lib/fileopen.c src/lib/u64map.c src/lib/vec.c
+# the pass, not live.c (top's driver of it over a directory: it lists files) nor naming.c (symbols)
+FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c src/analysis/naming.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
+                     src/read/addrindex.c src/read/elf_buildid.c src/lib/fileopen.c src/lib/u64map.c src/lib/vec.c \
+                     src/out/notes.c
 FUZZ_LIBS_analyze := -lm -lpthread # jobs.c: the pass in parts (the harness runs one)
 
 .PHONY: fuzz fuzz-ci fuzz-build
 
-$(BUILD)/fuzz/fuzz_stream_proto: fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/fuzz_stream_proto: fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_proto) $(FUZZ_LIBS_stream_proto)
 $(BUILD)/fuzz/fuzz_trace_reader: fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*/*.h) runtime/trace.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_trace_reader) $(FUZZ_LIBS_trace_reader)
 
-$(BUILD)/fuzz/fuzz_stream_codec: fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/fuzz_stream_codec: fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_DEPS_stream_codec) $(FUZZ_LIBS_stream_codec)
 
-$(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/replay_stream_proto: fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_proto.c $(FUZZ_DEPS_stream_proto) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_proto)
 $(BUILD)/fuzz/replay_trace_reader: fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(wildcard src/*/*.h) runtime/trace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_trace_reader.c $(FUZZ_DEPS_trace_reader) $(LDFLAGS_ALL) $(FUZZ_LIBS_trace_reader)
 
-$(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_shm.h
+$(BUILD)/fuzz/replay_stream_codec: fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(wildcard src/*/*.h) runtime/trace_wire.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $@ fuzz/replay.c fuzz/fuzz_stream_codec.c $(FUZZ_DEPS_stream_codec) $(LDFLAGS_ALL) $(FUZZ_LIBS_stream_codec)
 

@@ -21,7 +21,7 @@
 #include "analysis/analysis.h"
 #include "analysis/callsites.h"
 #include "analysis/cctree.h"
-#include "analysis/notes.h"
+#include "out/notes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

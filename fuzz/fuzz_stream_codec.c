@@ -1,6 +1,7 @@
 /*
- * fuzz_stream_codec.c - libFuzzer harness for serve's decoder of coded
- * event chunks (src/serve/stream_codec.c): the input is a chunk's payload after
+ * fuzz_stream_codec.c - libFuzzer harness for the decoder of coded event
+ * chunks (trace_wire.h's wire_codec_decode(), which serve runs; its
+ * encoder is trace_stream's): the input is a chunk's payload after
  * zstd, as a client could send it; its whole records are decoded the way
  * serve does, into a buffer of exactly their size.  The coding is a
  * bijection, so the decoded records must also code back to the input: a
@@ -14,24 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/stream_codec.h"
 #include "trace.h"
+#include "trace_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct stream_codec *codec;
+static struct wire_codec *codec;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!codec && !(codec = stream_codec_new()))
+    if (!codec && !(codec = calloc(1, sizeof *codec)))
         abort();
     size_t n = size / TRACE_EVENT_SIZE, len = n * TRACE_EVENT_SIZE;
     /* Exactly-sized buffers, so that ASan sees any access past them. */
     unsigned char *out = malloc(len ? len : 1), *again = malloc(len ? len : 1);
     if (!out || !again)
         abort();
-    stream_codec_decode(codec, data, out, n);
-    stream_codec_encode(codec, out, again, n);
+    wire_codec_decode(codec, data, out, n);
+    wire_codec_encode(codec, out, again, n);
     if (memcmp(again, data, len) != 0)
         abort();
     free(out);

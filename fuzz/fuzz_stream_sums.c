@@ -1,6 +1,6 @@
 /*
  * fuzz_stream_sums.c - libFuzzer harness for serve's summary increments
- * (src/serve/stream_sums.c, TRACE_CHUNK_SUMMARY_INCREMENTS): the input is
+ * (src/serve/sums.c, TRACE_CHUNK_SUMMARY_INCREMENTS): the input is
  * cut into two chunk payloads of whole records, taken in turn by one
  * connection's state as serve's writer takes them, and every whole record
  * written is read back.  After an error the connection is over, as in serve.
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "serve/stream_sums.h"
+#include "serve/sums.h"
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,17 +27,17 @@ static int put(void *ctx, const unsigned char *records, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct stream_sums *s = stream_sums_new();
+    struct sums *s = sums_new();
     char why[160];
     volatile uint64_t sum = 0;
     uint64_t got = 0;
     if (!s)
         return 0;
     size_t n = size / TRACE_EVENT_SIZE, first = n / 2;
-    if (stream_sums_take(s, data, first, put, &got, why, sizeof why) == 0)
-        (void)stream_sums_take(s, data + first * TRACE_EVENT_SIZE, n - first, put, &got, why, sizeof why);
+    if (sums_take(s, data, first, put, &got, why, sizeof why) == 0)
+        (void)sums_take(s, data + first * TRACE_EVENT_SIZE, n - first, put, &got, why, sizeof why);
     sum = got;
     (void)sum;
-    stream_sums_free(s);
+    sums_free(s);
     return 0;
 }

@@ -20,7 +20,8 @@
  *
  * Trace file: an 80-byte trace_file_header_t, then events to the end.
  *
- * Needs only <stdint.h>; C11.
+ * Needs only <stdint.h>; C11.  One function, trace_summary_bucket, static
+ * inline: the summary histogram's rule, the same code on both sides.
  */
 #ifndef CALLSIGHT_TRACE_H
 #define CALLSIGHT_TRACE_H
@@ -328,6 +329,40 @@ enum trace_summary_end {
 #define TRACE_SUMMARY_MERGED_TID 0x80000000u
 
 _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * 42u, "42 powers of two");
+
+/* The buckets in blocks: block 0 the exact ones, block b >= 1 the 32 of
+ * [2^(b+5), 2^(b+6)), bucket 64 + 32 * (b - 1) + s. */
+#define TRACE_SUMMARY_BLOCKS 43u
+_Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (TRACE_SUMMARY_BLOCKS - 1u),
+               "the last block ends the buckets");
+
+/* The bucket of a duration of v ns, by the rule above (the last bucket
+ * also takes every larger value), and in *block its block.  The one
+ * definition of the rule: the runtime buckets each call's time with it, and
+ * the analyzer's own histogram of event traces (src/analysis/hist.c) with
+ * it too, so a summary's percentiles are those an event trace of the same
+ * calls gives. */
+static inline uint32_t trace_summary_bucket(uint64_t v, uint32_t *block)
+{
+    if (v < TRACE_SUMMARY_EXACT) {
+        *block = 0;
+        return (uint32_t)v;
+    }
+#if defined(__GNUC__) || defined(__clang__)
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(v); /* 6..63 */
+#else
+    uint32_t e = 0;
+    for (uint64_t x = v; x >>= 1;)
+        e++;
+#endif
+    uint32_t b = e - 5u, slot = (uint32_t)(v >> (e - 5u)) & (TRACE_SUMMARY_SUB - 1u);
+    if (b >= TRACE_SUMMARY_BLOCKS) {
+        *block = TRACE_SUMMARY_BLOCKS - 1u;
+        return TRACE_SUMMARY_NBUCKETS - 1u;
+    }
+    *block = b;
+    return TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (b - 1u) + slot;
+}
 
 /* ---- loaded modules ----------------------------------------------------
  *

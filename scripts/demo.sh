@@ -38,13 +38,7 @@ echo "\$ callsight analyze $OUT/files --exe $BUILD/examples/workload --top 8"
 step "2. streaming: start callsight serve on 127.0.0.1 (any free port)"
 "$B/callsight" serve --host 127.0.0.1 --port 0 --out "$OUT/stream" --quiet > "$OUT/serve.log" 2>&1 &
 serve_pid=$!
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$OUT/serve.log")
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-[ -n "$port" ] || die "serve did not start: $(cat "$OUT/serve.log")"
+port=$("$(dirname "$0")/serve-port.sh" "$OUT/serve.log") || die "serve did not start: $(cat "$OUT/serve.log")"
 head -n 1 "$OUT/serve.log"
 
 step "3. on the device: trace_stream drains the shm ring $SHM to 127.0.0.1:$port"

@@ -13,7 +13,7 @@
 #                             (uftrace, the peer it is measured against)
 #   scripts/deps.sh install cmake|cross|cross-aarch64|cross-armhf|cross-s390x
 #                             cmake, or cross gcc + binutils + qemu-user for
-#                             the init and device tests (tests/6*.t)
+#                             the init and device tests (tests/init, tests/cross)
 #   scripts/deps.sh install stream-aarch64   cross-aarch64 plus libzstd-dev:arm64
 #                             (enables the arm64 architecture in dpkg)
 #
@@ -30,7 +30,7 @@ have_header() {
 }
 
 # cmake, cross-aarch64, cross-armhf, cross-s390x, cross (all three): what the
-# init and device tests need (tests/6*.t install them on demand).
+# init and device tests need (tests/init/, tests/cross/ install them on demand).
 # cross_need TRIPLE DEBIAN-ARCH QEMU: a static-linking cross gcc, its
 # binutils (addr2line) and qemu-user to run the result.
 cross_need() {
@@ -74,9 +74,9 @@ check() {
     # make fuzz need what follows
     if [ "$group" = test ]; then
         command -v prove >/dev/null 2>&1 || need perl
-        command -v g++ >/dev/null 2>&1 || need g++ # C++ names in trace.config (tests/70)
+        command -v g++ >/dev/null 2>&1 || need g++ # C++ names in trace.config (tests/select/670)
         command -v pgrep >/dev/null 2>&1 || need procps # finding the processes tests signal (36, 50, 71)
-        command -v tmux >/dev/null 2>&1 || need tmux # a real terminal for top's screen (tests/54)
+        command -v tmux >/dev/null 2>&1 || need tmux # a real terminal for top's screen (tests/top/554)
         # libFuzzer for make fuzz / fuzz-ci: clang and its sanitizer runtimes
         printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; return (int)n * 0; }\n' |
             clang -fsanitize=fuzzer,address,undefined -x c - -o /dev/null >/dev/null 2>&1 ||
@@ -87,7 +87,7 @@ check() {
         command -v python3 >/dev/null 2>&1 || need python3
         command -v protoc >/dev/null 2>&1 || need protobuf-compiler
         command -v chromium >/dev/null 2>&1 || need chromium
-        # a local debuginfod server for the shared objects' test (tests/29)
+        # a local debuginfod server for the shared objects' test (tests/analyze/229)
         command -v debuginfod >/dev/null 2>&1 || need debuginfod
     fi
     if [ "$group" = bench ]; then

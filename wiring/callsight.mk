@@ -111,11 +111,11 @@ $(CALLSIGHT_OBJDIR)/%.o: %.cpp $(CALLSIGHT_OBJDIR)/%.cpp.flags
 $(CALLSIGHT_OBJDIR)/%.flags: ;
 
 # The runtime must not be instrumented: its own flags, not your CFLAGS.
-$(callsight_runtime_o): $(CALLSIGHT_DIR)/trace.c $(CALLSIGHT_DIR)/trace.h $(CALLSIGHT_DIR)/trace_shm.h
+$(callsight_runtime_o): $(CALLSIGHT_DIR)/trace.c $(CALLSIGHT_DIR)/trace.h
 	@mkdir -p $(@D)
 	$(CC) $(CALLSIGHT_RUNTIME_CFLAGS) -c -o $@ $<
 
-$(CALLSIGHT_DIR)/trace_stream: $(CALLSIGHT_DIR)/trace_stream.c $(CALLSIGHT_DIR)/trace.h $(CALLSIGHT_DIR)/trace_shm.h
+$(CALLSIGHT_DIR)/trace_stream: $(CALLSIGHT_DIR)/trace_stream.c $(CALLSIGHT_DIR)/trace.h
 	$(CC) -O2 $(LDFLAGS) -o $@ $< $(CALLSIGHT_ZSTD)
 
 callsight-clean:

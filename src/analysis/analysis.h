@@ -40,7 +40,7 @@
  * (optional), analysis_prepare (cheap pre-passes: exit clock anchors from
  * the tails of the last segments, and the trace's start from the first
  * records of each series), analysis_run_series for each series; then the outputs read
- * the structure (notes.h formats the header and notes).
+ * the structure (out/notes.h words the header and notes).
  *
  * A series may also be read in steps, as its files grow (callsight top):
  * analysis_run_begin, then for each segment analysis_run_segment once and

@@ -6,6 +6,8 @@
  */
 #include "hist.h"
 
+#include "trace.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,38 +16,28 @@
 #define SUB (1u << SUB_BITS)
 #define HIST_BLOCKS 59u /* block 0 plus exponents 6..63 */
 
+_Static_assert(EXACT == TRACE_SUMMARY_EXACT && SUB == TRACE_SUMMARY_SUB, "the summary format's buckets");
+_Static_assert(HIST_BLOCKS == TRACE_SUMMARY_BLOCKS + 16u, "locate: v >> 16 from 2^48 up");
+
 static unsigned block_len(unsigned b)
 {
     return b ? SUB : EXACT;
 }
 
-/* The index of v's highest set bit, v > 0: one instruction where the
- * compiler offers one (every call adds one), else a halving search. */
-static unsigned top_bit(uint64_t v)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return 63u - (unsigned)__builtin_clzll(v);
-#else
-    unsigned e = 0;
-    for (unsigned step = 32; step; step >>= 1)
-        if (v >> step) {
-            v >>= step;
-            e += step;
-        }
-    return e;
-#endif
-}
-
+/* v's block and slot.  The buckets are the summary format's, by its one
+ * function (trace.h), the runtime's too; the format stops at 2^48 ns, and
+ * this histogram goes on to 2^64 by the same rule, which is the same at
+ * every scale: v >> 16 lies in the same slot 16 blocks down. */
 static void locate(uint64_t v, unsigned *block, unsigned *slot)
 {
-    if (v < EXACT) {
-        *block = 0;
-        *slot = (unsigned)v;
-        return;
+    unsigned up = 0;
+    if (v >> 48) {
+        v >>= 16;
+        up = 16;
     }
-    unsigned e = top_bit(v); /* 6..63 */
-    *block = e - SUB_BITS;
-    *slot = (unsigned)(v >> (e - SUB_BITS)) & (SUB - 1);
+    uint32_t b, index = trace_summary_bucket(v, &b);
+    *block = b + up;
+    *slot = b ? index % SUB : index;
 }
 
 /* The midpoint of a bucket: the value itself for the exact ones. */

@@ -1,8 +1,10 @@
 /*
  * init.c - `callsight init`: adopt callsight in a project.
  *
- * Copies the runtime (trace.c, trace.h, trace_shm.h), with --stream the
- * device client trace_stream.c, and the build wiring (callsight.mk for make,
+ * Copies the runtime (trace.c, and trace.h, the header it and the user's
+ * code include), with --stream the device client trace_stream.c, each one
+ * file flattened from its parts at build time (tools/flatten.c), and the
+ * build wiring (callsight.mk for make,
  * callsight.cmake for CMake) flat into DIR/callsight/, from the copies
  * built into this binary (embedded.h), so an installed callsight needs no
  * source tree.  Then prints the lines to paste into the project's build and
@@ -55,7 +57,7 @@ static void usage(FILE *out)
         "this callsight binary; no source tree is needed.\n"
         "\n"
         "DIR/callsight/ receives:\n"
-        "  trace.c trace.h trace_shm.h   the runtime, one C11 file and two headers\n"
+        "  trace.c trace.h               the runtime, one C11 file and its header\n"
         "  trace_stream.c                with --stream: the on-device client that\n"
         "                                forwards the shm ring to 'callsight serve'\n"
         "  callsight.mk                  GNU make fragment: 'make instr' builds\n"
@@ -144,7 +146,6 @@ static int plan_files(const struct init_opts *o, const char **names)
     int n = 0;
     names[n++] = "trace.c";
     names[n++] = "trace.h";
-    names[n++] = "trace_shm.h";
     if (o->stream)
         names[n++] = "trace_stream.c";
     if (o->make)

@@ -2,16 +2,10 @@
  * serve.c - `callsight serve`: receive trace_stream connections and write
  * their events to trace.stream.<id>.<seq>.bin files for `callsight analyze`.
  *
- * The command owns the listening socket and the connection threads: one
- * thread per connection (stream_conn.c does the protocol and the files,
- * with a writer thread of its own that it joins), at most --max-conns at a
- * time.  Every thread is joined: an ended one when the next connection
- * comes, the rest at shutdown, so none outlives the command.  The threads
- * share nothing but the connection-id allocator in stream_file.c and the
- * stream registry (stream_registry.c, for reconnecting clients); the table
- * of slots here is only for shutting sockets down and joining threads.
- * Before a connection gets a thread it must pass --allow and the
- * --min-free-mb floor.
+ * The command reads the options, prepares the directory and the listening
+ * socket, and hands them to serve/: admit.c accepts connections within the
+ * caps and runs a thread per connection (conn.c: the protocol and the
+ * files), every one joined before the command ends.
  *
  * SIGINT/SIGTERM are blocked in every thread and taken only while the main
  * thread waits in pselect(), so accepting stops cleanly: the open sockets are
@@ -24,31 +18,26 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands.h"
-#include "read/stream_series.h"
+#include "serve/admit.h"
+#include "serve/conn.h"
 #include "serve/control.h"
+#include "serve/files.h"
 #include "serve/net.h"
-#include "serve/stream_conn.h"
-#include "serve/stream_file.h"
+#include "serve/resume.h"
 
-#define MAX_CONNS 1024      /* --max-conns at most */
-/* Slots: the streaming connections, as many again still shaking hands, and
- * room for evicted ones whose threads are ending. */
-#define MAX_SLOTS (2 * MAX_CONNS + 64)
+#define MAX_CONNS ADMIT_MAX_CONNS
 #define DEFAULT_CONNS 64
 #define DEFAULT_PER_PEER 16
 #define DEFAULT_IDLE_S 300
@@ -69,45 +58,10 @@ struct serve_opts {
     long max_per_peer, max_total_mb, min_free_inodes;
 };
 
-struct job {
-    int fd;
-    int slot;
-    uint64_t accepted_ms;
-    char peer[NET_NAME_MAX];
-};
-
 static atomic_int stopping;
-static struct stream_conn_opts conn_opts;
+static struct conn_opts conn_opts;
 
-/*
- * A connection thread's place, for shutting its socket down and joining it,
- * and for the caps: a connection is PENDING until its handshake is valid,
- * then LIVE.  Pending ones have a budget of their own (max_conns, the
- * stalest evicted when a new one needs room), so peers that connect and
- * say nothing never keep a stream out.
- */
-enum slot_state { SLOT_PENDING, SLOT_LIVE, SLOT_EVICTED };
-
-struct slot {
-    int fd;           /* the connection's socket; -1 once its thread is done with it */
-    int ended;        /* the thread has ended (or is ending) and is not joined yet */
-    pthread_t thread;
-    enum slot_state state;
-    int writing;      /* LIVE and its file is open: it keeps its place */
-    uint64_t accepted_ms;
-    char host[NET_NAME_MAX]; /* the peer's address, for --max-per-peer */
-};
-
-/* Open sockets and threads to join; active counts the running threads. */
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
-static struct slot slots[MAX_SLOTS];
-static int active;
-static unsigned long served;
-static atomic_ulong evicted, refused; /* also counted by the accepting thread, outside slots_lock */
-static int max_conns = DEFAULT_CONNS, max_per_peer = DEFAULT_PER_PEER;
 static struct net_allow allow;
-static const char *out_dir;
 static uint64_t min_free_bytes;
 
 static void on_stop_signal(int sig)
@@ -275,309 +229,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
     return 0;
 }
 
-/* ---- connection threads ------------------------------------------------ */
-
-/* Slots in a state (and, with host, from that address). slots_lock held. */
-static int count_slots(enum slot_state st, const char *host)
-{
-    int n = 0;
-    for (int i = 0; i < MAX_SLOTS; i++)
-        if (slots[i].fd >= 0 && slots[i].state == st && (!host || !strcmp(slots[i].host, host)))
-            n++;
-    return n;
-}
-
-/* The connection (from host, or any) that has waited longest without
- * writing: still shaking hands, or admitted but with no file yet; -1 if none. */
-static int stalest_idle(const char *host)
-{
-    int best = -1;
-    for (int i = 0; i < MAX_SLOTS; i++) {
-        const struct slot *sl = &slots[i];
-        if (sl->fd < 0 || sl->state == SLOT_EVICTED || sl->writing || (host && strcmp(sl->host, host)))
-            continue;
-        if (best < 0 || sl->accepted_ms < slots[best].accepted_ms)
-            best = i;
-    }
-    return best;
-}
-
-/* Its thread ends at its next read; the slot frees when it has. */
-static void evict(int i)
-{
-    shutdown(slots[i].fd, SHUT_RDWR);
-    slots[i].state = SLOT_EVICTED;
-    evicted++;
-}
-
-/*
- * The handshake was valid: a LIVE place, unless streams fill them.  An
- * admitted connection that has written nothing yet holds its place only
- * until someone else needs it, so handshakes and heartbeats alone keep no
- * stream out.
- */
-static int admit(void *arg, char *why, size_t why_len)
-{
-    struct job *j = arg;
-    int rc = 0;
-    pthread_mutex_lock(&slots_lock);
-    struct slot *sl = &slots[j->slot];
-    if (sl->state == SLOT_EVICTED)
-        rc = snprintf(why, why_len, "made room for newer connections before its handshake came");
-    else if (count_slots(SLOT_LIVE, NULL) >= max_conns) {
-        int v = -1;
-        for (int i = 0; i < MAX_SLOTS; i++) /* the stalest admitted one that writes nothing */
-            if (slots[i].fd >= 0 && slots[i].state == SLOT_LIVE && !slots[i].writing &&
-                (v < 0 || slots[i].accepted_ms < slots[v].accepted_ms))
-                v = i;
-        if (v >= 0)
-            evict(v);
-        else
-            rc = snprintf(why, why_len, "%d connections already streaming (--max-conns)", max_conns);
-    }
-    if (!rc)
-        sl->state = SLOT_LIVE;
-    else
-        refused++;
-    pthread_mutex_unlock(&slots_lock);
-    return rc ? -1 : 0;
-}
-
-static void writing(void *arg)
-{
-    struct job *j = arg;
-    pthread_mutex_lock(&slots_lock);
-    slots[j->slot].writing = 1;
-    pthread_mutex_unlock(&slots_lock);
-}
-
-static void *conn_thread(void *arg)
-{
-    struct job *j = arg;
-    struct stream_conn_gate gate = {admit, writing, j};
-    stream_conn_serve(j->fd, j->peer, &conn_opts, j->accepted_ms, &gate);
-    pthread_mutex_lock(&slots_lock);
-    slots[j->slot].fd = -1;
-    slots[j->slot].ended = 1;
-    active--;
-    pthread_cond_broadcast(&slots_freed);
-    pthread_mutex_unlock(&slots_lock);
-    close(j->fd);
-    free(j);
-    return NULL;
-}
-
-/*
- * Tell a refused peer why (best effort: trace_stream never reads, but a
- * person with nc does), then close.  Never blocks: the socket is fresh.
- */
-static void refuse(int fd, const char *msg, int len)
-{
-    if (len > 0)
-        (void)!send(fd, msg, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    close(fd);
-}
-
-
-/* Join the threads that have ended (slots_lock held: they take it no more). */
-static void reap_ended(void)
-{
-    for (int i = 0; i < MAX_SLOTS; i++)
-        if (slots[i].ended) {
-            pthread_join(slots[i].thread, NULL);
-            slots[i].ended = 0;
-        }
-}
-
-/*
- * Make room for a new connection from host: within --max-per-peer for its
- * address, within the pending budget for all, evicting the stalest pending
- * one where it must.  0, or -1 with why (slots_lock held).
- */
-static int make_room(const char *host, char *why, size_t why_len)
-{
-    if (count_slots(SLOT_PENDING, host) + count_slots(SLOT_LIVE, host) >= max_per_peer) {
-        int v = stalest_idle(host);
-        if (v < 0) {
-            snprintf(why, why_len, "%d connections from %s already open (--max-per-peer)", max_per_peer, host);
-            return -1;
-        }
-        evict(v);
-    }
-    if (count_slots(SLOT_PENDING, NULL) >= max_conns) {
-        int v = -1;
-        for (int i = 0; i < MAX_SLOTS; i++)
-            if (slots[i].fd >= 0 && slots[i].state == SLOT_PENDING &&
-                (v < 0 || slots[i].accepted_ms < slots[v].accepted_ms))
-                v = i;
-        evict(v);
-    }
-    return 0;
-}
-
-/* A free slot for a new thread; -1 when even the evicted ones fill the table. */
-static int free_slot(void)
-{
-    for (int i = 0; i < MAX_SLOTS; i++)
-        if (slots[i].fd < 0)
-            return i;
-    return -1;
-}
-
-/* Hand an accepted socket to a new thread, or refuse it. */
-static void start_conn(int fd, const char *peer)
-{
-    char why[NET_NAME_MAX + 96] = "out of memory";
-    struct job *j = malloc(sizeof *j);
-    int ok = 0;
-    if (j) {
-        j->fd = fd;
-        j->accepted_ms = net_now_ms();
-        snprintf(j->peer, sizeof j->peer, "%s", peer);
-        pthread_mutex_lock(&slots_lock);
-        reap_ended();
-        char host[NET_NAME_MAX];
-        net_host_of(peer, host, sizeof host);
-        j->slot = make_room(host, why, sizeof why) == 0 ? free_slot() : -2;
-        if (j->slot == -1)
-            snprintf(why, sizeof why, "%d connections open or closing", MAX_SLOTS);
-        if (j->slot >= 0) {
-            struct slot *sl = &slots[j->slot];
-            *sl = (struct slot){.fd = fd, .state = SLOT_PENDING, .accepted_ms = j->accepted_ms};
-            snprintf(sl->host, sizeof sl->host, "%s", host);
-            ok = pthread_create(&sl->thread, NULL, conn_thread, j) == 0;
-            if (!ok) {
-                sl->fd = -1;
-                snprintf(why, sizeof why, "cannot start a thread");
-            }
-        }
-        if (ok) {
-            active++;
-            served++;
-        } else
-            refused++;
-        pthread_mutex_unlock(&slots_lock);
-    }
-    if (!ok) {
-        char msg[sizeof why + NET_NAME_MAX + 64];
-        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s\n", peer, why);
-        stream_conn_say_limited("connection from %s refused: %s", peer, why);
-        refuse(fd, msg, n);
-        free(j);
-    }
-}
-
-/* ---- the command ------------------------------------------------------- */
-
-static void accept_one(int lfd)
-{
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    char peer[NET_NAME_MAX];
-    int fd = accept(lfd, (struct sockaddr *)&ss, &len);
-    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-        /* out of descriptors: the connection waits in the backlog; do not spin on it */
-        stream_conn_say_limited("cannot accept a connection now: %s", strerror(errno));
-        struct timespec pause = {0, 50 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-        return;
-    }
-    if (fd < 0) {
-        if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
-            fprintf(stderr, "callsight serve: accept failed: %s\n", strerror(errno));
-        return;
-    }
-    net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
-    if (!net_allow_match(&allow, (struct sockaddr *)&ss)) {
-        stream_conn_say_limited("connection from %s refused: not in --allow", peer);
-        refused++;
-        close(fd);
-        return;
-    }
-    char why[128];
-    if (stream_file_disk_full(why, sizeof why)) {
-        char msg[NET_NAME_MAX + 300];
-        int n = snprintf(msg, sizeof msg, "callsight serve: connection from %s refused: %s in %s\n", peer, why,
-                         out_dir);
-        stream_conn_say_limited("connection from %s refused: %s in %s", peer, why, out_dir);
-        refused++;
-        refuse(fd, msg, n);
-        return;
-    }
-    start_conn(fd, peer);
-}
-
-/* Accept until SIGINT/SIGTERM; the signals are delivered only inside pselect. */
-/* Connections, and (cfd >= 0) requests on the control socket: one at a
- * time, each bounded (control.c), so a slow asker delays accepting by a
- * second at most. */
-static int accept_loop(int lfd, int cfd, const sigset_t *waitmask)
-{
-    while (!atomic_load(&stopping)) {
-        fd_set rd;
-        FD_ZERO(&rd);
-        FD_SET(lfd, &rd);
-        if (cfd >= 0)
-            FD_SET(cfd, &rd);
-        struct timespec tick = {STATUS_SECS, 0}; /* for the lines kept quiet (stream_conn_say_limited) */
-        int rc = pselect((lfd > cfd ? lfd : cfd) + 1, &rd, NULL, NULL, &tick, waitmask);
-        stream_conn_say_flush();
-        if (rc > 0 && FD_ISSET(lfd, &rd))
-            accept_one(lfd);
-        if (rc > 0 && cfd >= 0 && FD_ISSET(cfd, &rd))
-            control_serve_one(cfd);
-        else if (rc < 0 && errno != EINTR) {
-            fprintf(stderr, "callsight serve: waiting for connections failed: %s\n", strerror(errno));
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/*
- * Stopping: connections the kernel completed but we had not accepted yet
- * have sent data their clients count as sent.  Take them too (bounded by
- * the backlog), so stop_conns writes what they sent like everyone else's.
- */
-static void accept_backlog(int lfd)
-{
-    int fl = fcntl(lfd, F_GETFL);
-    if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0)
-        return;
-    for (int i = 0; i < MAX_SLOTS; i++) {
-        struct sockaddr_storage ss;
-        socklen_t len = sizeof ss;
-        char peer[NET_NAME_MAX];
-        int fd = accept(lfd, (struct sockaddr *)&ss, &len);
-        if (fd < 0)
-            return;
-        net_addr_name((struct sockaddr *)&ss, len, peer, sizeof peer);
-        if (net_allow_match(&allow, (struct sockaddr *)&ss))
-            start_conn(fd, peer);
-        else
-            close(fd);
-    }
-}
-
-/* Let every connection write what it has and close its files. */
-static void stop_conns(void)
-{
-    pthread_mutex_lock(&slots_lock);
-    for (int i = 0; i < MAX_SLOTS; i++)
-        if (slots[i].fd >= 0)
-            shutdown(slots[i].fd, SHUT_RD);
-    while (active > 0)
-        pthread_cond_wait(&slots_freed, &slots_lock);
-    reap_ended();
-    pthread_mutex_unlock(&slots_lock);
-}
-
 /* Say so at startup when a floor or the cap already stops every write,
  * or always will. */
 static void warn_floors(const struct serve_opts *o)
 {
     struct statvfs sv;
-    uint64_t used = stream_file_dir_bytes();
+    uint64_t used = files_dir_bytes();
     if (o->max_total_mb && used >= (uint64_t)o->max_total_mb * MIB)
         printf("callsight serve: warning: %s already holds %" PRIu64 " MB of traces, at --max-total-mb %ld: "
                "nothing will be written until some are moved away\n", o->out, used >> 20, o->max_total_mb);
@@ -631,17 +288,17 @@ static void take_signals(sigset_t *waitmask)
 int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
-    char where[NET_NAME_MAX], err[STREAM_FILE_ERR_MAX + 64];
+    char where[NET_NAME_MAX], err[FILES_ERR_MAX + 64];
     sigset_t waitmask;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc > 0 ? 0 : 2;
     uint64_t left_out = 0;
-    if (stream_file_init_dir(o.out, err, sizeof err)) {
+    if (files_init_dir(o.out, err, sizeof err)) {
         fprintf(stderr, "callsight serve: %s\n", err);
         return 1;
     }
-    if (stream_series_index_build(stream_file_dir_fd(), &left_out)) {
+    if (resume_index_build(files_dir_fd(), &left_out)) {
         fprintf(stderr, "callsight serve: cannot read %s: %s\n", o.out, strerror(errno));
         return 1;
     }
@@ -652,17 +309,14 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "callsight serve: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < MAX_SLOTS; i++)
-        slots[i] = (struct slot){.fd = -1};
-    max_conns = (int)o.max_conns;
-    max_per_peer = (int)o.max_per_peer;
-    out_dir = o.out;
     min_free_bytes = (uint64_t)o.min_free_mb * MIB;
-    conn_opts = (struct stream_conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
-                                          o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
-                                          min_free_bytes, (uint64_t)o.min_free_inodes,
-                                          (uint64_t)o.max_total_mb * MIB};
-    stream_file_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
+    conn_opts = (struct conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
+                                   o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
+                                   min_free_bytes, (uint64_t)o.min_free_inodes,
+                                   (uint64_t)o.max_total_mb * MIB};
+    files_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
+    struct admit_opts ao = {(int)o.max_conns, (int)o.max_per_peer, &allow, o.out, &conn_opts};
+    admit_init(&ao);
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
@@ -690,15 +344,19 @@ int cmd_serve(int argc, char **argv)
         printf("callsight serve: warning: no control socket (%s): `callsight trigger` cannot reach this "
                "serve\n", err);
     fflush(stdout);
-    rc = accept_loop(lfd, cfd, &waitmask);
+    rc = admit_loop(lfd, cfd, &waitmask);
+    if (rc)
+        fprintf(stderr, "callsight serve: waiting for connections failed: %s\n", strerror(errno));
     control_close(cfd, o.out);
-    accept_backlog(lfd);
+    admit_backlog(lfd);
     close(lfd);
-    stop_conns();
-    stream_conn_say_flush();
-    printf("callsight serve: stopped after %lu connection%s", served, served == 1 ? "" : "s");
-    if (evicted || refused)
-        printf(" (%lu more refused; %lu closed before their handshake to make room)", refused, evicted);
+    admit_stop();
+    conn_say_flush();
+    struct admit_counts k;
+    admit_counts(&k);
+    printf("callsight serve: stopped after %lu connection%s", k.served, k.served == 1 ? "" : "s");
+    if (k.evicted || k.refused)
+        printf(" (%lu more refused; %lu closed before their handshake to make room)", k.refused, k.evicted);
     printf("\n");
     fflush(stdout);
     return rc ? 1 : 0;

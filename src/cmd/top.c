@@ -323,7 +323,7 @@ static double now_s(void)
  * older serve, a serve that is gone. */
 static void ask_wire(struct live *l, const char *dir)
 {
-    static struct stream_conn_wire w[CONTROL_MAX_CONNS];
+    static struct conn_wire w[CONTROL_MAX_CONNS];
     char err[300];
     live_wire_begin(l);
     long n = control_wire(dir, w, CONTROL_MAX_CONNS, WIRE_WAIT_MS, err, sizeof err);

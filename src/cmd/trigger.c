@@ -6,7 +6,7 @@
  * It talks to serve through the control socket in serve's output
  * directory (serve/control.h); serve passes the request down each open
  * connection whose client took the offer (TRACE_ACK_SNAPSHOT_REQUESTS in
- * trace_shm.h), and each trace_stream ships its ring as a new series in
+ * trace_wire.h), and each trace_stream ships its ring as a new series in
  * that directory, bounded by its --max-triggers.
  */
 #include <errno.h>

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "analysis/notes.h"
+#include "notes.h"
 #include "report.h"
 
 int out_callers_write(FILE *out, const struct out_view *v)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/notes.h"
+#include "notes.h"
 
 static void json_str(FILE *out, const char *s)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/hist.h"
+#include "analysis/naming.h"
 #include "read/elf_buildid.h"
 #include "report.h"
 
@@ -40,22 +41,18 @@ void top_view_free(struct top_view *v)
 
 /* ---- names ------------------------------------------------------------- */
 
-/* The --exe a function of binary bin is named from; NULL: none (a shared
- * object without its own --exe, a binary whose build-id no --exe has, the
- * "[other]" row, no --exe at all).  A binary that recorded no build-id
- * (an older runtime) is named from the first --exe, on trust, as analyze
- * names it. */
+/* The --exe a function of binary bin is named from (analysis/naming.h,
+ * without the build-id check analyze makes first, and without looking for
+ * shared objects' own files); NULL: none (a shared object without its own
+ * --exe, a binary whose build-id no --exe has, the "[other]" row, no --exe
+ * at all).  A binary that recorded no build-id (an older runtime) is named
+ * from the first --exe, on trust, as analyze names it. */
 static const char *exe_for(const struct top_view *v, uint32_t bin)
 {
-    const struct analysis *a = &v->l->a;
-    if (!v->nexes || bin == FUNCSTATS_OTHER_BIN)
-        return NULL;
-    if (bin >= a->nbins)
-        return v->exes[0].path;
-    const struct analysis_bin *b = &a->bins[bin];
-    if ((b->module || b->have_build_id) && !b->exe_matches)
-        return NULL;
-    return v->exes[b->exe < v->nexes ? b->exe : 0].path;
+    struct naming n = {v->exes, v->nexes, NULL, NULL, 0};
+    char *owned;
+    int oom = 0;
+    return naming_file(&n, &v->l->a, bin, &owned, NULL, 0, &oom);
 }
 
 /* A program among functions [from, to) whose build-id no --exe has: said
@@ -95,7 +92,8 @@ static int name_from(struct top_view *v, const char *exe, size_t from, size_t to
             addrs[n++] = fs->v[i].addr;
         }
     char why[256];
-    if (!rc && n && symbols_dw_resolve(exe, addrs, n, syms, why, sizeof why) < 0) {
+    struct naming nm = {v->exes, v->nexes, NULL, NULL, 0};
+    if (!rc && n && naming_lookup(&nm, exe, addrs, n, syms, why, sizeof why) < 0) {
         if (!v->names_failed)
             snprintf(msg, msglen, "--exe %s: %s; functions shown by address", exe, why);
         v->names_failed = 1;

@@ -15,18 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static uint32_t get32(const unsigned char *p, int big)
-{
-    if (big)
-        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
+#include "trace_wire.h" /* its byte-order helpers */
 
-static uint64_t get64(const unsigned char *p, int big)
-{
-    uint64_t hi = get32(p + (big ? 0 : 4), big), lo = get32(p + (big ? 4 : 0), big);
-    return hi << 32 | lo;
-}
+/* A field in the file's order: little-endian, or a big-endian device's. */
+static uint32_t get32(const unsigned char *p, int big) { return big ? wire_be32(p) : wire_le32(p); }
+static uint64_t get64(const unsigned char *p, int big) { return big ? wire_be64(p) : wire_le64(p); }
 
 /* Read exactly n bytes at offset, or fail; 1 ok, 0 short, -1 error. */
 static int read_at(int fd, void *buf, size_t n, off_t off)

@@ -1,6 +1,6 @@
 /*
  * chunkq.h - the bounded queue of chunk buffers between the two threads of
- * one serve connection (stream_conn.c).
+ * one serve connection (conn.c).
  *
  * The reader thread takes a free buffer, fills it with one decompressed
  * (and decoded) chunk and puts it; the writer thread takes chunks in the
@@ -16,11 +16,11 @@
 
 #include <stddef.h>
 
-#include "stream_proto.h"
+#include "proto.h"
 
 /* One chunk in flight: its header and a buffer of the queue's capacity. */
 struct chunkq_item {
-    struct stream_chunk h;
+    struct proto_chunk h;
     unsigned char *buf;
 };
 

@@ -1,7 +1,7 @@
 /*
  * control.c - serve's control socket, both ends (see control.h): serve
  * listens in its output directory and hands a snapshot request to the
- * connections of flight recorders (stream_conn_request_snapshot); `callsight
+ * connections of flight recorders (conn_request_snapshot); `callsight
  * trigger` connects, asks and prints the answer.  Every read and write is
  * bounded by a poll timeout, so neither end waits for a stuck peer.
  */
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stream_conn.h"
+#include "conn.h"
 
 #define CONTROL_WAIT_MS 1000 /* serve: for a client's request line */
 #define REQUEST_WAIT_MS 5000 /* trigger: for serve's answer */
@@ -106,9 +106,9 @@ static void answer(int fd, const char *line)
  * send, so a reader that went away costs nothing. */
 static void answer_wire(int fd)
 {
-    static struct stream_conn_wire w[CONTROL_MAX_CONNS];
+    static struct conn_wire w[CONTROL_MAX_CONNS];
     static char text[32 + CONTROL_MAX_CONNS * 32];
-    size_t n = stream_conn_wire(w, CONTROL_MAX_CONNS);
+    size_t n = conn_wire(w, CONTROL_MAX_CONNS);
     int used = snprintf(text, sizeof text, "wire %zu\n", n);
     for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof text; i++)
         used += snprintf(text + used, sizeof text - (size_t)used, "%u %llu\n", (unsigned)w[i].id,
@@ -139,7 +139,7 @@ void control_serve_one(int lfd)
         return;
     }
     uint32_t ids[CONTROL_MAX_IDS];
-    size_t takers = 0, n = stream_conn_request_snapshot((uint32_t)id, ids, CONTROL_MAX_IDS, &takers);
+    size_t takers = 0, n = conn_request_snapshot((uint32_t)id, ids, CONTROL_MAX_IDS, &takers);
     int used = n ? snprintf(line, sizeof line, "ok %zu ", n) : snprintf(line, sizeof line, "none %zu", takers);
     for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof line - 16; i++)
         used += snprintf(line + used, sizeof line - (size_t)used, "%s%u", i ? "," : "", (unsigned)ids[i]);
@@ -200,7 +200,7 @@ int control_request(const char *dir, uint32_t id, char *reply, size_t len)
 /* The count line of a 'wire' answer, then that many "ID BYTES" lines, the
  * first max of them into out.  How many lines came, or -1 for a malformed
  * or late answer. */
-static long read_wire(int fd, struct stream_conn_wire *out, size_t max, int wait_ms)
+static long read_wire(int fd, struct conn_wire *out, size_t max, int wait_ms)
 {
     char line[64], tail;
     unsigned long n, id;
@@ -213,12 +213,12 @@ static long read_wire(int fd, struct stream_conn_wire *out, size_t max, int wait
             sscanf(line, "%lu %llu%c", &id, &bytes, &tail) != 2 || id > UINT32_MAX)
             return -1;
         if (i < max)
-            out[i] = (struct stream_conn_wire){(uint32_t)id, bytes};
+            out[i] = (struct conn_wire){(uint32_t)id, bytes};
     }
     return (long)n;
 }
 
-long control_wire(const char *dir, struct stream_conn_wire *out, size_t max, int wait_ms, char *err,
+long control_wire(const char *dir, struct conn_wire *out, size_t max, int wait_ms, char *err,
                   size_t errlen)
 {
     int fd = control_ask(dir, "wire\n", err, errlen);

@@ -22,7 +22,7 @@
  *                      socket so far
  *
  * The protocol is private to one callsight version on one host, so it is
- * text and unversioned; the wire to devices is what trace_shm.h defines.
+ * text and unversioned; the wire to devices is what trace_wire.h defines.
  */
 #ifndef CALLSIGHT_CONTROL_H
 #define CALLSIGHT_CONTROL_H
@@ -30,11 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stream_conn.h"
+#include "conn.h"
 
 #define CONTROL_SOCKET_NAME ".callsight-serve.sock"
 #define CONTROL_LINE_MAX 512
-#define CONTROL_MAX_CONNS STREAM_CONN_LISTED_MAX /* connections in one 'wire' answer */
+#define CONTROL_MAX_CONNS CONN_LISTED_MAX /* connections in one 'wire' answer */
 
 /* serve: listen in dir.  The socket's fd, or -1 with why in err (serve
  * goes on without: no snapshot requests).  A live serve already listening
@@ -55,7 +55,7 @@ int control_request(const char *dir, uint32_t id, char *reply, size_t len);
  * wire bytes (at most max in out), within wait_ms per line.  How many, or
  * -1 with why in err (no serve listening there, no answer in time, a serve
  * that predates the request). */
-long control_wire(const char *dir, struct stream_conn_wire *out, size_t max, int wait_ms, char *err,
+long control_wire(const char *dir, struct conn_wire *out, size_t max, int wait_ms, char *err,
                   size_t errlen);
 
 #endif

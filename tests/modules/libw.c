@@ -1,4 +1,4 @@
-/* libw.c - an instrumented shared library linked at build time (test 29). */
+/* libw.c - an instrumented shared library linked at build time (test 229). */
 static int w_inner(int i)
 {
     return i * 3 + 1;

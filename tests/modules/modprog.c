@@ -1,5 +1,5 @@
 /*
- * modprog.c - a program with modules (test 29): it calls libw.so, linked at
+ * modprog.c - a program with modules (test 229): it calls libw.so, linked at
  * build time, then dlopens plug_a.so, calls it and closes it; dlopens
  * plug_b.so (the loader puts it where plug_a was), then plug_a.so again
  * (elsewhere now), calls both and closes them.  Between a close and the
@@ -25,7 +25,7 @@ static int spin(int i)
     return i + 1;
 }
 
-/* More calls than a thread buffer holds (runtime/trace.c, TRACE_BUF_EVENTS). */
+/* More calls than a thread buffer holds (runtime/trace_internal.h, TRACE_BUF_EVENTS). */
 static void flush_calls(void)
 {
     volatile int s = 0;

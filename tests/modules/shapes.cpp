@@ -1,4 +1,4 @@
-// shapes.cpp - an instrumented C++ shared library (test 29): a namespace,
+// shapes.cpp - an instrumented C++ shared library (test 229): a namespace,
 // a class template used with two types, and an exception thrown two
 // instrumented frames below the one that catches it.
 #include <stdexcept>

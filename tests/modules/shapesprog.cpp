@@ -1,5 +1,5 @@
 // shapesprog.cpp - a C++ program calling the instrumented libshapes.so
-// (test 29).
+// (test 229).
 #include <cstdio>
 
 extern "C" int shapes_run(int n);

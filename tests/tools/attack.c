@@ -1,6 +1,6 @@
 /*
  * attack.c - test helper: a hostile (or a carefully legitimate) peer of
- * callsight serve, for tests/51-serve-hostile.t.
+ * callsight serve, for tests/serve/351-serve-hostile.t.
  *
  *   attack [--src ADDR] [--hold-ms MS] MODE N HOST PORT [MODE ARGS]
  *
@@ -26,7 +26,8 @@
  * Event i of `stream`: ts = 1000 + 10 i, func = 0x401000 + (i % 13) * 0x40,
  * call_site = 0x500000 + i, tid = 7 + i % 5, kind = i % 2, as streamgen's.
  *
- * Built by the tests with: cc -std=c11 -I runtime -o attack attack.c -lzstd
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o attack attack.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -46,30 +47,13 @@
 #include <zstd.h>
 
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
+#include "toolkit.h"
 
 #define MAX_FDS 4096
 
 static const char *src_addr;
 static long hold_ms;
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static long now_ms(void)
 {
@@ -123,14 +107,14 @@ static void make_hello(unsigned char *h, uint32_t flags)
 {
     memset(h, 0, TRACE_STREAM_HANDSHAKE_SIZE);
     memcpy(h, TRACE_STREAM_MAGIC, 8);
-    put32(h + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
-    put32(h + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
-    put32(h + offsetof(trace_stream_handshake_t, flags), TRACE_FLAG_TICKS | flags);
-    put64(h + offsetof(trace_stream_handshake_t, load_bias), 0x1000);
-    put64(h + offsetof(trace_stream_handshake_t, tick_hz), 3000000000u);
-    put64(h + offsetof(trace_stream_handshake_t, t0_ticks), 111);
-    put64(h + offsetof(trace_stream_handshake_t, t0_ns), 222);
-    put64(h + offsetof(trace_stream_handshake_t, hook_ns), 33);
+    wire_put_le32(h + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
+    wire_put_le32(h + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
+    wire_put_le32(h + offsetof(trace_stream_handshake_t, flags), TRACE_FLAG_TICKS | flags);
+    wire_put_le64(h + offsetof(trace_stream_handshake_t, load_bias), 0x1000);
+    wire_put_le64(h + offsetof(trace_stream_handshake_t, tick_hz), 3000000000u);
+    wire_put_le64(h + offsetof(trace_stream_handshake_t, t0_ticks), 111);
+    wire_put_le64(h + offsetof(trace_stream_handshake_t, t0_ns), 222);
+    wire_put_le64(h + offsetof(trace_stream_handshake_t, hook_ns), 33);
 }
 
 /* One zstd-framed chunk. */
@@ -145,9 +129,9 @@ static int send_chunk(int fd, uint32_t type, const void *raw, size_t len)
         free(z);
         return -1;
     }
-    put32(z, type);
-    put32(z + 4, (uint32_t)len);
-    put32(z + 8, (uint32_t)zl);
+    wire_put_le32(z, type);
+    wire_put_le32(z + 4, (uint32_t)len);
+    wire_put_le32(z + 8, (uint32_t)zl);
     int rc = send_all(fd, z, zl + TRACE_STREAM_CHUNK_HEADER_SIZE);
     free(z);
     return rc;
@@ -156,19 +140,19 @@ static int send_chunk(int fd, uint32_t type, const void *raw, size_t len)
 static int send_resume(int fd, uint64_t sid, uint64_t start, uint32_t seq)
 {
     unsigned char r[TRACE_STREAM_RESUME_SIZE] = {0};
-    put64(r + offsetof(trace_stream_resume_t, stream_id), sid);
-    put64(r + offsetof(trace_stream_resume_t, start_ns), start);
-    put32(r + offsetof(trace_stream_resume_t, conn_seq), seq);
+    wire_put_le64(r + offsetof(trace_stream_resume_t, stream_id), sid);
+    wire_put_le64(r + offsetof(trace_stream_resume_t, start_ns), start);
+    wire_put_le32(r + offsetof(trace_stream_resume_t, conn_seq), seq);
     return send_chunk(fd, TRACE_CHUNK_RESUME, r, sizeof r);
 }
 
 static void make_event(unsigned char *e, long i)
 {
     memset(e, 0, TRACE_EVENT_SIZE);
-    put64(e + offsetof(trace_event_t, ts), 1000 + 10 * (uint64_t)i);
-    put64(e + offsetof(trace_event_t, func), 0x401000 + (uint64_t)(i % 13) * 0x40);
-    put64(e + offsetof(trace_event_t, call_site), 0x500000 + (uint64_t)i);
-    put32(e + offsetof(trace_event_t, tid), 7 + (uint32_t)(i % 5));
+    wire_put_le64(e + offsetof(trace_event_t, ts), 1000 + 10 * (uint64_t)i);
+    wire_put_le64(e + offsetof(trace_event_t, func), 0x401000 + (uint64_t)(i % 13) * 0x40);
+    wire_put_le64(e + offsetof(trace_event_t, call_site), 0x500000 + (uint64_t)i);
+    wire_put_le32(e + offsetof(trace_event_t, tid), 7 + (uint32_t)(i % 5));
     e[offsetof(trace_event_t, kind)] = (unsigned char)(i % 2);
 }
 
@@ -216,7 +200,7 @@ static int hold(int *fds, int n, int trickle)
             sent++;
             next += 1000;
         }
-        sleep_ms(20);
+        tk_sleep_ms(20);
     }
     free(gone);
     return closed;
@@ -254,7 +238,7 @@ static int notices(const char *host, int port, long count)
     if (fd < 0 || send_all(fd, hello, sizeof hello) || send_events(fd, 0, 10))
         return 1;
     for (long i = 1; i <= count; i++) {
-        put64(v, (uint64_t)i);
+        wire_put_le64(v, (uint64_t)i);
         if (send_chunk(fd, TRACE_CHUNK_NOTICE, v, sizeof v))
             return 1;
     }
@@ -304,7 +288,7 @@ static void wait_for(const char *pause, const char *go)
         fclose(f);
     struct stat st;
     for (int i = 0; i < 3000 && stat(go, &st) != 0; i++)
-        sleep_ms(10);
+        tk_sleep_ms(10);
 }
 
 static int stream(const char *host, int port, char **a, int na)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""codecpeer.py - test helper for tests/48-stream-codec.t and
-tests/46-stream-no-libzstd.t: the peers a codec test needs that the real
+"""codecpeer.py - test helper for tests/stream/448-stream-codec.t and
+tests/stream/446-stream-no-libzstd.t: the peers a codec test needs that the real
 programs cannot play.
 
   codecpeer.py oldserver PORTFILE
@@ -27,7 +27,7 @@ programs cannot play.
       server acked the codec, publishes the rest and detaches.  Writes all
       N records to RECORDS_OUT, to compare with what serve wrote.
 
-Layouts: runtime/trace_shm.h.  Everything little-endian (this runs on the
+Layouts: runtime/trace_shm.h (ring), trace_wire.h (wire).  Everything little-endian (this runs on the
 host whose ring it fills).
 """
 import mmap

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""holdproxy.py - test helper for tests/39-stream-outage.t: a link that a
+"""holdproxy.py - test helper for tests/stream/439-stream-outage.t: a link that a
 test can cut with bytes in flight, so that what a cut loses is known
 exactly instead of left to timing.
 
@@ -10,7 +10,7 @@ and carries connections, one at a time, to 127.0.0.1:TARGET_PORT, both
 ways.  While CTLDIR/hold exists it passes none of the client's bytes on:
 it keeps reading them (the client sees them taken, as a link's buffers
 would) and counts the event records of the whole chunks among them
-(chunk types 0 and 4, raw_len / 32; runtime/trace_shm.h) in CTLDIR/held.
+(chunk types 0 and 4, raw_len / 32; runtime/trace_wire.h) in CTLDIR/held.
 When CTLDIR/cut appears it resets both sides of the connection (SO_LINGER
 0: the client gets a reset, the server a cut), forgets what it held,
 removes hold and cut, and carries the next connection normally.  Ends when

@@ -27,29 +27,18 @@
 #include <string.h>
 
 #include "trace.h"
+#include "trace_wire.h"
 
 static FILE *out;
 static uint64_t now = 1000;
 
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static void rec(uint8_t kind, uint32_t tid, uint64_t func, uint64_t site)
 {
     unsigned char r[TRACE_EVENT_SIZE] = {0};
-    put64(r, now++);
-    put64(r + 8, func);
-    put64(r + 16, site);
-    put32(r + 24, tid);
+    wire_put_le64(r, now++);
+    wire_put_le64(r + 8, func);
+    wire_put_le64(r + 16, site);
+    wire_put_le32(r + 24, tid);
     r[28] = kind;
     if (fwrite(r, sizeof r, 1, out) != 1) {
         perror("hostile: write");
@@ -61,10 +50,10 @@ static void header(uint32_t pid)
 {
     unsigned char h[TRACE_FILE_HEADER_SIZE] = {0};
     memcpy(h, TRACE_FILE_MAGIC, 8);
-    put32(h + 8, TRACE_FILE_VERSION);
-    put32(h + 12, TRACE_EVENT_SIZE);
-    put32(h + 16, TRACE_FILE_HEADER_SIZE);
-    put32(h + 64, pid);
+    wire_put_le32(h + 8, TRACE_FILE_VERSION);
+    wire_put_le32(h + 12, TRACE_EVENT_SIZE);
+    wire_put_le32(h + 16, TRACE_FILE_HEADER_SIZE);
+    wire_put_le32(h + 64, pid);
     fwrite(h, sizeof h, 1, out);
 }
 

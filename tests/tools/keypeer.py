@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""keypeer.py - test helper for tests/38-stream-resume-key.t: a server that
+"""keypeer.py - test helper for tests/stream/438-stream-resume-key.t: a server that
 shows what trace_stream sends around its resume key
-(TRACE_STREAM_FLAG_RESUME_KEY, TRACE_CHUNK_RESUME_KEY: runtime/trace_shm.h)
+(TRACE_STREAM_FLAG_RESUME_KEY, TRACE_CHUNK_RESUME_KEY: runtime/trace_wire.h)
 without ever printing the key.
 
   keypeer.py PORTFILE CONNS [--close K] [--not-in FILE...]

@@ -5,7 +5,7 @@
 # "path:line: what" (line 0 when the compiler found it, not a line of the
 # file), and exits 1 if there was any; prints nothing and exits 0 when the
 # tree keeps the rules.  FILEs (relative to ROOT) limit the per-file checks
-# to them; the tree-wide ones always run.  tests/01-layering.t runs it on
+# to them; the tree-wide ones always run.  tests/tree/001-layering.t runs it on
 # the checkout and on scratch copies with planted crossings.
 #
 # Two views of each file, so that neither a spelling the compiler accepts
@@ -21,7 +21,10 @@
 #
 # The rules:
 #   - runtime/ and stream/ are copied into users' projects: they include
-#     runtime/'s own headers and the system's, nothing of the host tool.
+#     their own folder's files (a unity file's parts), runtime/'s own
+#     headers and the system's, nothing of the host tool.
+#     The runtime speaks only the ring: nothing else of runtime/ pulls in
+#     trace_wire.h (the TCP wire, trace_stream's and serve's).
 #   - src/ holds folders of .c and .h files only, each folder one of %may:
 #     a file in src/F/ may include its own folder and those %may lists, and
 #     the formats (runtime/'s headers) from every folder but lib/.
@@ -38,13 +41,14 @@ $root = realpath($root) or die "layering.pl: no such directory\n";
 my $cc = $ENV{CC} || 'cc';
 
 # Who may include whom.  Outputs read the analysis, never the reverse; serve/
-# writes what read/ reads and takes file names from it; lib/ stands alone.
+# writes what read/ reads, and needs nothing of it (its own file names and
+# resume search are serve's); lib/ stands alone.
 my %may = (
     lib      => [],
     read     => [qw(lib)],
     analysis => [qw(lib read)],
     out      => [qw(lib read analysis)],
-    serve    => [qw(lib read)],
+    serve    => [qw(lib)],
     select   => [qw(lib)],
     cmd      => [qw(lib read analysis out serve select)],
 );
@@ -138,8 +142,10 @@ sub check_lines {
         }
         my $why;
         if ($layer eq 'runtime' || $layer eq 'stream') {
-            $why = "$layer/ stands alone in users' projects: only runtime/'s own headers"
-                unless $runtime_hdr{$name};
+            # its own parts and private header by their bare names (the
+            # build flattens them into one file), and runtime/'s headers
+            $why = "$layer/ stands alone in users' projects: only its own files and runtime/'s headers"
+                unless $runtime_hdr{$name} || ($name !~ m{/} && -f "$root/$dir/$name");
         } elsif ($name =~ m{\.\./}) {
             $why = "no ../ paths; include from src/ as \"folder/name.h\"";
         } elsif ($name =~ m{^([^/]+)/([^/]+)$}) {
@@ -197,6 +203,10 @@ sub check_deps {
         next unless index($real, "$root/") == 0;
         my $rel = substr($real, length($root) + 1);
         my $to = layer_of($rel);
+        if ($layer eq 'runtime' && $rel eq 'runtime/trace_wire.h' && $path ne $rel) {
+            bad($path, 0, "pulls in $rel: the runtime speaks only the ring; the wire is trace_stream's and serve's");
+            next;
+        }
         next if defined $to && $ok->{$to} && $rel !~ m{^src/[^/]+/[^/]+/};
         my $what = defined $to ? "$to/" : "a file outside src/, runtime/ and stream/";
         my $rule = $layer eq 'runtime' || $layer eq 'stream'

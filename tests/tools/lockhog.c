@@ -10,7 +10,8 @@
  * Prints "lockhog: holding the lock" once it first has it (a test waits for
  * that line), and at the end "lockhog: held the lock N times".
  *
- * Built by the tests with: cc -std=c11 -I runtime -o lockhog lockhog.c
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o lockhog lockhog.c
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,15 +26,10 @@
 #include <unistd.h>
 
 #include "trace_shm.h"
+#include "toolkit.h"
 
 static volatile sig_atomic_t stop;
 static void on_term(int sig) { (void)sig; stop = 1; }
-
-static void sleep_ms(long ms)
-{
-    struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&d, NULL);
-}
 
 static double now_s(void)
 {
@@ -66,10 +62,10 @@ int main(int argc, char **argv)
                 printf("lockhog: holding the lock\n");
                 fflush(stdout);
             }
-            sleep_ms(hold);
+            tk_sleep_ms(hold);
             atomic_store(lock, 0);
         }
-        sleep_ms(gap);
+        tk_sleep_ms(gap);
     }
     printf("lockhog: held the lock %lu times\n", held);
     return 0;

@@ -15,7 +15,8 @@
  * server to client as it comes.  Ends when all have closed on both sides, or after
  * 300 s.  Prints "rateproxy: N bytes in T s" at the end.
  *
- * Built by the tests with: cc -std=c11 -o rateproxy rateproxy.c
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -o rateproxy rateproxy.c
  */
 #define _POSIX_C_SOURCE 200809L
 

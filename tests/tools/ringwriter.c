@@ -25,7 +25,8 @@
  * so that writers one after another continue one sequence, which
  * tracecheck.pl --first checks across a cut connection.  Prints "ringwriter: generated N written W dropped D".
  *
- * Built by the tests with: cc -std=c11 -I runtime -o ringwriter ringwriter.c
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o ringwriter ringwriter.c
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* flock */
@@ -46,6 +47,7 @@
 
 #include "trace.h"
 #include "trace_shm.h"
+#include "toolkit.h"
 
 static trace_shm_header_t *hdr;
 static unsigned char *storage;
@@ -53,11 +55,6 @@ static int ring_fd = -1; /* kept open: its shared flock says we live */
 
 static _Atomic uint64_t *a64(uint64_t *p) { return (_Atomic uint64_t *)p; }
 static _Atomic uint32_t *a32(uint32_t *p) { return (_Atomic uint32_t *)p; }
-
-static void sleep_ms(long ms)
-{
-    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
-}
 
 static void die(const char *what)
 {
@@ -97,11 +94,11 @@ static void attach_ring(const char *name)
     struct stat st;
     for (int i = 0; i < 500 && fd < 0; i++)
         if ((fd = shm_open(name, O_RDWR, 0)) < 0)
-            sleep_ms(10);
+            tk_sleep_ms(10);
     if (fd < 0)
         die("shm_open");
     for (int i = 0; i < 500 && (fstat(fd, &st) || st.st_size < TRACE_SHM_HEADER_SIZE); i++)
-        sleep_ms(10);
+        tk_sleep_ms(10);
     hdr = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hdr == MAP_FAILED)
         die("mmap");
@@ -109,7 +106,7 @@ static void attach_ring(const char *name)
     for (int i = 0; i < 500; i++) {
         if (atomic_load_explicit(a64((uint64_t *)(void *)hdr->magic), memory_order_acquire) == magic_word())
             return;
-        sleep_ms(10);
+        tk_sleep_ms(10);
     }
     fprintf(stderr, "ringwriter: no ring magic in %s\n", name);
     exit(1);
@@ -160,7 +157,7 @@ again:;
     if (cap - (head - tail) < bytes) {
         atomic_store_explicit(a32(&hdr->lock), 0, memory_order_release);
         if (wait) {
-            sleep_ms(1);
+            tk_sleep_ms(1);
             goto again;
         }
         goto drop;
@@ -254,7 +251,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         _exit(0);
     }
-    sleep_ms(linger);
+    tk_sleep_ms(linger);
     atomic_fetch_sub_explicit(a32(&hdr->writers), 1, memory_order_release);
     return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slowlink.sh - run by tests/18-summary-stream.t under `unshare -n`: a
+# slowlink.sh - run by tests/runtime/118-summary-stream.t under `unshare -n`: a
 # private network namespace whose loopback has small TCP send buffers, as a
 # device's kernel on a slow link would keep them, so that the link and not
 # a few MB of kernel buffering decides what gets through.
@@ -20,13 +20,8 @@ echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem || exit 1
 mkdir -p "$OUT"
 "$B/callsight" serve --host 127.0.0.1 --port 0 --out "$OUT" --quiet > "$OUT.serve" 2>&1 &
 serve=$!
-port=""
-for _ in $(seq 200); do
-    port=$(sed -n '1s/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$OUT.serve")
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-[ -n "$port" ] || { echo "slowlink: serve did not start" >&2; kill $serve; exit 1; }
+port=$("$(dirname "$0")/../../scripts/serve-port.sh" "$OUT.serve") ||
+    { echo "slowlink: serve did not start" >&2; kill $serve; exit 1; }
 "$PROXY" "$OUT.port" "$port" "$RATE" > "$OUT.proxy" &
 proxy=$!
 for _ in $(seq 200); do [ -s "$OUT.port" ] && break; sleep 0.05; done

@@ -2,7 +2,8 @@
  * slowwrite.c - test helper, an LD_PRELOAD shim: every pwrite() (the
  * runtime's file-mode write) first sleeps SLOWWRITE_MS milliseconds
  * (default 5), so that a test can see where a slow flush's time goes.
- * tests/13-tracer-time-file.t builds it with
+ * Built by make (check-build) into $(BUILD)/tests/tools/, with no
+ * sanitizer (it goes into programs built with or without); by hand:
  *   cc -shared -fPIC -o slowwrite.so slowwrite.c -ldl
  */
 #define _GNU_SOURCE

@@ -1,11 +1,11 @@
 /*
- * snapshot_victim.c - test helper for tests/17-summary-file.t and
- * tests/18-summary-stream.t: a program to kill with SIGKILL in summary
+ * snapshot_victim.c - test helper for tests/runtime/117-summary-file.t and
+ * tests/runtime/118-summary-stream.t: a program to kill with SIGKILL in summary
  * mode.  It makes exactly 10000 calls of work(), prints "done", then calls
  * tick() every 5 ms for ever, so that the exit hooks keep taking snapshots
  * (TRACE_SUMMARY_MS) until it is killed: the last whole snapshot must hold
- * all 10000 calls of work().  Built with -finstrument-functions and the
- * runtime by lib.sh's build_traced.
+ * all 10000 calls of work().  Built by make (check-build), with
+ * -finstrument-functions and the runtime, into $(BUILD)/tests/tools/.
  */
 #include <stdio.h>
 #include <unistd.h>

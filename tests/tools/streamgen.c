@@ -19,7 +19,8 @@
  * The handshake carries flags 1 (TICKS), load_bias 0x1000, tick_hz 3000000000,
  * t0_ticks 111, t0_ns 222, hook_ns 33.
  *
- * Built by the tests with: cc -std=c11 -I runtime -o streamgen streamgen.c -lzstd
+ * Built by make (check-build) into $(BUILD)/tests/tools/; by hand:
+ *   cc -std=c11 -I runtime -o streamgen streamgen.c -lzstd
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,7 +40,7 @@
 #include <zstd.h>
 
 #include "trace.h"
-#include "trace_shm.h"
+#include "trace_wire.h"
 
 struct opts {
     const char *host, *port, *bad, *resume_file, *paused_file, *records, *increments;
@@ -51,16 +52,28 @@ static int sock = -1;
 static int big; /* byte order of everything sent */
 static int offer_summaries; /* --increments: the handshake offers summaries */
 
+/* Fields in the order sent: little-endian, or reversed as a big-endian agent sends them (--big-endian). */
+static void reverse(unsigned char *p, int bytes)
+{
+    for (int i = 0; i < bytes / 2; i++) {
+        unsigned char t = p[i];
+        p[i] = p[bytes - 1 - i];
+        p[bytes - 1 - i] = t;
+    }
+}
+
 static void put32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[big ? 3 - i : i] = (unsigned char)(v >> (8 * i));
+    wire_put_le32(p, v);
+    if (big)
+        reverse(p, 4);
 }
 
 static void put64(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[big ? 7 - i : i] = (unsigned char)(v >> (8 * i));
+    wire_put_le64(p, v);
+    if (big)
+        reverse(p, 8);
 }
 
 static void die(const char *what)

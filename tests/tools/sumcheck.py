@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sumcheck.py - test helper for tests/17-summary-file.t: summary percentiles
+"""sumcheck.py - test helper for tests/runtime/117-summary-file.t: summary percentiles
 against the exact order statistics of the same calls (TRACE_MODE=both).
 
   sumcheck.py split DIR OUTDIR

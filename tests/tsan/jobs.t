@@ -4,7 +4,7 @@
 # every format that uses the jobs (the threads that read series into their
 # own analyses, joined and merged by the caller): no TSan report, and the
 # output is --jobs 1's.
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 4
 
 TB=${TSAN_BUILD:?run through make tsan-test}

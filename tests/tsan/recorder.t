@@ -6,7 +6,7 @@
 # time.  No TSan report, everyone exits 0, three snapshots arrive, and
 # none holds an unmatched exit (calls cut at a snapshot's start are
 # truncated, not unmatched).
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 plan 6
 
 TB=${TSAN_BUILD:?run through make tsan-test}

@@ -4,8 +4,8 @@
 # small ring at once while trace_stream, also under TSan, drains it to
 # serve, for each version of the ring.  No TSan report in any of them, everyone exits 0, and the events
 # that arrived plus those dropped are exactly the events generated.
-source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/../workload_expect.sh"
+source "$(dirname "$0")/../lib/lib.sh"
+source "$TESTS/lib/workload_expect.sh"
 plan 14
 
 TB=${TSAN_BUILD:?run through make tsan-test}

@@ -1,23 +1,19 @@
 #!/usr/bin/env bash
 # Run by `make tsan-test` (tests/tsan/tsan.mk): callsight serve built with
 # -fsanitize=thread, so every connection's reader and writer threads
-# (stream_conn.c, chunkq.c) and serve's joining of connection threads run
+# (conn.c, chunkq.c) and serve's joining of connection threads run
 # under TSan.  Five streams at once: plain chunks rotating segments, one
 # past --max-mb, one that turns malformed mid-stream, coded chunks from
 # trace_stream, and one paused when SIGTERM comes, while the control socket
 # is asked for every connection's wire bytes.  No TSan report, serve
 # exits 0, and every connection's counts are exact.
-source "$(dirname "$0")/../lib.sh"
-plan 11
+source "$(dirname "$0")/../lib/lib.sh"
+plan 10
 
 TB=${TSAN_BUILD:?run through make tsan-test}
 CS=$TB/host/callsight
-TOOLS=$TESTS/../tools
-RT=$TESTS/../../runtime
-cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/streamgen" "$TOOLS/streamgen.c" -lzstd &&
-    cc -std=c11 -O2 -Wall -Wextra -I"$RT" -o "$T/ringwriter" "$TOOLS/ringwriter.c"
-ok $? "helpers build"
-GEN=$T/streamgen
+need_tools streamgen ringwriter
+GEN=$TOOLBIN/streamgen
 SHM=/cs-test-tsan-serve-$$
 track_shm $SHM
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
@@ -71,7 +67,7 @@ timeout 120 "$B/trace_stream" --quiet "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/ts.e
 d=$!
 track_pid $a; track_pid $b; track_pid $c; track_pid $d
 wait_file "/dev/shm$SHM"
-timeout 120 "$T/ringwriter" --wait --batch 512 "$SHM" 50000 > /dev/null
+timeout 120 "$TOOLBIN/ringwriter" --wait --batch 512 "$SHM" 50000 > /dev/null
 wait $a; ra=$?; wait $b; rb=$?; wait $c; wait $d; rd=$?
 is "$ra $rb $rd" "0 0 0" "the clients end normally"
 

@@ -1,6 +1,7 @@
 # tests/tsan/tsan.mk - `make tsan-test`: the runtime's threaded paths and the
 # shm ring under ThreadSanitizer.  The runtime, the workload (many threads)
-# and trace_stream (the one reader) are built with -fsanitize=thread;
+# and trace_stream (the one reader) are built with -fsanitize=thread, from
+# the one-file copies users get ($(DIST), the Makefile);
 # tests/tsan/ring.t runs two workload processes into one ring at once and
 # checks that TSan reports nothing and that received + dropped = generated;
 # tests/tsan/recorder.t takes flight-recorder snapshots while they write.
@@ -17,20 +18,20 @@ TSAN_FLAGS := -fsanitize=thread -g -O1
 
 .PHONY: tsan-test tsan-host
 
-$(TSAN_BUILD)/trace.o: runtime/trace.c runtime/trace.h runtime/trace_shm.h
+$(TSAN_BUILD)/trace.o: $(DIST)/trace.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -c $< -o $@
+	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 $(TSAN_BUILD)/workload: examples/workload.c $(TSAN_BUILD)/trace.o
 	@mkdir -p $(@D)
-	$(CC) -finstrument-functions $(TSAN_FLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $^ -pthread
-$(TSAN_BUILD)/trace_stream: stream/trace_stream.c runtime/trace.h runtime/trace_shm.h
+	$(CC) -finstrument-functions $(TSAN_FLAGS) $(DEPFLAGS) -Wall -Wextra -Iruntime -fPIE -pie -o $@ $(LINK_IN) -pthread
+$(TSAN_BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(STRICT) $(TSAN_FLAGS) -Iruntime -o $@ $< -lzstd
+	$(CC) $(STRICT) $(TSAN_FLAGS) $(DEPFLAGS) -o $@ $< -lzstd
 
 tsan-host:
 	$(MAKE) BUILD=$(TSAN_BUILD)/host SANFLAGS=-fsanitize=thread OPT=-O1 $(TSAN_BUILD)/host/callsight \
 	    $(TSAN_BUILD)/host/tests/chunkq
 
-tsan-test: all tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
+tsan-test: all $(TOOL_BIN) tsan-host $(TSAN_BUILD)/workload $(TSAN_BUILD)/trace_stream
 	CALLSIGHT_BUILD=$(abspath $(BUILD)) TSAN_BUILD=$(abspath $(TSAN_BUILD)) prove -f tests/tsan/ring.t tests/tsan/recorder.t \
 	    tests/tsan/serve.t tests/tsan/jobs.t $(TSAN_BUILD)/host/tests/chunkq

@@ -43,7 +43,7 @@ static void *reader(void *arg)
             break;
         if (i - atomic_load(&r->released) >= SLOTS)
             r->too_far_ahead = 1;
-        it->h = (struct stream_chunk){1, (uint32_t)(i % CAP), (uint32_t)i};
+        it->h = (struct proto_chunk){1, (uint32_t)(i % CAP), (uint32_t)i};
         memset(it->buf, (int)(i & 0xff), CAP);
         chunkq_put(r->q);
         r->put++;

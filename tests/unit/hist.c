@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/hist.h"
+#include "unit.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -19,13 +20,7 @@ static int ok(int cond, const char *what)
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_random(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next_random(void) { return unit_xorshift(&rng); }
 
 static int cmp_u64(const void *a, const void *b)
 {

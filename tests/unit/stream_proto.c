@@ -1,6 +1,6 @@
 /*
- * stream_proto.c - unit tests (TAP) of serve's wire-protocol checks,
- * src/serve/stream_proto.c: handshakes in both byte orders and every way to get
+ * proto.c - unit tests (TAP) of serve's wire-protocol checks,
+ * src/serve/proto.c: handshakes in both byte orders and every way to get
  * one wrong, the chunk-length limits at and just past their edges, and zstd
  * frames that are good, corrupt, trailing, mis-sized or expanding.
  */
@@ -10,7 +10,7 @@
 
 #include <zstd.h>
 
-#include "serve/stream_proto.h"
+#include "serve/proto.h"
 #include "trace.h"
 
 static int n_test, failed;
@@ -44,11 +44,11 @@ static void hello(unsigned char *h, int big, uint32_t version, uint32_t size)
 static void test_hello(void)
 {
     unsigned char h[TRACE_STREAM_HANDSHAKE_SIZE];
-    char why[STREAM_WHY_MAX];
-    struct stream_hello s;
+    char why[PROTO_WHY_MAX];
+    struct proto_hello s;
     for (int big = 0; big <= 1; big++) {
         hello(h, big, 2, 32);
-        int rc = stream_hello_decode(h, &s, why, sizeof why);
+        int rc = proto_hello_decode(h, &s, why, sizeof why);
         ok(rc == 0 && s.swapped == big, big ? "big-endian handshake accepted, marked swapped"
                                             : "little-endian handshake accepted");
         ok(s.flags == TRACE_FLAG_TICKS && s.load_bias == 0x55550000 && s.tick_hz == 2400000000u &&
@@ -57,27 +57,27 @@ static void test_hello(void)
     }
     hello(h, 0, 2, 32);
     h[7] = 'X';
-    ok(stream_hello_decode(h, &s, why, sizeof why) == -1 && strstr(why, "bad handshake magic"),
+    ok(proto_hello_decode(h, &s, why, sizeof why) == -1 && strstr(why, "bad handshake magic"),
        "bad magic refused");
     hello(h, 0, 3, 32);
-    ok(stream_hello_decode(h, &s, why, sizeof why) == -1 &&
+    ok(proto_hello_decode(h, &s, why, sizeof why) == -1 &&
            !strcmp(why, "unsupported protocol version 3 (expected 2)"),
        "version 3 refused");
     hello(h, 1, 1, 32);
-    ok(stream_hello_decode(h, &s, why, sizeof why) == -1 &&
+    ok(proto_hello_decode(h, &s, why, sizeof why) == -1 &&
            !strcmp(why, "unsupported protocol version 1 (expected 2)"),
        "big-endian version 1 refused, reported as 1");
     hello(h, 1, 2, 24);
-    ok(stream_hello_decode(h, &s, why, sizeof why) == -1 &&
+    ok(proto_hello_decode(h, &s, why, sizeof why) == -1 &&
            !strcmp(why, "event size 24 not supported (expected 32)"),
        "big-endian event size 24 refused");
 }
 
 static int check(uint32_t type, uint32_t raw, uint32_t z)
 {
-    char why[STREAM_WHY_MAX];
-    struct stream_chunk c = {type, raw, z};
-    return stream_chunk_check(&c, why, sizeof why);
+    char why[PROTO_WHY_MAX];
+    struct proto_chunk c = {type, raw, z};
+    return proto_chunk_check(&c, why, sizeof why);
 }
 
 static void test_chunk_limits(void)
@@ -92,15 +92,15 @@ static void test_chunk_limits(void)
     ok(check(0, 33, 20) == -1, "events length not a multiple of 32 is refused");
     ok(check(1, 8, 17) == 0, "notice of 8 bytes accepted");
     ok(check(1, 16, 17) == -1, "notice of 16 bytes refused");
-    ok(check(9, 0, (uint32_t)STREAM_FRAME_CAP) == 0, "unknown type up to the frame buffer: skippable");
-    ok(check(9, 0, (uint32_t)STREAM_FRAME_CAP + 1) == -1, "unknown type longer than any frame refused");
+    ok(check(9, 0, (uint32_t)PROTO_FRAME_CAP) == 0, "unknown type up to the frame buffer: skippable");
+    ok(check(9, 0, (uint32_t)PROTO_FRAME_CAP + 1) == -1, "unknown type longer than any frame refused");
 
     unsigned char raw[12];
-    struct stream_chunk c;
+    struct proto_chunk c;
     put(raw, 4, 1, 1);
     put(raw + 4, 4, 8, 1);
     put(raw + 8, 4, 17, 1);
-    stream_chunk_decode(raw, 1, &c);
+    proto_chunk_decode(raw, 1, &c);
     ok(c.type == 1 && c.raw_len == 8 && c.zstd_len == 17, "big-endian chunk header decoded");
 }
 
@@ -108,26 +108,26 @@ static void test_frames(void)
 {
     enum { N = 256 };
     static unsigned char raw[N * 32], frame[2 * ZSTD_COMPRESSBOUND(N * 32)], out[N * 32 + 64];
-    char why[STREAM_WHY_MAX];
+    char why[PROTO_WHY_MAX];
     ZSTD_DCtx *d = ZSTD_createDCtx();
     for (size_t i = 0; i < sizeof raw; i++)
         raw[i] = (unsigned char)(i * 7 / 64);
     size_t z = ZSTD_compress(frame, sizeof frame, raw, sizeof raw, 1);
-    ok(stream_frame_decode(d, frame, z, out, sizeof raw, why, sizeof why) == 0 &&
+    ok(proto_frame_decode(d, frame, z, out, sizeof raw, why, sizeof why) == 0 &&
            !memcmp(out, raw, sizeof raw),
        "a good frame decodes to exactly raw_len bytes");
-    ok(stream_frame_decode(d, frame, z, out, sizeof raw - 32, why, sizeof why) == -1 &&
+    ok(proto_frame_decode(d, frame, z, out, sizeof raw - 32, why, sizeof why) == -1 &&
            strstr(why, "chunk header says"),
        "a frame declaring another size is refused");
     memcpy(frame + z, frame, z);
-    ok(stream_frame_decode(d, frame, 2 * z, out, sizeof raw, why, sizeof why) == -1 &&
+    ok(proto_frame_decode(d, frame, 2 * z, out, sizeof raw, why, sizeof why) == -1 &&
            strstr(why, "after the zstd frame"),
        "two frames in one chunk are refused");
-    ok(stream_frame_decode(d, frame, z - 1, out, sizeof raw, why, sizeof why) == -1,
+    ok(proto_frame_decode(d, frame, z - 1, out, sizeof raw, why, sizeof why) == -1,
        "a frame cut short is refused");
     unsigned char junk[64];
     memset(junk, 0xab, sizeof junk);
-    ok(stream_frame_decode(d, junk, sizeof junk, out, sizeof raw, why, sizeof why) == -1 &&
+    ok(proto_frame_decode(d, junk, sizeof junk, out, sizeof raw, why, sizeof why) == -1 &&
            strstr(why, "corrupt zstd frame"),
        "bytes that are no zstd frame are refused");
 
@@ -136,12 +136,12 @@ static void test_frames(void)
     ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
     z = ZSTD_compress2(c, frame, sizeof frame, raw, sizeof raw);
     ZSTD_freeCCtx(c);
-    ok(stream_frame_decode(d, frame, z, out, 1024, why, sizeof why) == -1 &&
+    ok(proto_frame_decode(d, frame, z, out, 1024, why, sizeof why) == -1 &&
            strstr(why, "more than the 1024 bytes"),
        "a frame expanding past raw_len is refused without a larger buffer");
-    ok(stream_frame_decode(d, frame, z, out, sizeof raw, why, sizeof why) == 0,
+    ok(proto_frame_decode(d, frame, z, out, sizeof raw, why, sizeof why) == 0,
        "the same frame with the right raw_len decodes");
-    ok(stream_frame_decode(d, frame, z, out, sizeof raw + 32, why, sizeof why) == -1 &&
+    ok(proto_frame_decode(d, frame, z, out, sizeof raw + 32, why, sizeof why) == -1 &&
            strstr(why, "decompressed to"),
        "an undeclared frame shorter than raw_len is refused");
     ZSTD_freeDCtx(d);
@@ -160,44 +160,44 @@ static void test_swap(void)
     put(want + 16, 8, 0x500001, 0);
     put(want + 24, 4, 4242, 0);
     want[28] = 1;
-    stream_events_swap(e, sizeof e);
+    proto_events_swap(e, sizeof e);
     ok(!memcmp(e, want, 32), "a big-endian record becomes the little-endian one, kind untouched");
     unsigned char p[8];
     put(p, 8, 1234, 1);
-    ok(stream_notice_count(p, 1) == 1234, "big-endian notice count");
+    ok(proto_notice_count(p, 1) == 1234, "big-endian notice count");
     put(p, 8, 1234, 0);
-    ok(stream_notice_count(p, 0) == 1234, "little-endian notice count");
+    ok(proto_notice_count(p, 0) == 1234, "little-endian notice count");
 }
 
 /* The chunk types added for faults: fixed payload sizes, and the resume notice decoded in either order. */
 static void test_fault_chunks(void)
 {
-    char why[STREAM_WHY_MAX];
-    struct stream_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
-    ok(stream_chunk_known(TRACE_CHUNK_RESUME) && stream_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
-           stream_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && stream_chunk_known(TRACE_CHUNK_RESUME_KEY) &&
-           !stream_chunk_known(7),
+    char why[PROTO_WHY_MAX];
+    struct proto_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
+    ok(proto_chunk_known(TRACE_CHUNK_RESUME) && proto_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
+           proto_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && proto_chunk_known(TRACE_CHUNK_RESUME_KEY) &&
+           !proto_chunk_known(7),
        "resume, tracer-lost, summary-increment and resume-key chunks are known, type 7 is not");
-    struct stream_chunk k = {TRACE_CHUNK_RESUME_KEY, TRACE_STREAM_RESUME_KEY_SIZE, 25};
-    ok(stream_chunk_check(&k, why, sizeof why) == 0, "a 16-byte resume key is well formed");
+    struct proto_chunk k = {TRACE_CHUNK_RESUME_KEY, TRACE_STREAM_RESUME_KEY_SIZE, 25};
+    ok(proto_chunk_check(&k, why, sizeof why) == 0, "a 16-byte resume key is well formed");
     k.raw_len = 15;
-    ok(stream_chunk_check(&k, why, sizeof why) == -1 && !strcmp(why, "resume key raw_len 15 (expected 16)"),
+    ok(proto_chunk_check(&k, why, sizeof why) == -1 && !strcmp(why, "resume key raw_len 15 (expected 16)"),
        "a resume key of another length is refused: resume key raw_len 15 (expected 16)");
-    ok(stream_chunk_check(&c, why, sizeof why) == 0, "a 40-byte resume notice passes");
+    ok(proto_chunk_check(&c, why, sizeof why) == 0, "a 40-byte resume notice passes");
     c.raw_len = 48;
-    ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 40"), "any other size is refused");
-    c = (struct stream_chunk){TRACE_CHUNK_TRACER_LOST, 16, 20};
-    ok(stream_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 8"),
+    ok(proto_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 40"), "any other size is refused");
+    c = (struct proto_chunk){TRACE_CHUNK_TRACER_LOST, 16, 20};
+    ok(proto_chunk_check(&c, why, sizeof why) != 0 && strstr(why, "expected 8"),
        "a tracer-lost notice must be 8 bytes");
     unsigned char p[TRACE_STREAM_RESUME_SIZE] = {0};
-    struct stream_resume r;
+    struct proto_resume r;
     for (int big = 0; big < 2; big++) {
         put(p + 0, 8, 0x0123456789abcdefu, big);
         put(p + 8, 8, 1700000000000000000u, big);
         put(p + 16, 4, 3, big);
         put(p + 24, 8, 5000, big);
         put(p + 32, 8, 77, big);
-        stream_resume_decode(p, big, &r);
+        proto_resume_decode(p, big, &r);
         ok(r.stream_id == 0x0123456789abcdefu && r.start_ns == 1700000000000000000u && r.conn_seq == 3 &&
                r.sent == 5000 && r.discarded == 77,
            big ? "big-endian resume notice decoded" : "little-endian resume notice decoded");
@@ -206,22 +206,22 @@ static void test_fault_chunks(void)
 
 /* The flight recorder's snapshot requests: the offer in a handshake is
  * seen, never copied into a file's flags, and a request reads as
- * trace_shm.h lays it out. */
+ * trace_wire.h lays it out. */
 static void test_requests(void)
 {
     unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE] = {0}, req[TRACE_STREAM_REQUEST_SIZE];
-    struct stream_hello h;
+    struct proto_hello h;
     char why[256];
     memcpy(raw, TRACE_STREAM_MAGIC, 8);
     put(raw + 8, 4, TRACE_STREAM_VERSION, 0);
     put(raw + 12, 4, TRACE_EVENT_SIZE, 0);
     put(raw + 16, 4, TRACE_FLAG_TICKS | TRACE_STREAM_FLAG_REQUEST_OFFER, 0);
-    ok(stream_hello_decode(raw, &h, why, sizeof why) == 0 && stream_hello_requests_offered(raw) &&
+    ok(proto_hello_decode(raw, &h, why, sizeof why) == 0 && proto_hello_requests_offered(raw) &&
            h.flags == TRACE_FLAG_TICKS,
        "a request offer is seen, and stays out of the file's flags");
     put(raw + 16, 4, TRACE_FLAG_TICKS, 0);
-    ok(!stream_hello_requests_offered(raw), "no offer, no requests");
-    stream_request_encode(req, 0x01020304u);
+    ok(!proto_hello_requests_offered(raw), "no offer, no requests");
+    proto_request_encode(req, 0x01020304u);
     ok(memcmp(req, "TKSNAP\0\0", 8) == 0 && req[8] == 4 && req[9] == 3 && req[10] == 2 && req[11] == 1 &&
            req[12] == 0 && req[15] == 0,
        "a request: TKSNAP, then its seq little-endian, then zero");

@@ -14,6 +14,7 @@
 
 #include "read/trace_reader.h"
 #include "scratch.h"
+#include "unit.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -151,13 +152,7 @@ static int64_t reference_ns(uint64_t t0_ticks, uint64_t t0_ns, double per_tick, 
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next_rand(void) { return unit_xorshift(&rng); }
 
 /* Timestamps a conversion meets: around t0, on either side of where the
  * result reaches 2^51 ns from t0_ns (the fast path's limit) and 2^63 ticks

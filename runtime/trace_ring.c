@@ -1,0 +1,564 @@
+/*
+ * trace_ring.c - stream mode: the writer's side of the shared-memory ring.
+ *
+ * Putting batches into the ring (bounded lock, version 2 or 3), and
+ * attaching to it at start (create or open, check, announce, hold the
+ * liveness flock).
+ *
+ * Part of the runtime: trace.c includes it after trace_internal.h and the
+ * parts before it, so all of them are one translation unit.
+ */
+
+/* Protocol (trace_shm.h): writers serialize on `lock` for a bounded time
+ * and publish head past whole batches; in a version-2 ring they copy the
+ * batch while they hold the lock, in a version-3 ring they only reserve
+ * its room there (a batch header) and copy and commit it after letting the
+ * lock go, so that a writer that loses its CPU mid-copy holds up nobody
+ * but the reader.  The one reader, trace_stream, loads head with acquire,
+ * copies, stores tail with release.  Shared fields are reached as C11
+ * atomics through these casts. */
+
+#define RING_U32(field) ((_Atomic uint32_t *)(void *)&g_ring->field)
+#define RING_U64(field) ((_Atomic uint64_t *)(void *)&g_ring->field)
+
+/* Fault the storage in at attach: a page fault inside the critical section
+ * would make other writers give up and drop. */
+#ifdef MAP_POPULATE
+#define RING_MAP_FLAGS (MAP_SHARED | MAP_POPULATE)
+#else
+#define RING_MAP_FLAGS MAP_SHARED
+#endif
+
+static void ring_add_dropped(uint64_t events)
+{
+    /* relaxed: a counter only; it is ordered for the reader by our later
+     * release of `writers` (trace_exit) */
+    atomic_fetch_add_explicit(RING_U64(dropped), events, memory_order_relaxed);
+}
+
+static void ring_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ __volatile__("pause");
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Cold: we gave up waiting for the lock.  If its holder's thread no longer
+ * exists (killed inside its critical section), take the lock over from it:
+ * the CAS succeeds only if nobody else did first.  The dead holder either
+ * published head or not; storage past head is unpublished, so the ring is
+ * consistent either way.  A holder we cannot check (EPERM) or a reused tid
+ * counts as alive, and we drop as before: never worse than waiting. */
+static TR_COLD int ring_lock_recover(uint32_t tid)
+{
+    _Atomic uint32_t *lock = RING_U32(lock);
+    uint32_t holder = atomic_load_explicit(lock, memory_order_relaxed);
+    if (holder == 0 || holder > (uint32_t)INT_MAX)
+        return 0;
+    if (kill((pid_t)holder, 0) == 0 || errno != ESRCH)
+        return 0;
+    /* acquire: as in ring_lock; whatever the dead holder published is seen */
+    return atomic_compare_exchange_strong_explicit(lock, &holder, tid ? tid : 1u, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+/* Bounded: a holder killed inside its critical section leaves the lock
+ * taken forever, and on one core spinning would starve a live holder; so
+ * spin a little, yield a little, then give up (the caller drops). */
+static int ring_lock(uint32_t tid)
+{
+    _Atomic uint32_t *lock = RING_U32(lock);
+    for (uint32_t i = 0; i < RING_SPINS + RING_YIELDS; i++) {
+        uint32_t free_value = 0;
+        /* acquire: pairs with the release store in ring_put that freed the
+         * lock, so the previous holder's head and storage writes are seen */
+        if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(lock, &free_value, tid ? tid : 1u, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 1;
+        if (i < RING_SPINS)
+            ring_pause();
+        else
+            sched_yield();
+    }
+    return ring_lock_recover(tid);
+}
+
+/* capacity is a multiple of 32, so a wrap falls between two records. */
+static void ring_copy(uint64_t pos, const void *src, uint64_t len)
+{
+    uint32_t off = (uint32_t)(pos % g_ring_cap);
+    uint64_t first = g_ring_cap - off < len ? g_ring_cap - off : len;
+    memcpy(g_ring_data + off, src, (size_t)first);
+    if (len > first)
+        memcpy(g_ring_data, (const unsigned char *)src + first, (size_t)(len - first));
+}
+
+#define REC_U32(field) ((_Atomic uint32_t *)(void *)&g_rec->field)
+#define REC_U64(field) ((_Atomic uint64_t *)(void *)&g_rec->field)
+
+/* Flight recorder, RECORDING, lock held: move tail over the oldest whole
+ * batches until `bytes` fit (trace_shm.h).  The batch records are read from
+ * shared memory, so each is checked; one that does not describe a batch
+ * inside [tail, head) gives up on them all: tail = head.  The new tail. */
+static uint64_t ring_overwrite(uint64_t tail, uint64_t head, uint64_t bytes)
+{
+    uint64_t over = 0;
+    while (head - tail > g_ring_cap - bytes) {
+        trace_event_t b;
+        memcpy(&b, g_ring_data + tail % g_ring_cap, sizeof b);
+        uint64_t recs = (uint32_t)b.call_site;
+        if (b.kind != TRACE_KIND_MARKER || b.func != TRACE_MARK_BATCH || recs == 0 ||
+            recs > (head - tail) / EV_BYTES) {
+            over += (head - tail) / EV_BYTES; /* records, not only events: unknowable */
+            tail = head;
+            break;
+        }
+        over += b.call_site >> 32;
+        tail += recs * EV_BYTES;
+    }
+    /* relaxed: a counter, read by the reader under the lock */
+    atomic_fetch_add_explicit(REC_U64(overwritten), over, memory_order_relaxed);
+    /* relaxed: only lock holders write tail while RECORDING; the next one
+     * is ordered after us by our release of the lock */
+    atomic_store_explicit(RING_U64(tail), tail, memory_order_relaxed);
+    return tail;
+}
+
+/* ThreadSanitizer sees the threads of one process only.  In a version-3
+ * ring what orders a writer's copy after an earlier writer's commit of the
+ * same bytes is the reader, in another process (it acquires the commit,
+ * then releases tail, which the later writer acquires), so TSan would call
+ * the two a race.  Under TSan only, a writer releases a token before its
+ * commit (a store TSan is told to skip) and acquires it with tail: the
+ * reader's part, in a form TSan sees.  Nothing of it in other builds. */
+#if defined(__SANITIZE_THREAD__)
+#define RING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RING_TSAN 1
+#endif
+#endif
+#ifdef RING_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+static char g_tsan_reader;
+#define RING_TSAN_ACQUIRE() __tsan_acquire(&g_tsan_reader)
+#define RING_TSAN_RELEASE() __tsan_release(&g_tsan_reader)
+#define RING_TSAN_SKIP_BEGIN() __tsan_ignore_thread_begin()
+#define RING_TSAN_SKIP_END() __tsan_ignore_thread_end()
+#else
+#define RING_TSAN_ACQUIRE() ((void)0)
+#define RING_TSAN_RELEASE() ((void)0)
+#define RING_TSAN_SKIP_BEGIN() ((void)0)
+#define RING_TSAN_SKIP_END() ((void)0)
+#endif
+
+/* Version 3: reserve room for a batch header and count records under the
+ * lock, then copy and commit outside it (trace_shm.h).  0 when the lock
+ * could not be had or there is too little room. */
+static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+{
+    uint64_t bytes = (count + 1u) * EV_BYTES;
+    if (count == 0)
+        return 1; /* nothing to put; a header of no records would read as a broken ring */
+    if (!ring_lock(tid))
+        return 0;
+    /* acquire: pairs with the reader's release store of tail, as in ring_put */
+    uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
+    RING_TSAN_ACQUIRE();
+    /* relaxed: only lock holders write head */
+    uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
+    uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
+    int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
+    _Atomic uint64_t *commit = (_Atomic uint64_t *)(void *)(g_ring_data + head % g_ring_cap);
+    if (fits) {
+        trace_shm_batch_t b = {0, count, events, tid, 0, 0};
+        memcpy((unsigned char *)commit + sizeof b.commit, (const unsigned char *)&b + sizeof b.commit,
+               sizeof b - sizeof b.commit);
+        /* relaxed: published by the release store of head just below */
+        atomic_store_explicit(commit, ~head, memory_order_relaxed);
+        /* release: pairs with the reader's acquire load of head, so the
+         * header above is seen with the room it describes */
+        atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
+    }
+    /* release: pairs with the next writer's acquire CAS in ring_lock */
+    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    if (!fits)
+        return 0;
+    ring_copy(head + EV_BYTES, ev, bytes - EV_BYTES);
+    RING_TSAN_RELEASE();
+    RING_TSAN_SKIP_BEGIN();
+    /* release: pairs with the reader's acquire load of this commit word,
+     * so the records copied above are seen once it reads the position */
+    atomic_store_explicit(commit, head, memory_order_release);
+    RING_TSAN_SKIP_END();
+    return 1;
+}
+
+/* Copies count records (`events` of them enter/exit) into the ring in one
+ * critical section; 0 when the lock could not be had or there is too
+ * little room.  A flight-recorder ring gets them as one batch, and while
+ * it is RECORDING there is always room: the oldest batches make it. */
+static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+{
+    if (g_ring_commit)
+        return ring_put_commit(ev, count, events, tid);
+    trace_event_t batch;
+    uint64_t bytes = (count + (g_rec != NULL)) * EV_BYTES;
+    if (!ring_lock(tid))
+        return 0;
+    /* acquire: pairs with the reader's release store of tail, so the bytes
+     * it has finished copying out are free before we overwrite them */
+    uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
+    /* relaxed: only lock holders write head; ring_lock's acquire ordered us
+     * after the previous holder's store */
+    uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
+    uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
+    if (g_rec && used <= g_ring_cap && bytes <= g_ring_cap &&
+        atomic_load_explicit(REC_U32(state), memory_order_relaxed) == TRACE_RECORDER_RECORDING)
+        used = head - ring_overwrite(tail, head, bytes);
+    int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
+    if (fits && g_rec) {
+        mark_fill(&batch, count ? ev[0].ts : clock_now(), tid, TRACE_MARK_BATCH,
+                  (uint64_t)events << 32 | (count + 1u));
+        ring_copy(head, &batch, EV_BYTES);
+        head += EV_BYTES;
+        bytes -= EV_BYTES;
+    }
+    if (fits) {
+        ring_copy(head, ev, bytes);
+        /* release: pairs with the reader's acquire load of head, so the
+         * records copied above are visible before the new head is */
+        atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
+    }
+    /* release: pairs with the next writer's acquire CAS in ring_lock */
+    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    return fits;
+}
+
+/* ring_put, and while the lock is busy or the ring full, again for up to
+ * wait_ns in all: each try spins and yields for the lock (ring_lock), and
+ * between tries the thread sleeps, 10 us at first, doubling to 1 ms, the
+ * last sleep cut to what is left, so the bound holds to a sleep's slack.
+ * *waited gets the time spent past the first try.  wait_ns is 0 (never
+ * wait) unless the user chose TRACE_SHM_WAIT_US, or the flush is a thread's
+ * last, which has no later one to defer to. */
+static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid,
+                         uint64_t wait_ns, uint64_t *waited)
+{
+    *waited = 0;
+    if (ring_put(ev, count, events, tid))
+        return 1;
+    if (wait_ns == 0)
+        return 0;
+    uint64_t begin = clock_mono_ns(), nap = RING_NAP_FIRST_NS;
+    for (;;) {
+        uint64_t spent = clock_mono_ns() - begin;
+        if (spent >= wait_ns) {
+            *waited = spent;
+            return 0;
+        }
+        uint64_t d = nap < wait_ns - spent ? nap : wait_ns - spent;
+        struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+        nanosleep(&ts, NULL);
+        nap = nap * 2 < RING_NAP_MAX_NS ? nap * 2 : RING_NAP_MAX_NS;
+        if (ring_put(ev, count, events, tid)) {
+            *waited = clock_mono_ns() - begin;
+            return 1;
+        }
+    }
+}
+
+/* A thread's last flush lost its events: still try to get its notes (gap,
+ * thread exit, clock anchor) out, since no later flush will carry them. */
+static void ring_put_marks_only(tl_state_t *t)
+{
+    memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
+    t->n = t->nmarks = 0;
+    uint32_t first = tl_head_marks(t);
+    if (ring_put(&t->buf[first], TL_HEAD - first + t->ntail, 0, t->tid))
+        tl_head_sent(t);
+}
+
+/* Loss accounting keeps: events in the ring + `dropped` = events recorded.
+ * Markers are never counted in `dropped`.  Without TRACE_SHM_WAIT_US a
+ * batch that cannot go in is kept and tried again after more events, and
+ * dropped when the buffer has no room left; with it, the flush waits up to
+ * that long and then drops.  *waited: ns spent waiting (ring_put_wait). */
+static void trig_ask(tl_state_t *t);
+
+static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
+{
+    uint64_t reentered = tl_take_reentered(t);
+    if (reentered)
+        ring_add_dropped(reentered);
+    uint32_t first = tl_head_marks(t);
+    uint32_t count = TL_HEAD - first + t->n + t->ntail;
+    uint64_t wait = final && g_wait_ns < RING_FINAL_WAIT_NS ? RING_FINAL_WAIT_NS : g_wait_ns;
+    *waited = 0;
+    int put = count == 0 || ring_put_wait(&t->buf[first], count, t->n - t->nmarks, t->tid, wait, waited);
+    if (final) {
+        /* A signal handler's hooks the gate dropped while this last flush
+         * waited: no later flush will count them. */
+        uint64_t late = tl_take_reentered(t);
+        if (late)
+            ring_add_dropped(late);
+    }
+    if (put) {
+        tl_head_sent(t);
+        if (t->trig_pending && count) /* the slow call and its stack are in: now ask */
+            trig_ask(t);
+        return 1;
+    }
+    if (t->n == t->nmarks)
+        return 1; /* no events: only notes of earlier flushes are lost */
+    if (!final && g_wait_ns == 0 && t->n + TL_NOTE_SLOTS + RING_RETRY_EVENTS(g_batch) <= g_buf_max) {
+        /* The lock was busy (its holder preempted, most likely) or the
+         * reader is behind: keep the batch and try again a little later. */
+        t->flush_at = t->n + TL_NOTE_SLOTS + RING_RETRY_EVENTS(g_batch);
+        return 0;
+    }
+    ring_add_dropped(t->n - t->nmarks);
+    tl_note_drop(t);
+    t->trig_pending = 0; /* a slow call's batch that is lost asks for nothing (its loss is counted) */
+    if (t->ntail)
+        ring_put_marks_only(t);
+    return 1;
+}
+
+/* A batch of at most a quarter of the ring leaves room for other threads'
+ * batches and for the reader to be behind; a batch larger than the ring
+ * could never go in at all. */
+static void ring_use(void *map, uint32_t cap, size_t map_len)
+{
+    g_ring = map;
+    g_ring_map_len = map_len;
+    g_ring_data = (unsigned char *)map + TRACE_SHM_HEADER_SIZE;
+    g_ring_cap = cap;
+    g_batch = TRACE_BUF_EVENTS / 2u;
+    if (cap / TRACE_EVENT_SIZE / 8u < g_batch)
+        g_batch = cap / TRACE_EVENT_SIZE / 8u; /* >= 8: capacity >= 64 records */
+    g_buf_max = 2u * g_batch;
+}
+
+/* Back to file mode after a ring that was mapped could not be joined. */
+static void ring_unuse(void)
+{
+    munmap(g_ring, g_ring_map_len);
+    g_ring = NULL;
+    g_rec = NULL;
+    g_ring_data = NULL;
+    g_ring_cap = 0;
+    g_ring_commit = 0;
+    g_batch = TRACE_BUF_EVENTS;
+    g_buf_max = TRACE_BUF_EVENTS;
+}
+
+static uint64_t ring_magic(void)
+{
+    char m[8] = TRACE_SHM_MAGIC;
+    uint64_t v;
+    memcpy(&v, m, sizeof v);
+    return v;
+}
+
+/* We made the segment: size it, fill the header, publish the magic last. */
+static const char *ring_create(int fd, uint64_t size)
+{
+    uint64_t cap = (size - TRACE_SHM_HEADER_SIZE) & ~(EV_BYTES - 1);
+    uint64_t len = TRACE_SHM_HEADER_SIZE + cap;
+    if (len > SIZE_MAX)
+        return "TRACE_SHM_SIZE is too large for this machine";
+    if (ftruncate(fd, (off_t)len) != 0)
+        return strerror(errno);
+    void *map = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    if (map == MAP_FAILED)
+        return strerror(errno);
+    trace_shm_header_t *h = map; /* all zero after ftruncate */
+    h->version = TRACE_SHM_VERSION; /* what every tracer and trace_stream reads; 3 is trace_stream's to offer */
+    h->capacity = (uint32_t)cap;
+    g_ring_commit = 0; /* so its batches are written as version 2's */
+    /* release: pairs with an opener's acquire load of the magic (ring_open,
+     * trace_stream): whoever sees it sees version and capacity */
+    atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);
+    ring_use(map, (uint32_t)cap, (size_t)len);
+    return NULL;
+}
+
+static void ring_sleep_1ms(void)
+{
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+}
+
+/* The segment's size once it is large enough for a ring, 0 on timeout. */
+static uint64_t ring_wait_size(int fd, uint64_t deadline)
+{
+    struct stat st;
+    while (fstat(fd, &st) == 0) {
+        if ((uint64_t)st.st_size >= TRACE_SHM_HEADER_SIZE + TRACE_SHM_MIN_CAPACITY)
+            return (uint64_t)st.st_size;
+        if (clock_mono_ns() > deadline)
+            break;
+        ring_sleep_1ms();
+    }
+    return 0;
+}
+
+/* NULL when the header of a published ring fits a segment of `size`;
+ * *cap and *version are read once (the header may change under us). */
+static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap,
+                              uint32_t *version)
+{
+    uint64_t magic;
+    /* acquire: pairs with the creator's release store of the magic, so the
+     * version and capacity read below are the ones it wrote */
+    while ((magic = atomic_load_explicit((_Atomic uint64_t *)(void *)h->magic, memory_order_acquire)) == 0 &&
+           clock_mono_ns() <= deadline)
+        ring_sleep_1ms();
+    if (magic == 0)
+        return "no ring header appeared in time";
+    if (magic != ring_magic())
+        return "not a callsight ring (bad magic)";
+    *version = h->version;
+    if (*version != TRACE_SHM_VERSION_COMMIT && *version != TRACE_SHM_VERSION)
+        return "unsupported ring version";
+    *cap = h->capacity;
+    if (*cap < TRACE_SHM_MIN_CAPACITY || *cap % TRACE_EVENT_SIZE != 0 || TRACE_SHM_HEADER_SIZE + (uint64_t)*cap > size)
+        return "its capacity does not fit the segment";
+    return NULL;
+}
+
+/* The flight-recorder block, if its magic is there: the creator wrote it
+ * before the ring's magic, which ring_check read with acquire. */
+static void ring_find_recorder(unsigned char *block)
+{
+    trace_shm_recorder_t *r = (trace_shm_recorder_t *)(void *)block;
+    if (memcmp(r->magic, TRACE_SHM_RECORDER_MAGIC, sizeof r->magic) == 0 &&
+        r->version == TRACE_SHM_RECORDER_VERSION)
+        g_rec = r;
+}
+
+/* Someone else made the segment, maybe a moment ago: wait a bounded time
+ * for its size and magic, check the header, then map what it describes. */
+static const char *ring_open(int fd)
+{
+    uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
+    uint64_t size = ring_wait_size(fd, deadline);
+    if (size == 0)
+        return "the segment exists but is too small for a ring";
+    uint32_t cap = 0, version = 0;
+    trace_shm_header_t *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        return strerror(errno);
+    const char *why = ring_check(h, size, deadline, &cap, &version);
+    munmap(h, sizeof *h);
+    if (why)
+        return why;
+    /* trace_stream --flight-recorder made the segment of a version-2 ring
+     * longer for its block */
+    size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
+    int recorder = version == TRACE_SHM_VERSION && size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
+    len += recorder ? TRACE_SHM_RECORDER_SIZE : 0;
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    if (map == MAP_FAILED)
+        return strerror(errno);
+    ring_use(map, cap, len);
+    g_ring_commit = version == TRACE_SHM_VERSION_COMMIT;
+    if (recorder)
+        ring_find_recorder((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
+    return NULL;
+}
+
+/* Counts us as a writer; trace_stream sends its handshake only once it sees
+ * one.  The first writer's clock and bias go in the lower half, which the
+ * handshake carries.  A tracer joining a ring that others already write
+ * leaves it alone: its own bias and build-id go in-band (tl_head_marks),
+ * and its timestamps only need the same clock, which is checked here.
+ * Under the ring's lock, so two tracers attaching at once cannot both take
+ * themselves for the first.  If the lock stays taken (a holder stuck in
+ * its critical section) we join without it: every flush will fail and be
+ * counted as dropped while it is stuck, which is the loss to report, and
+ * the race it would have prevented needs two tracers starting together on
+ * top of that.  NULL, or why we cannot join. */
+static const char *ring_announce(void)
+{
+    uint32_t flags = g_ticks ? TRACE_FLAG_TICKS : 0;
+    int locked = ring_lock(g_pid);
+    const char *why = NULL;
+    if (atomic_load_explicit(RING_U32(writers), memory_order_relaxed) == 0) {
+        g_ring->flags = flags;
+        g_ring->pad = 0;
+        g_ring->load_bias = g_load_bias;
+        g_ring->tick_hz = g_tick_hz;
+        g_ring->t0_ticks = g_t0_ticks;
+        g_ring->t0_ns = g_t0_ns;
+        g_ring->hook_ns = g_hook_ns;
+    } else if ((g_ring->flags & TRACE_FLAG_TICKS) != flags)
+        why = "the processes already writing it use another clock (give them all the same TRACE_CLOCK)";
+    if (!why) {
+        /* release: pairs with trace_stream's acquire load of writers, so the
+         * lower half above is complete when it reads it */
+        atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
+        g_ring_joined = 1;
+        atomic_store_explicit(&g_announce_due, 1, memory_order_relaxed);
+    }
+    if (locked) /* release: pairs with the next writer's acquire CAS in ring_lock */
+        atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    return why;
+}
+
+/* A shared flock on the segment, held until this process (and any child
+ * forked with the descriptor) ends: the kernel drops it however we die, so
+ * trace_stream, trying an exclusive lock now and then, learns that tracers
+ * counted in `writers` are gone when no shared lock is left.  Taken before we
+ * count as a writer.  trace_stream holds its exclusive lock only for an
+ * instant, so a bounded number of tries suffices. */
+static const char *ring_hold_liveness(int fd)
+{
+    uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
+    while (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono_ns() > deadline)
+            return "cannot hold a shared lock on the ring";
+        ring_sleep_1ms();
+    }
+    return NULL;
+}
+
+/* Attaches TRACE_SHM, creating it when absent.  On failure says why once;
+ * the caller falls back to files.  The segment is the client's to unlink,
+ * except one we created and could not set up (it never had a magic). */
+static int ring_attach(const char *name, uint64_t size)
+{
+    const char *why;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+        why = ring_create(fd, size);
+        if (why)
+            shm_unlink(name);
+    } else if (errno == EEXIST) {
+        fd = shm_open(name, O_RDWR, 0);
+        why = fd >= 0 ? ring_open(fd) : strerror(errno);
+    } else
+        why = strerror(errno);
+    if (!why)
+        why = ring_hold_liveness(fd);
+    if (!why)
+        why = ring_announce();
+    if (why) {
+        if (g_ring)
+            ring_unuse();
+        if (fd >= 0)
+            close(fd); /* drops our shared lock too: we never counted as a writer */
+        say("TRACE_SHM=", name, ": ", why, "; writing trace files instead", (char *)0);
+        return 0;
+    }
+    g_ring_fd = fd;
+    return 1;
+}
+
