@@ -41,7 +41,7 @@ FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
 FUZZ_DEPS_stream_sums := src/serve/sums.c
 FUZZ_LIBS_stream_sums :=
-FUZZ_DEPS_modlist := src/read/modlist.c
+FUZZ_DEPS_modlist := src/read/modlist.c src/lib/vec.c
 FUZZ_LIBS_modlist :=
 # the pass, not live.c (top's driver of it over a directory: it lists files) nor naming.c (symbols)
 FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c src/analysis/naming.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
