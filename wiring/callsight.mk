@@ -55,6 +55,12 @@ CALLSIGHT ?= callsight
 callsight_runtime_o := $(CALLSIGHT_OBJDIR)/callsight-runtime/trace.o
 callsight_stream := $(if $(wildcard $(CALLSIGHT_DIR)/trace_stream.c),$(CALLSIGHT_DIR)/trace_stream)
 callsight_srcs := $(sort $(foreach p,$(CALLSIGHT_PROGRAMS),$($(p)_SRCS)))
+# A source's name is the project's, not a script or an option: quoted for
+# the shell in every command line, and ./ before one that starts with - or @
+# (gcc would read @opts.c as more options).
+callsight_q = '$(subst ','\'',$(1))'
+callsight_src = $(call callsight_q,$(if $(filter -% @%,$(1)),./$(1),$(1)))
+callsight_qsrcs := $(foreach s,$(callsight_srcs),$(call callsight_q,$(s)))
 
 # The selection is brought up to date while this file is read, before any
 # object is considered, and only when an instrumented goal is asked for.
@@ -63,17 +69,16 @@ ifneq ($(wildcard $(CALLSIGHT_CONFIG)),)
 ifeq ($(shell command -v $(CALLSIGHT) 2>/dev/null),)
 $(error callsight: $(CALLSIGHT_CONFIG) needs the callsight tool on this build host, and '$(CALLSIGHT)' is not found: set CALLSIGHT=/path/to/callsight, or remove $(CALLSIGHT_CONFIG) to instrument every source)
 endif
-callsight_q = '$(subst ','\'',$(1))'
 callsight_sel := $(shell $(CALLSIGHT) flags --config $(CALLSIGHT_CONFIG) --instr "$(CALLSIGHT_INSTR)" \
                    --graph-cc $(call callsight_q,$(CC) $(CPPFLAGS) $(CFLAGS)) \
                    --graph-cxx $(call callsight_q,$(CXX) $(CPPFLAGS) $(CXXFLAGS)) \
                    --write $(CALLSIGHT_OBJDIR) \
-                   -- $(callsight_srcs) >&2 && echo ok)
+                   -- $(callsight_qsrcs) >&2 && echo ok)
 ifneq ($(callsight_sel),ok)
 $(error callsight: $(CALLSIGHT_CONFIG) could not be applied (the line above says why))
 endif
 else
-callsight_sel := $(shell for s in $(callsight_srcs); do f=$(CALLSIGHT_OBJDIR)/$$s.flags; \
+callsight_sel := $(shell for s in $(callsight_qsrcs); do f=$(CALLSIGHT_OBJDIR)/$$s.flags; \
                    [ "$$(cat "$$f" 2>/dev/null)" = "$(CALLSIGHT_INSTR)" ] || \
                    { mkdir -p "$${f%/*}" && printf '%s\n' "$(CALLSIGHT_INSTR)" > "$$f"; }; done)
 endif
@@ -86,7 +91,7 @@ instrument: instr
 # callsight_program NAME: NAME.instr from NAME_SRCS.
 define callsight_program
 $(1).instr: $$(addsuffix .o,$$(basename $$($(1)_SRCS:%=$$(CALLSIGHT_OBJDIR)/%))) $$(callsight_runtime_o)
-	$$(CC) $$(CFLAGS) $$(CALLSIGHT_INSTR) $$(LDFLAGS) -o $$@ $$^ $$($(1)_LDLIBS) $$(LDLIBS) $$(CALLSIGHT_LDLIBS)
+	$$(CC) $$(CFLAGS) $$(CALLSIGHT_INSTR) $$(LDFLAGS) -o $$(call callsight_q,$$@) $$(foreach f,$$^,$$(call callsight_q,$$(f))) $$($(1)_LDLIBS) $$(LDLIBS) $$(CALLSIGHT_LDLIBS)
 endef
 $(foreach p,$(CALLSIGHT_PROGRAMS),$(eval $(call callsight_program,$(p))))
 
@@ -95,11 +100,11 @@ $(foreach p,$(CALLSIGHT_PROGRAMS),$(eval $(call callsight_program,$(p))))
 # recompiles the objects that include it.
 $(CALLSIGHT_OBJDIR)/%.o: %.c $(CALLSIGHT_OBJDIR)/%.c.flags
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $(shell cat $(call callsight_q,$(CALLSIGHT_OBJDIR)/$<.flags)) -c -o $(call callsight_q,$@) $(call callsight_src,$<)
 
 $(CALLSIGHT_OBJDIR)/%.o: %.cpp $(CALLSIGHT_OBJDIR)/%.cpp.flags
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP $(shell cat $(CALLSIGHT_OBJDIR)/$<.flags) -c -o $@ $<
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP $(shell cat $(call callsight_q,$(CALLSIGHT_OBJDIR)/$<.flags)) -c -o $(call callsight_q,$@) $(call callsight_src,$<)
 
 -include $(addsuffix .d,$(basename $(callsight_srcs:%=$(CALLSIGHT_OBJDIR)/%)))
 

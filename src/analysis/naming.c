@@ -156,9 +156,23 @@ int naming_resolve(const struct naming *nm, struct analysis *a, const struct add
         int first = files[b] != NULL;
         for (size_t c = 0; first && c < b; c++)
             first = !files[c] || strcmp(files[c], files[b]) != 0;
-        if (first && resolve_file(r, files[b], addrs, file_of, msg, msglen) < 0)
-            rc = 1;
-        else if (!files[b] && name_unnamed(r, (uint32_t)b, why[b], addrs, bin_of, fs->n) < 0)
+        if (first && resolve_file(r, files[b], addrs, file_of, msg, msglen) < 0) {
+            if (!a->bins[b].module) {
+                rc = 1; /* the program's own --exe: the report cannot stand without it */
+                break;
+            }
+            /* A module's file that passed for ELF but cannot be read as
+             * such (a device may name anything): that module, and any that
+             * share its file, by offset with a note, the report goes on. */
+            const char *bad = files[b];
+            for (size_t c = b; c < a->nbins; c++)
+                if (files[c] && !strcmp(files[c], bad)) {
+                    snprintf(why[c], sizeof why[c], "%s", msg);
+                    files[c] = NULL;
+                }
+            msg[0] = 0;
+        }
+        if (!rc && !files[b] && name_unnamed(r, (uint32_t)b, why[b], addrs, bin_of, fs->n) < 0)
             rc = -1;
     }
     if (!rc && fs->other != UINT32_MAX && !(r->syms[fs->other].name = strdup("[other]")))

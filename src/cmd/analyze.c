@@ -106,14 +106,16 @@ static void usage(FILE *out)
 "                     build-id, and one that matches none is refused.\n"
 "                     Shared objects (libraries, dlopen'ed plugins) are named\n"
 "                     from the BIN with their build-id, else from the path\n"
-"                     they were loaded from if the file there has it, under\n"
-"                     --sysroot, in a --debug-dir, or from debuginfod; else\n"
+"                     they were loaded from if the file there has it (inside\n"
+"                     --sysroot when given), in a --debug-dir, or from\n"
+"                     debuginfod; else\n"
 "                     as libfoo.so+0x1234, with a note\n",
             ANALYSIS_MAX_EXES);
     fprintf(out,
 "  --sysroot DIR      the device's root file system copied here: a shared\n"
 "                     object loaded from /usr/lib/libfoo.so is looked for as\n"
-"                     DIR/usr/lib/libfoo.so (its build-id checked)\n"
+"                     DIR/usr/lib/libfoo.so (its build-id checked), and only\n"
+"                     there: .. and symlinks stay inside DIR\n"
 "  --debug-dir DIR    debug files by build-id, DIR/.build-id/ab/cdef....debug\n"
 "                     (the layout GDB and perf use); may be repeated.  Then\n"
 "                     the debuginfod servers in DEBUGINFOD_URLS, if it is set\n"

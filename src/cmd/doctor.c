@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/proc.h"
 #include "read/elf_buildid.h"
 #include "read/symbols.h"
 #include "select/choose.h"
@@ -84,27 +85,40 @@ static void say(struct doctor *d, int kind, const char *fmt, ...)
     d->fails += kind == 2;
 }
 
-/* Run a shell command line, its first line of output (stderr too) into
- * out.  Its exit status (-1: could not run). */
-static int run_capture(const char *cmd, char *out, size_t len)
+/* Run the compile command cc with args (NULL-ended) in dir, the first line
+ * of its output (stderr too) into out.  Its exit status (-1: could not
+ * run).  An argv, never a shell: TMPDIR and --cc are the user's words, not
+ * a script. */
+static int run_cc(const char *cc, const char *const *args, const char *dir, char *out, size_t len)
 {
-    char full[PATH_MAX * 4 + 16];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
+    struct proc_words w;
+    size_t n = 0;
+    while (args[n])
+        n++;
     out[0] = '\0';
-    if (!p)
+    if (proc_split(cc, n, &w, out, len) < 0)
         return -1;
-    if (fgets(out, (int)len, p))
-        out[strcspn(out, "\n")] = '\0';
-    while (fgetc(p) != EOF)
-        ;
-    int st = pclose(p);
-    return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    for (size_t i = 0; i < n; i++)
+        w.argv[w.argc + (int)i] = (char *)args[i];
+    int rc = proc_capture(w.argv, dir, out, len);
+    proc_words_free(&w);
+    return rc;
+}
+
+/* The scratch directory's files (it has no subdirectories), then itself. */
+static int remove_scratch(const char *dir)
+{
+    static const char *const names[] = {"t.c", "t.o", "t2.o", "t.ci", "t2.ci"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, names[i]) < sizeof p && unlink(p) < 0 && errno != ENOENT)
+            return -1;
+    return rmdir(dir);
 }
 
 static void check_compiler(struct doctor *d)
 {
-    char tmp[] = "/tmp/callsight-doctor-XXXXXX", cmd[PATH_MAX * 4], line[512], ver[256];
+    char tmp[] = "/tmp/callsight-doctor-XXXXXX", src[PATH_MAX + 8], obj[PATH_MAX + 8], line[512], ver[256];
     const char *tmpdir = getenv("TMPDIR");
     char base[PATH_MAX];
     snprintf(base, sizeof base, "%s/callsight-doctor-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -113,17 +127,18 @@ static void check_compiler(struct doctor *d)
         say(d, 2, "compiler: no temporary directory to test it in: %s", strerror(errno));
         return;
     }
-    snprintf(cmd, sizeof cmd, "%s/t.c", dir);
-    FILE *f = fopen(cmd, "w");
+    snprintf(src, sizeof src, "%s/t.c", dir);
+    snprintf(obj, sizeof obj, "%s/t.o", dir);
+    FILE *f = fopen(src, "w");
     if (f) {
         fputs("int f(int x) { return x + 1; }\n", f);
         fclose(f);
     }
-    snprintf(cmd, sizeof cmd, "%s --version", d->cc);
-    run_capture(cmd, ver, sizeof ver);
+    const char *version[] = {"--version", NULL};
+    run_cc(d->cc, version, NULL, ver, sizeof ver);
     d->compiler_is_clang = strstr(ver, "clang") != NULL;
-    snprintf(cmd, sizeof cmd, "%s -finstrument-functions -c -o '%s/t.o' '%s/t.c'", d->cc, dir, dir);
-    if (run_capture(cmd, line, sizeof line) != 0) {
+    const char *instr[] = {"-finstrument-functions", "-c", "-o", obj, src, NULL};
+    if (run_cc(d->cc, instr, NULL, line, sizeof line) != 0) {
         say(d, 2, "compiler: %s does not compile with -finstrument-functions: %s (set --cc, or CC, to a GCC or "
                   "clang)", d->cc, line[0] ? line : "it could not be run");
     } else if (d->compiler_is_clang) {
@@ -131,17 +146,17 @@ static void check_compiler(struct doctor *d)
         say(d, 1, "compiler: clang selects whole files only (include, exclude); exclude-func and include-func "
                   "need GCC 10 or newer");
     } else {
-        snprintf(cmd, sizeof cmd, "cd '%s' && %s -O0 -fcallgraph-info -c -o t2.o t.c", dir, d->cc);
-        int graph = run_capture(cmd, line, sizeof line) == 0;
+        /* In the directory: -fcallgraph-info writes t2.ci beside t2.o. */
+        const char *graph_args[] = {"-O0", "-fcallgraph-info", "-c", "-o", "t2.o", "t.c", NULL};
+        int graph = run_cc(d->cc, graph_args, dir, line, sizeof line) == 0;
         say(d, 0, "compiler: %s (%s) accepts -finstrument-functions", d->cc, ver);
         say(d, graph ? 0 : 1, "compiler: %s", graph ? "it writes a call graph, so every trace.config directive works "
                                                         "(include-func and exclude-func too)"
                                                       : "trace.config's file directives work; exclude-func and "
                                                         "include-func need GCC 10 or newer");
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        say(d, 1, "compiler: could not remove %s", dir);
+    if (remove_scratch(dir) != 0)
+        say(d, 1, "compiler: could not remove %s: %s", dir, strerror(errno));
 }
 
 /* --exe: ELF and build-id, the runtime, symbols, line info, the tools. */

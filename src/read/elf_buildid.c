@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lib/fileopen.h"
 
 #define EB_PT_NOTE 4u
 #define EB_SHT_NOTE 7u
@@ -117,8 +120,14 @@ int elf_buildid_read(const char *path, struct elf_buildid *out, char *msg, size_
     unsigned char eh[64];
     struct elf e = {0};
     memset(out, 0, sizeof *out);
-    if (!(e.f = fopen(path, "rb"))) {
+    /* Opened as what it claims to be: a module's path comes from a device
+     * and may name a FIFO or a device node here. */
+    int fd = fileopen_regular(path, ELF_BUILDID_MAX_FILE, msg, msglen);
+    if (fd < 0)
+        return -1;
+    if (!(e.f = fdopen(fd, "rb"))) {
         snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
     int rc = -1;

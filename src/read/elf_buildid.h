@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 #define ELF_BUILDID_MAX 64u /* longer ids are cut (real ones are 8-20 bytes) */
+/* The largest file read as ELF: a debug file of a big program is a few GB;
+ * a larger one, or one that is not a regular file, is refused. */
+#define ELF_BUILDID_MAX_FILE ((uint64_t)16 << 30)
 
 struct elf_buildid {
     unsigned char id[ELF_BUILDID_MAX];

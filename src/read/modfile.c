@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "lib/fileopen.h"
 #include "trace.h"
 
 void modfile_init(struct modfile *m, const struct modfile_where *where)
@@ -77,6 +78,34 @@ static void debug_path(const char *dir, const unsigned char *id, size_t len, cha
     snprintf(out, outlen, "%s/.build-id/%.2s/%s.debug", dir, h, h + 2);
 }
 
+/* DEBUGINFOD_URLS as it may be shown: each URL's user:password@ (which a
+ * URL may carry for its server) left out, so no note or log holds it. */
+static void urls_shown(const char *urls, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = urls; *p && o + 1 < len;) {
+        const char *end = p + strcspn(p, " \t");
+        const char *host = strstr(p, "://");
+        host = host && host < end ? host + 3 : p;
+        const char *at = memchr(host, '@', (size_t)(end - host));
+        const char *slash = memchr(host, '/', (size_t)(end - host));
+        if (at && (!slash || at < slash)) {
+            /* scheme://, then what follows the credentials */
+            o += (size_t)snprintf(out + o, len - o, "%.*s%.*s", (int)(host - p), p, (int)(end - at - 1), at + 1);
+        } else {
+            o += (size_t)snprintf(out + o, len - o, "%.*s", (int)(end - p), p);
+        }
+        if (o >= len)
+            o = len - 1;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p && o + 1 < len)
+            out[o++] = ' ';
+    }
+    out[o < len ? o : len - 1] = '\0';
+}
+
 /* From debuginfod, when DEBUGINFOD_URLS names servers.  0 found, -1 not. */
 static int from_debuginfod(struct modfile *m, const unsigned char *id, size_t len, char **out, char *why,
                            size_t whylen)
@@ -96,7 +125,9 @@ static int from_debuginfod(struct modfile *m, const unsigned char *id, size_t le
     char *path = NULL;
     int fd = debuginfod_find_debuginfo(m->debuginfod, id, (int)len, &path);
     if (fd < 0) {
-        snprintf(why, whylen, "debuginfod (%s): %s", urls, strerror(-fd));
+        char shown[512];
+        urls_shown(urls, shown, sizeof shown);
+        snprintf(why, whylen, "debuginfod (%s): %s", shown, strerror(-fd));
         return -1;
     }
     close(fd);
@@ -111,14 +142,23 @@ int modfile_find(struct modfile *m, const char *path, const unsigned char *id, s
     char file[8192], first[700] = "", last[700] = "";
     int rc;
     *out = NULL;
-    if (path[0] && (rc = same_build_id(path, id, len, first, sizeof first)) == 1)
-        return take(path, out);
-    if (!path[0])
+    if (!path[0]) {
         snprintf(first, sizeof first, "no path was recorded");
-    if (w->sysroot && path[0] == '/') {
-        snprintf(file, sizeof file, "%s%s", w->sysroot, path);
-        if ((rc = same_build_id(file, id, len, last, sizeof last)) == 1)
-            return take(file, out);
+    } else if (path[0] != '/') {
+        /* The device's paths are its loader's, absolute: a relative one
+         * would be looked for wherever analyze runs. */
+        snprintf(first, sizeof first, "%s: not an absolute path, not looked for", path);
+    } else if (w->sysroot) {
+        /* The device's root on the host: the path is taken inside it only,
+         * `..` and symlinks included, never on the host itself. */
+        int fd = fileopen_in_root(w->sysroot, path, ELF_BUILDID_MAX_FILE, file, sizeof file, first, sizeof first);
+        if (fd >= 0) {
+            close(fd);
+            if ((rc = same_build_id(file, id, len, first, sizeof first)) == 1)
+                return take(file, out);
+        }
+    } else if ((rc = same_build_id(path, id, len, first, sizeof first)) == 1) {
+        return take(path, out);
     }
     for (size_t i = 0; i < w->ndebug_dirs; i++) {
         debug_path(w->debug_dirs[i], id, len, file, sizeof file);

@@ -11,6 +11,8 @@
  */
 #include "modlist.h"
 
+#include "lib/vec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +33,16 @@ static void drop_list(struct modlist *m)
 {
     modlist_entries_free(m->v, m->n);
     m->v = NULL;
-    m->n = m->want = 0;
+    m->n = m->want = m->cap = 0;
     m->reading = m->in_module = 0;
 }
 
 void modlist_free(struct modlist *m)
 {
     drop_list(m);
+    free(m->path);
+    m->path = NULL;
+    m->path_cap = 0;
 }
 
 /* The list is damaged: said once; its other records are skipped up to
@@ -66,9 +71,10 @@ static enum modlist_step on_list(struct modlist *m, const trace_event_t *ev)
     }
     if (ev->call_site > MODLIST_MAX)
         return damaged(m, "a module list says it has more modules than any program loads");
-    m->v = calloc(ev->call_site ? (size_t)ev->call_site : 1, sizeof *m->v);
-    if (!m->v)
-        return MODLIST_OOM;
+    /* Room grows with the modules that come, not with the count a LIST
+     * claims: a record of 32 bytes must not reserve 4,096 entries. */
+    m->v = NULL;
+    m->cap = 0;
     m->want = (size_t)ev->call_site;
     m->number = ev->func;
     m->reading = 1;
@@ -80,7 +86,10 @@ static enum modlist_step on_begin(struct modlist *m, const trace_event_t *ev)
 {
     if (m->in_module || m->n >= m->want)
         return damaged(m, m->in_module ? "a module begins inside another" : "more modules than its list said");
+    if (vec_grow(&m->v, &m->cap, m->n, sizeof *m->v, 8) < 0)
+        return MODLIST_OOM;
     struct modlist_entry *e = &m->v[m->n++];
+    memset(e, 0, sizeof *e);
     e->id = ev->ts;
     e->bias = ev->func;
     e->main = ev->call_site == TRACE_MODULE_MAIN;
@@ -115,6 +124,10 @@ static enum modlist_step on_part(struct modlist *m, const trace_event_t *ev, uns
         return damaged(m, "a module's path is too long or a part of it is of a bad length");
     unsigned char b[TRACE_MODULE_BYTES];
     unpack(ev, b);
+    /* The path's room grows with its parts (one byte for the NUL ahead). */
+    while (m->path_len + count + 1 > m->path_cap)
+        if (vec_grow(&m->path, &m->path_cap, m->path_cap, 1, 64) < 0)
+            return MODLIST_OOM;
     memcpy(m->path + m->path_len, b, count);
     m->path_len += count;
     return MODLIST_MORE;
@@ -125,11 +138,12 @@ static enum modlist_step on_end(struct modlist *m, const trace_event_t *ev)
     struct modlist_entry *e = &m->v[m->n - 1];
     if (!m->text_seen || ev->ts != e->id || ev->func != m->path_len)
         return damaged(m, "a module's end does not match its beginning or its path");
-    if (memchr(m->path, '\0', m->path_len))
+    if (m->path_len && memchr(m->path, '\0', m->path_len))
         return damaged(m, "a module's path holds a NUL byte");
     if (!(e->path = malloc(m->path_len + 1)))
         return MODLIST_OOM;
-    memcpy(e->path, m->path, m->path_len);
+    if (m->path_len)
+        memcpy(e->path, m->path, m->path_len);
     e->path[m->path_len] = '\0';
     m->in_module = 0;
     return MODLIST_MORE;
@@ -176,6 +190,6 @@ struct modlist_entry *modlist_take(struct modlist *m, size_t *n)
     struct modlist_entry *v = m->v;
     *n = m->n;
     m->v = NULL;
-    m->n = m->want = 0;
+    m->n = m->want = m->cap = 0;
     return v;
 }

@@ -28,14 +28,14 @@ struct modlist_entry {
 
 struct modlist {
     struct modlist_entry *v;    /* the list being read (and, once whole, the result) */
-    size_t n, want;             /* modules begun, and announced by LIST */
+    size_t n, want, cap;        /* modules begun, announced by LIST, room in v */
     int reading;                /* between LIST and LIST_END */
     int in_module;              /* between BEGIN and END */
     int text_seen;
     int skipping;               /* after a damaged list: its rest, up to the next LIST */
     uint64_t number;            /* the process's list number */
-    size_t path_len;            /* bytes of the current module's path so far */
-    char path[TRACE_MODULE_PATH_MAX + 1];
+    size_t path_len, path_cap;  /* bytes of the current module's path so far, room */
+    char *path;                 /* the path being read (grown as its parts come) */
     uint64_t left_out;          /* LIST_END: modules the runtime could not list */
     char why[128];              /* MODLIST_DAMAGED: the reason */
 };

@@ -189,13 +189,36 @@ const char *graph_match_text(const char *name)
 
 /* ---- parsing one file ---- */
 
+/* Does the '"' at q close a value?  GCC writes names into the file as they
+ * are, so a source named a"b.c puts a bare '"' inside one: a quote closes
+ * only where the line's syntax goes on after it, with the end of the item
+ * or of the line, or blanks and the next field's name and its ':'. */
+static int closes_value(const char *q)
+{
+    const char *s = q + 1;
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    if (!*s || *s == '\n' || *s == '}')
+        return 1;
+    if (s == q + 1)
+        return 0;
+    const char *w = s;
+    while ((*s >= 'a' && *s <= 'z') || *s == '_')
+        s++;
+    if (s == w)
+        return 0;
+    while (*s == ' ' || *s == '\t') /* "shape : ellipse" */
+        s++;
+    return *s == ':';
+}
+
 /* A quoted string at *p (which points at its opening quote), unescaped in
  * place and NUL-terminated; *p is left after it.  NULL when it does not
  * close on its line. */
 static char *take_quoted(char **p)
 {
     char *start = *p + 1, *s = start, *o = start;
-    for (; *s && *s != '"' && *s != '\n'; s++) {
+    for (; *s && !(*s == '"' && closes_value(s)) && *s != '\n'; s++) {
         if (*s == '\\' && s[1] && s[1] != '\n') {
             s++;
             *o++ = *s == 'n' ? '\n' : *s;
@@ -339,6 +362,10 @@ static void split_location(const char *label, char *file, size_t flen, unsigned 
         return;
     c1--; /* the ':' before LINE */
     *line = (unsigned)strtoul(c1 + 1, NULL, 10);
+    /* A unit named like an option went to the compiler as ./NAME
+     * (graph_build.c): its functions are in NAME. */
+    if (c1 - loc > 2 && loc[0] == '.' && loc[1] == '/' && (loc[2] == '-' || loc[2] == '@'))
+        loc += 2;
     snprintf(file, flen, "%.*s", (int)(c1 - loc), loc);
 }
 

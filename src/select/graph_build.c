@@ -4,6 +4,7 @@
  */
 #include "graph_build.h"
 #include "sources.h"
+#include "lib/proc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,21 +15,17 @@
 #include <unistd.h>
 
 #define PATH_LEN 4096
-#define CMD_MAX 8192
+#define CMD_MAX 8192 /* a compile command kept in REL.cg.cmd */
 
 int graph_build_is_clang(const char *cc)
 {
-    char cmd[CMD_MAX + 32], line[512] = "";
-    if (snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc) >= (int)sizeof cmd)
+    struct proc_words w;
+    char line[512] = "", err[256];
+    if (proc_split(cc, 1, &w, err, sizeof err) < 0)
         return 0;
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return 0;
-    if (!fgets(line, sizeof line, p))
-        line[0] = '\0';
-    while (fgetc(p) != EOF) /* let it finish writing */
-        ;
-    pclose(p);
+    w.argv[w.argc] = "--version";
+    proc_capture(w.argv, NULL, line, sizeof line);
+    proc_words_free(&w);
     return strstr(line, "clang") != NULL;
 }
 
@@ -125,7 +122,7 @@ static const char *command_for(const struct graph_build *b, const char *src)
 /* Start the compiler for one unit.  Its pid, or -1 (said in err). */
 static pid_t start_unit(const struct graph_build *b, const char *src, char *err, size_t errlen)
 {
-    char o[PATH_LEN], d[PATH_LEN], script[CMD_MAX + 256];
+    char o[PATH_LEN], d[PATH_LEN];
     if (unit_path(b->objdir, src, ".cg.o", o, sizeof o) < 0 || unit_path(b->objdir, src, ".cg.d", d, sizeof d) < 0 ||
         sources_make_parents(o) < 0) {
         snprintf(err, errlen, "%s: cannot make a place for its call graph under %s: %s", src, b->objdir,
@@ -139,18 +136,25 @@ static pid_t start_unit(const struct graph_build *b, const char *src, char *err,
         unlink(c);
     if (unit_path(b->objdir, src, ".cg.ci", ci, sizeof ci) == 0)
         unlink(ci);
-    /* The paths travel as arguments, not in the script, so any name works. */
-    snprintf(script, sizeof script,
-             "%s -O0 -fno-lto -w -fcallgraph-info -MMD -MF \"$1\" -MT callgraph -c -o \"$2\" \"$3\"",
-             command_for(b, src));
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("CCACHE_DISABLE", "1", 1); /* a cached object comes without its .ci */
-        execl("/bin/sh", "sh", "-c", script, "sh", d, o, src, (char *)NULL);
-        _exit(127);
+    /* An argv, never a shell: the unit's name is the project's, and one
+     * like `@opts.c` or `-wrapper` must reach the compiler as a file. */
+    static const char *const fixed[] = {"-O0", "-fno-lto", "-w", "-fcallgraph-info", "-MMD", "-MF", NULL,
+                                        "-MT", "callgraph", "-c", "-o", NULL, NULL};
+    enum { NFIXED = sizeof fixed / sizeof *fixed, AT_D = 6, AT_O = 11, AT_SRC = 12 };
+    char arg[PATH_LEN];
+    const char *unit = proc_arg_path(src, arg, sizeof arg);
+    struct proc_words w;
+    if (!unit) {
+        snprintf(err, errlen, "%s: path too long", src);
+        return -1;
     }
-    if (pid < 0)
-        snprintf(err, errlen, "fork: %s", strerror(errno));
+    if (proc_split(command_for(b, src), NFIXED, &w, err, errlen) < 0)
+        return -1;
+    for (int i = 0; i < NFIXED; i++)
+        w.argv[w.argc + i] = (char *)(i == AT_D ? d : i == AT_O ? o : i == AT_SRC ? unit : fixed[i]);
+    /* ccache off: a cached object comes without its .ci. */
+    pid_t pid = proc_start(w.argv, NULL, -1, "CCACHE_DISABLE", "1", err, errlen);
+    proc_words_free(&w);
     return pid;
 }
 

@@ -113,8 +113,11 @@ is "$(rows "$T/re.txt" | grep -c ' plug_b.so+0x')" "2" "and its functions are na
 
 # --- found elsewhere by its recorded path and build-id ---
 # (plug_b.so is still the rebuilt one: none of these may take it)
+# (the device's root holds every module: with --sysroot, paths are looked
+# for inside it only, never on the host)
 mkdir -p "$T/sysroot$T"
 cp "$T/keep/plug_b.so" "$T/sysroot$T/plug_b.so"
+cp "$T/libw.so" "$T/plug_a.so" "$T/sysroot$T/"
 "$CS" analyze "$T/f-pie" --exe "$T/pie" --sysroot "$T/sysroot" --top 0 > "$T/sys.txt" 2> "$T/sys.err"
 is "$(rows "$T/sys.txt")" "$(cat "$T/expect")" "--sysroot: the device's path under it names the module"
 id=$(readelf -n "$T/keep/plug_b.so" | sed -n 's/.*Build ID: //p')

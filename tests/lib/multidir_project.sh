@@ -25,7 +25,7 @@ traced() {
 }
 
 # compiled NAME: the objects that make run NAME compiled, sorted.
-compiled() { grep -o ' -c -o callsight-obj/[^ ]*' "$T/$1.make" | sed 's| -c -o callsight-obj/||' | sort | tr '\n' ' '; }
+compiled() { grep -o " -c -o '\?callsight-obj/[^ ']*" "$T/$1.make" | sed "s|.* -c -o '\?callsight-obj/||" | sort | tr '\n' ' '; }
 
 # cmake_project CONFIG BUILD-LOG: examples/multidir again, in C=$T/c, set up
 # by `callsight init --build cmake` with CONFIG as its trace.config, then

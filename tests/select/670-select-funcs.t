@@ -48,7 +48,7 @@ util_hash_mix hash_mix.c 100" \
     "include-func run: the whole subtree, the two static helpers apart"
 
 traced hdr "exclude include/app.h   # its inline clamp"
-grep -q "exclude-function-list=clamp' -c -o callsight-obj/main.o" "$T/hdr.make"
+grep -q "exclude-function-list=clamp' -c -o 'callsight-obj/main.o'" "$T/hdr.make"
 ok $? "exclude of a header: main.c, which compiles clamp, leaves it out"
 is "$(grep -c '^clamp ' "$T/hdr.rows") $(wc -l < "$T/hdr.rows" | tr -d ' ')" "0 11" \
     "exclude of a header: clamp gone, the other 11 functions traced"

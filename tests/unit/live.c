@@ -18,6 +18,7 @@
 #include "analysis/live.h"
 #include "out/top_view.h"
 #include "trace.h"
+#include "scratch.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -248,7 +249,5 @@ int main(void)
     ok(l.a.unclosed_enters == 0 && l.a.unmatched_exits == 0, "nothing left open or unmatched");
     live_free(&l);
 
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return scratch_remove(dir) == 0 ? 0 : 1;
 }

@@ -142,11 +142,26 @@ static void test_damaged(void)
     test_whole(); /* and a whole list after all that */
 }
 
+/* What a list costs is what came, not what its LIST claims: a LIST of
+ * 4,096 modules with one module after it holds room for a few (issue 29:
+ * 20,000 threads each claiming 4,096 took 180 MB). */
+static void test_claims(void)
+{
+    ok(put(TRACE_MODULE_LIST, 0, 1, 20, MODLIST_MAX) == MODLIST_MORE && m.cap == 0 && m.v == NULL,
+       "a LIST claiming the most modules reserves nothing");
+    ok(put_module(1, 0x1000, "/p", 0) == MODLIST_MORE && m.n == 1 && m.cap == 8,
+       "its first module: room for 8");
+    expect_damaged(put(TRACE_MODULE_LIST, 0, 1, 21, MODLIST_MAX + 1), "more modules than any",
+                   "a LIST claiming more than MODLIST_MAX is damaged");
+    ok(m.v == NULL && m.cap == 0, "and holds nothing");
+}
+
 int main(void)
 {
     modlist_init(&m);
     test_whole();
     test_damaged();
+    test_claims();
     modlist_free(&m);
     printf("1..%d\n", test_no);
     return 0;

@@ -16,6 +16,7 @@
 
 #include "serve/files.h"
 #include "trace.h"
+#include "scratch.h"
 #include "trace_wire.h"
 
 static int n_test, failed;
@@ -147,9 +148,7 @@ int main(void)
     test_rotation_and_budget();
     test_write_failure();
     printf("1..%d\n", n_test);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (scratch_remove(dir) != 0)
         return 1;
     return failed;
 }

@@ -15,6 +15,7 @@
 #include "serve/resume.h"
 #include "serve/files.h"
 #include "trace.h"
+#include "scratch.h"
 
 static int n_test, failed;
 static char dir[] = "/tmp/callsight-unit-ss.XXXXXX";
@@ -119,9 +120,7 @@ int main(void)
        "a claim with a key for a series started without one is refused, not counted");
     ok(resume_index_build(-1, &left) == -1, "a directory that cannot be read: -1");
     printf("1..%d\n", n_test);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (scratch_remove(dir) != 0)
         return 1;
     return failed;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "read/trace_files.h"
+#include "scratch.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -98,6 +99,5 @@ int main(void)
        "missing path: error naming it");
     trace_files_free(&tf);
 
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    return system(p) == 0 ? 0 : 1;
+    return scratch_remove(dir) == 0 ? 0 : 1;
 }

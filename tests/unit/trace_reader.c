@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "read/trace_reader.h"
+#include "scratch.h"
 #include "unit.h"
 
 static int test_no;
@@ -468,7 +469,5 @@ int main(void)
        "batch of a file with no records: END, nothing handed out");
     trace_reader_close(&r);
 
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return scratch_remove(dir) == 0 ? 0 : 1;
 }
