@@ -250,6 +250,19 @@ int files_init_dir(const char *dir, char *err, size_t err_len)
         snprintf(err, err_len, "%s is a symbolic link or not a directory; give the directory itself", dir);
         return -1;
     }
+    /* Others on this machine are adversaries: a directory another user owns,
+     * or one anybody but its owner may write, lets them replace the control
+     * socket or the traces under serve. */
+    struct stat st;
+    if (dir_fd >= 0 && fstat(dir_fd, &st) == 0 && (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+        snprintf(err, err_len, st.st_uid != geteuid()
+                                   ? "%s belongs to another user (uid %u): give a directory of your own"
+                                   : "%s may be written by others (mode %03o): chmod go-w it, or give another",
+                 dir, st.st_uid != geteuid() ? (unsigned)st.st_uid : (unsigned)(st.st_mode & 0777));
+        close(dir_fd);
+        dir_fd = -1;
+        return -1;
+    }
     uint32_t highest = 0;
     if (dir_fd < 0 || scan_ids(&highest) != 0) {
         snprintf(err, err_len, "cannot read %s: %s", dir, strerror(errno));
