@@ -64,7 +64,7 @@ stop_serve
 
 # --- disk full: a 64 KiB tmpfs ---
 mkdir -p "$T/tiny"
-if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$T/tiny" 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=0750 tmpfs "$T/tiny" 2>/dev/null; then
     start_serve "$T/tiny" --min-free-mb 0 --quiet
     timeout 30 "$GEN" --events 20000 --chunk 1000 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1
     wait_in "$SERVE_LOG" "conn 1 closed"
@@ -84,7 +84,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$T/tiny" 2>/dev/null;
     # --min-free-mb mid-stream: a 4 MiB tmpfs filled up to below 1 MiB free
     # while a connection is paused; its next chunk stops its file with a
     # disk-floor marker.
-    mount -t tmpfs -o size=4m tmpfs "$T/tiny"
+    mount -t tmpfs -o size=4m,mode=0750 tmpfs "$T/tiny"
     start_serve "$T/tiny" --min-free-mb 1 --quiet
     timeout 60 "$GEN" --events 5000 --chunk 1000 --pause-after 2 --paused-file "$T/p2" \
         --resume-file "$T/go2" 127.0.0.1 "$SERVE_PORT" > /dev/null 2>&1 &

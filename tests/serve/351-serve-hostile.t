@@ -114,7 +114,7 @@ is "$(grep -c 'resync markers claimed depths its lost events cannot reach' "$T/b
     "and says what it refused"
 
 # --- disk: the directory's cap, the free-space and the inode floors ---
-if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m tmpfs "$T/d1" 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m,mode=0750 tmpfs "$T/d1" 2>/dev/null; then
     start_serve "$T/d1" --quiet --max-total-mb 8 --min-free-mb 0 --max-per-peer 64
     gens=""
     for _ in $(seq 30); do gen --events 32768 --chunk 4096 > /dev/null 2>&1 & gens="$gens $!"; done
@@ -133,7 +133,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m tmpfs "$
     stop_serve
     umount "$T/d1"
 
-    mount -t tmpfs -o size=20m tmpfs "$T/d1"
+    mount -t tmpfs -o size=20m,mode=0750 tmpfs "$T/d1"
     start_serve "$T/d1" --quiet --min-free-mb 8 --max-per-peer 64
     gens=""
     for _ in $(seq 32); do gen --events 32768 --chunk 4096 > /dev/null 2>&1 & gens="$gens $!"; done
@@ -145,7 +145,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m tmpfs "$
     stop_serve
     umount "$T/d1"
 
-    mount -t tmpfs -o size=20m,nr_inodes=100 tmpfs "$T/d1"
+    mount -t tmpfs -o size=20m,nr_inodes=100,mode=0750 tmpfs "$T/d1"
     start_serve "$T/d1" --quiet --min-free-mb 0 --min-free-inodes 60
     for _ in $(seq 60); do gen --events 10 --chunk 10 > /dev/null 2>&1; done
     files=$(ls "$T/d1" | grep -c '^trace\.stream\.')
