@@ -48,25 +48,7 @@ nm "$P/callsight-obj/callsight-runtime/trace.o" | grep -q __cyg_profile_func_ent
     ! nm "$P/callsight-obj/callsight-runtime/trace.o" | grep -q ' U __cyg_profile'
 ok $? "the runtime itself is compiled without instrumentation"
 
-(cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/files" timeout 30 ./app.instr > "$T/run.out")
-ok $? "app.instr runs traced (file mode)"
-"$CS" analyze "$T/files" --exe "$P/app.instr" --top 0 > "$T/f.txt" 2>&1
-check_counts "$T/f.txt" "file mode"
-
-SHM=/cs-test-init-$$
-track_shm "$SHM"
-start_serve "$T/stream" --quiet
-timeout 30 "$P/callsight/trace_stream" --quiet "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
-(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 30 ./app.instr > /dev/null)
-wait $client
-ok $? "the trace_stream built by the wiring forwards the run and exits 0"
-wait_serve_closed 1
-stop_serve
-"$CS" analyze "$T/stream" --exe "$P/app.instr" --top 0 > "$T/s.txt" 2>&1
-check_counts "$T/s.txt" "streamed"
+trace_both_ways app.instr "$P/callsight/trace_stream" /cs-test-init-$$ "the trace_stream built by the wiring"
 
 # Twice is harmless: everything unchanged, nothing rewritten.
 touch -d @978307200 "$P/callsight/trace.c"

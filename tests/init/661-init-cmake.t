@@ -43,23 +43,5 @@ sed -n '/error:/s/^/# /p' "$T/instr.out"
     [ "$(nm "$P/build/app.instr" | grep -c ' T __cyg_profile_func_')" -eq 2 ]
 ok $? "build/app.instr (with the runtime's hooks) and build/trace_stream are built"
 
-(cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/files" timeout 30 ./build/app.instr > /dev/null)
-ok $? "app.instr runs traced (file mode)"
-"$CS" analyze "$T/files" --exe "$P/build/app.instr" --top 0 > "$T/f.txt" 2>&1
-check_counts "$T/f.txt" "file mode"
-
-SHM=/cs-test-initcm-$$
-track_shm "$SHM"
-start_serve "$T/stream" --quiet
-timeout 30 "$P/build/trace_stream" --quiet "$SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
-client=$!
-track_pid $client
-wait_file "/dev/shm$SHM"
-(cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 30 ./build/app.instr > /dev/null)
-wait $client
-ok $? "build/trace_stream forwards the run and exits 0"
-wait_serve_closed 1
-stop_serve
-"$CS" analyze "$T/stream" --exe "$P/build/app.instr" --top 0 > "$T/s.txt" 2>&1
-check_counts "$T/s.txt" "streamed"
+trace_both_ways build/app.instr "$P/build/trace_stream" /cs-test-initcm-$$ build/trace_stream
 exit $_failed

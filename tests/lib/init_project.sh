@@ -6,6 +6,8 @@
 #   project_counts      the exact calls of one run, "function calls" lines
 #   pasted_lines OUT KIND   the lines init printed for KIND (Make or CMake)
 #   check_counts REPORT LABEL   one TAP line: every function's exact count
+#   trace_both_ways APP STREAMER SHM WHAT   APP (built in $P) traced to
+#                       files, then through STREAMER and serve: four TAP lines
 #
 # The Make wiring applies the project's trace.config (init writes a starter)
 # with the callsight tool, which is not on PATH here: CALLSIGHT names ours.
@@ -71,4 +73,29 @@ check_counts() {
     done < <(project_counts)
     [ "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/' "$1" | wc -l)" -eq 4 ] || { diag "$2: not 4 rows"; bad=1; }
     ok $bad "$2: exact counts main=1 step=12 util_sum=12 leaf=30, names resolved"
+}
+
+# trace_both_ways APP STREAMER SHM WHAT: run $P/APP traced to files, then
+# through ring SHM, the STREAMER init's wiring built, and a serve; exact
+# counts of both traces (WHAT names STREAMER in the streaming test's line).
+trace_both_ways() {
+    local app=$1 streamer=$2 shm=$3 what=$4 client
+    (cd "$P" && TRACE_ENABLE=1 TRACE_DIR="$T/files" timeout 30 "./$app" > "$T/run.out")
+    ok $? "app.instr runs traced (file mode)"
+    "$CS" analyze "$T/files" --exe "$P/$app" --top 0 > "$T/f.txt" 2>&1
+    check_counts "$T/f.txt" "file mode"
+
+    track_shm "$shm"
+    start_serve "$T/stream" --quiet
+    timeout 30 "$streamer" --quiet "$shm" 127.0.0.1 "$SERVE_PORT" 2> "$T/client.err" &
+    client=$!
+    track_pid $client
+    wait_file "/dev/shm$shm"
+    (cd "$P" && TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 30 "./$app" > /dev/null)
+    wait $client
+    ok $? "$what forwards the run and exits 0"
+    wait_serve_closed 1
+    stop_serve
+    "$CS" analyze "$T/stream" --exe "$P/$app" --top 0 > "$T/s.txt" 2>&1
+    check_counts "$T/s.txt" "streamed"
 }

@@ -87,22 +87,6 @@ static int dial(const char *host, int port)
     return fd;
 }
 
-static int send_all(int fd, const void *p, size_t len)
-{
-    const unsigned char *b = p;
-    while (len) {
-        ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            return -1;
-        }
-        b += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static void make_hello(unsigned char *h, uint32_t flags)
 {
     memset(h, 0, TRACE_STREAM_HANDSHAKE_SIZE);
@@ -132,7 +116,7 @@ static int send_chunk(int fd, uint32_t type, const void *raw, size_t len)
     wire_put_le32(z, type);
     wire_put_le32(z + 4, (uint32_t)len);
     wire_put_le32(z + 8, (uint32_t)zl);
-    int rc = send_all(fd, z, zl + TRACE_STREAM_CHUNK_HEADER_SIZE);
+    int rc = tk_send_all(fd, z, zl + TRACE_STREAM_CHUNK_HEADER_SIZE);
     free(z);
     return rc;
 }
@@ -146,23 +130,13 @@ static int send_resume(int fd, uint64_t sid, uint64_t start, uint32_t seq)
     return send_chunk(fd, TRACE_CHUNK_RESUME, r, sizeof r);
 }
 
-static void make_event(unsigned char *e, long i)
-{
-    memset(e, 0, TRACE_EVENT_SIZE);
-    wire_put_le64(e + offsetof(trace_event_t, ts), 1000 + 10 * (uint64_t)i);
-    wire_put_le64(e + offsetof(trace_event_t, func), 0x401000 + (uint64_t)(i % 13) * 0x40);
-    wire_put_le64(e + offsetof(trace_event_t, call_site), 0x500000 + (uint64_t)i);
-    wire_put_le32(e + offsetof(trace_event_t, tid), 7 + (uint32_t)(i % 5));
-    e[offsetof(trace_event_t, kind)] = (unsigned char)(i % 2);
-}
-
 static int send_events(int fd, long first, long n)
 {
     unsigned char *raw = malloc((size_t)n * TRACE_EVENT_SIZE);
     if (!raw)
         return -1;
     for (long i = 0; i < n; i++)
-        make_event(raw + (size_t)i * TRACE_EVENT_SIZE, first + i);
+        tk_make_event(raw + (size_t)i * TRACE_EVENT_SIZE, first + i, 0);
     int rc = send_chunk(fd, TRACE_CHUNK_EVENTS, raw, (size_t)n * TRACE_EVENT_SIZE);
     free(raw);
     return rc;
@@ -216,7 +190,7 @@ static int many(const char *mode, int n, const char *host, int port)
         int fd = dial(host, port);
         if (fd < 0)
             break;
-        if (!strcmp(mode, "hello") && (send_all(fd, hello, sizeof hello) ||
+        if (!strcmp(mode, "hello") && (tk_send_all(fd, hello, sizeof hello) ||
                                        send_resume(fd, 0xbad0000 + (uint64_t)i, 5, 1))) {
             close(fd);
             continue;
@@ -235,7 +209,7 @@ static int notices(const char *host, int port, long count)
     unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE], v[8];
     int fd = dial(host, port);
     make_hello(hello, 0);
-    if (fd < 0 || send_all(fd, hello, sizeof hello) || send_events(fd, 0, 10))
+    if (fd < 0 || tk_send_all(fd, hello, sizeof hello) || send_events(fd, 0, 10))
         return 1;
     for (long i = 1; i <= count; i++) {
         wire_put_le64(v, (uint64_t)i);
@@ -253,7 +227,7 @@ static int zeros(const char *host, int port, int n)
     unsigned char *raw = calloc(1, TRACE_STREAM_MAX_RAW);
     int fd = dial(host, port);
     make_hello(hello, 0);
-    if (!raw || fd < 0 || send_all(fd, hello, sizeof hello))
+    if (!raw || fd < 0 || tk_send_all(fd, hello, sizeof hello))
         return 1;
     for (int i = 0; i < n; i++)
         if (send_chunk(fd, TRACE_CHUNK_EVENTS, raw, TRACE_STREAM_MAX_RAW))
@@ -304,7 +278,7 @@ static int stream(const char *host, int port, char **a, int na)
         return 2;
     int fd = dial(host, port);
     make_hello(hello, keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
-    if (fd < 0 || send_all(fd, hello, sizeof hello) || send_resume(fd, sid, start, seq))
+    if (fd < 0 || tk_send_all(fd, hello, sizeof hello) || send_resume(fd, sid, start, seq))
         return 1;
     if (keyed && send_chunk(fd, TRACE_CHUNK_RESUME_KEY, key, sizeof key))
         return 1;

@@ -41,6 +41,7 @@
 
 #include "trace.h"
 #include "trace_wire.h"
+#include "toolkit.h"
 
 struct opts {
     const char *host, *port, *bad, *resume_file, *paused_file, *records, *increments;
@@ -53,27 +54,14 @@ static int big; /* byte order of everything sent */
 static int offer_summaries; /* --increments: the handshake offers summaries */
 
 /* Fields in the order sent: little-endian, or reversed as a big-endian agent sends them (--big-endian). */
-static void reverse(unsigned char *p, int bytes)
-{
-    for (int i = 0; i < bytes / 2; i++) {
-        unsigned char t = p[i];
-        p[i] = p[bytes - 1 - i];
-        p[bytes - 1 - i] = t;
-    }
-}
-
 static void put32(unsigned char *p, uint32_t v)
 {
-    wire_put_le32(p, v);
-    if (big)
-        reverse(p, 4);
+    tk_put(p, v, 4, big);
 }
 
 static void put64(unsigned char *p, uint64_t v)
 {
-    wire_put_le64(p, v);
-    if (big)
-        reverse(p, 8);
+    tk_put(p, v, 8, big);
 }
 
 static void die(const char *what)
@@ -85,17 +73,7 @@ static void die(const char *what)
 /* In bad modes the server may hang up at any point; that is the point. */
 static int send_bytes(const void *buf, size_t len)
 {
-    const unsigned char *p = buf;
-    while (len) {
-        ssize_t n = send(sock, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return tk_send_all(sock, buf, len);
 }
 
 static void connect_to(const char *host, const char *port)
@@ -110,16 +88,6 @@ static void connect_to(const char *host, const char *port)
     if (sock < 0 || connect(sock, res->ai_addr, res->ai_addrlen))
         die("connect");
     freeaddrinfo(res);
-}
-
-static void make_event(unsigned char *e, long i)
-{
-    memset(e, 0, TRACE_EVENT_SIZE);
-    put64(e + offsetof(trace_event_t, ts), 1000 + 10 * (uint64_t)i);
-    put64(e + offsetof(trace_event_t, func), 0x401000 + (uint64_t)(i % 13) * 0x40);
-    put64(e + offsetof(trace_event_t, call_site), 0x500000 + (uint64_t)i);
-    put32(e + offsetof(trace_event_t, tid), 7 + (uint32_t)(i % 5));
-    e[offsetof(trace_event_t, kind)] = (unsigned char)(i % 2);
 }
 
 static void send_handshake(const char *bad)
@@ -174,7 +142,7 @@ static int send_events(long first, long n, const char *bad)
     if (!raw || !z)
         die("malloc");
     for (long i = 0; i < n; i++)
-        make_event(raw + i * TRACE_EVENT_SIZE, first + i);
+        tk_make_event(raw + i * TRACE_EVENT_SIZE, first + i, big);
     size_t zl = compress(z, cap, raw, raw_len, 1);
     int rc;
     if (!bad)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "read/modlist.h"
+#include "unit.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -22,14 +23,7 @@ static struct modlist m;
 
 static enum modlist_step put(uint8_t part, uint8_t count, uint64_t ts, uint64_t func, uint64_t site)
 {
-    trace_event_t ev;
-    memset(&ev, 0, sizeof ev);
-    ev.ts = ts;
-    ev.func = func;
-    ev.call_site = site;
-    ev.kind = TRACE_KIND_MODULE;
-    ev.pad[0] = part;
-    ev.pad[1] = count;
+    trace_event_t ev = unit_record_event(TRACE_KIND_MODULE, part, count, ts, func, site);
     return modlist_feed(&m, &ev);
 }
 

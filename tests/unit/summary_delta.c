@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/summary.h"
+#include "unit.h"
 
 static int test_no;
 static int ok(int cond, const char *what)
@@ -23,13 +24,7 @@ static uint64_t now; /* BEGIN's and END's ts */
 
 static int put(uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
 {
-    trace_event_t ev;
-    memset(&ev, 0, sizeof ev);
-    ev.ts = ts;
-    ev.func = func;
-    ev.call_site = site;
-    ev.kind = TRACE_KIND_SUMMARY;
-    ev.pad[0] = part;
+    trace_event_t ev = unit_record_event(TRACE_KIND_SUMMARY, part, 0, ts, func, site);
     return summary_record(&st, &ev);
 }
 
