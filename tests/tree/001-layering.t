@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# 01-layering.t - the house keeps its layering (docs/architecture.md): the
+# 001-layering.t - the house keeps its layering (docs/architecture.md): the
 # checkout's #include lines cross folders only the allowed way, and the
 # checker (tests/tools/layering.pl) catches each kind of forbidden crossing
 # when one is planted in a scratch copy of the tree.  Also: no .c file sits
-# directly in src/, and every path docs/architecture.md names exists.
+# directly in src/, every path docs/architecture.md names exists, and its
+# walk of one event names each function in a file of the same section
+# (tests/tools/archwalk.pl; a copy of the page with a function renamed, one
+# placed in the wrong section and a file that is not there must fail).
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 
 ROOT=$(cd "$TESTS/.." && pwd)
 CHECK="perl $TESTS/tools/layering.pl"
 
-plan 35
+plan 39
 
 $CHECK "$ROOT" >"$T/out" 2>&1
 rc=$?
@@ -35,6 +38,27 @@ for p in $(grep -o '`[^` ]*`' "$ROOT/docs/architecture.md" | tr -d '`' |
     esac
 done
 is "${missing:-none} $((names > 50))" "none 1" "every path docs/architecture.md names exists ($names checked)"
+
+# The walk of one event: every `name()` defined in a file its section names.
+WALK="perl $TESTS/tools/archwalk.pl"
+$WALK "$ROOT" >"$T/out" 2>&1
+ok $? "docs/architecture.md's walk names every function in a file of its section"
+grep -v '^checked' "$T/out" | sed 's/^/# /'
+# walk_plant WHAT SED PATTERN: a copy of the page edited by SED fails, saying PATTERN.
+walk_plant() {
+    sed "$2" "$ROOT/docs/architecture.md" >"$T/page.md"
+    if cmp -s "$T/page.md" "$ROOT/docs/architecture.md"; then diag "the edit changed nothing"; ok 1 "$1"; return; fi
+    $WALK "$ROOT" "$T/page.md" >"$T/out" 2>&1
+    rc=$?
+    if [ "$rc" = 1 ] && grep -q -- "$3" "$T/out"; then ok 0 "$1"
+    else diag "rc=$rc"; sed 's/^/# /' "$T/out"; ok 1 "$1"; fi
+}
+walk_plant "a function the tree does not have is caught" 's/`tl_start()`/`tl_start_nosuch()`/' \
+    'On the device: tl_start_nosuch() is defined in none'
+walk_plant "a real function in the wrong section's files is caught" 's/`admit_loop()`/`tl_flush()`/' \
+    'On the host, stream mode: tl_flush() is defined in none'
+walk_plant "a file the tree does not have is caught" 's|`src/serve/chunkq.c`|`src/serve/nosuch.c`|' \
+    'src/serve/nosuch.c is not in the tree'
 
 # plant WHAT FILE TEXT PATTERN: a scratch copy with TEXT (printf %b: \n and
 # \r allowed) added at the top of FILE (relative to the root) must fail,
