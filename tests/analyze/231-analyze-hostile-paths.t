@@ -10,7 +10,7 @@
 # end of the report (before: exit 1, no report).  A note about
 # debuginfod never shows the credentials a DEBUGINFOD_URLS entry carries.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 12
+plan 13
 
 M=$TESTS/modules
 cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" -I"$DIST" || exit 1
@@ -74,3 +74,12 @@ timeout 20 "$CS" analyze "$T/tr2" --exe "$T/pie" --top 0 > "$T/h.txt" 2> "$T/h.e
 is "$? $(wc -c < "$T/h.err")" "0 0" "a module's file that is only an ELF header: exit 0, nothing on stderr"
 is "$(rows "$T/h.txt" | grep 'plug_b.so+0x' | awk '{ print $1 }' | sort -n | tr '\n' ' ')$(grep -c "^note: .*module $T/plug_b.so is not named ($T/plug_b.so: " "$T/h.txt")" \
     "1 5 1" "its two functions by offset with their calls (1, 5), one note naming it"
+
+# A relative path, as the loader keeps a dlopen("./plug_a.so"): not looked
+# for where analyze runs (the device's cwd is not the host's).
+mv "$T/keep/plug_a.so" "$T/plug_a.so" 2>/dev/null
+lib -DPLUG=b -o "$T/plug_b.so" "$M/plug.c"
+(cd "$T" && TRACE_ENABLE=1 TRACE_DIR="$T/tr3" ./pie . > /dev/null)
+(cd "$T" && timeout 20 "$CS" analyze "$T/tr3" --exe "$T/pie" --top 0 > "$T/r.txt" 2> "$T/r.err")
+is "$? $(rows "$T/r.txt" | grep -c 'plug_a.so+0x') $(grep -c '(\./plug_a.so: not an absolute path, not looked for)' "$T/r.txt")" \
+    "0 2 1" "a relative module path: not opened beside analyze, its functions by offset, one note says why"
