@@ -2,6 +2,7 @@
  * strmap.c - open-addressing string -> uint32_t map (see strmap.h).
  */
 #include "strmap.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,30 +42,28 @@ int strmap_get(const struct strmap *m, const char *key, uint32_t *val)
     return 1;
 }
 
+/* Store stored (a value + 1) under key; the table has room. */
+static void place(struct strmap *m, const char *key, uint32_t stored)
+{
+    size_t i = find_slot(m->keys, m->vals, m->cap, key);
+    if (!m->vals[i]) {
+        m->keys[i] = key;
+        m->count++;
+    }
+    m->vals[i] = stored;
+}
+
 static int grow(struct strmap *m)
 {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    if (cap > SIZE_MAX / sizeof(char *))
+    struct strmap t = {0};
+    t.cap = m->cap ? m->cap * 2 : 64;
+    if (vec_table(&t.keys, sizeof *t.keys, &t.vals, t.cap) < 0)
         return -1;
-    const char **keys = malloc(cap * sizeof *keys);
-    uint32_t *vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->vals[i])
-            continue;
-        size_t j = find_slot(keys, vals, cap, m->keys[i]);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i])
+            place(&t, m->keys[i], m->vals[i]);
+    strmap_free(m);
+    *m = t;
     return 0;
 }
 
@@ -72,11 +71,6 @@ int strmap_put(struct strmap *m, const char *key, uint32_t val)
 {
     if ((m->count + 1) * 2 > m->cap && grow(m) < 0)
         return -1;
-    size_t i = find_slot(m->keys, m->vals, m->cap, key);
-    if (!m->vals[i]) {
-        m->keys[i] = key;
-        m->count++;
-    }
-    m->vals[i] = val + 1;
+    place(m, key, val + 1);
     return 0;
 }

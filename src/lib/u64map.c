@@ -2,6 +2,7 @@
  * u64map.c - open-addressing uint64_t -> uint32_t map (see u64map.h).
  */
 #include "u64map.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,32 +65,27 @@ int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
     return 1;
 }
 
+/* Store stored (a value + 1) under key; the table has room. */
+static void place(struct u64map *m, uint64_t key, uint32_t stored)
+{
+    size_t i = find_slot(m->keys, m->vals, m->cap, m->shift, key);
+    m->count += !m->vals[i]; /* a new key, or the same key again */
+    m->keys[i] = key;
+    m->vals[i] = stored;
+}
+
 static int grow(struct u64map *m)
 {
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    if (cap > SIZE_MAX / sizeof(uint64_t))
+    struct u64map t = {0};
+    t.cap = m->cap ? m->cap * 2 : 16;
+    if (vec_table(&t.keys, sizeof *t.keys, &t.vals, t.cap) < 0)
         return -1;
-    unsigned shift = 64 - log2_of(cap);
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint32_t *vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->vals[i])
-            continue;
-        size_t j = find_slot(keys, vals, cap, shift, m->keys[i]);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    m->shift = shift;
+    t.shift = 64 - log2_of(t.cap);
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i])
+            place(&t, m->keys[i], m->vals[i]);
+    u64map_free(m);
+    *m = t;
     return 0;
 }
 
@@ -99,11 +95,6 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
         return -1;
     if ((m->count + 1) * 2 > m->cap && grow(m) < 0)
         return -1;
-    size_t i = find_slot(m->keys, m->vals, m->cap, m->shift, key);
-    if (!m->vals[i]) {
-        m->keys[i] = key;
-        m->count++;
-    }
-    m->vals[i] = val + 1;
+    place(m, key, val + 1);
     return 0;
 }
