@@ -295,7 +295,7 @@ int cmd_select(int argc, char **argv)
         return 1;
     }
     int rc = 1;
-    if (choose_init(&ch, "/dev/null", 1, err, sizeof err) < 0) /* no rules: names only */
+    if (choose_init(&ch, NULL, 0, err, sizeof err) < 0) /* no rules: names only */
         fprintf(stderr, PROG ": %s\n", err);
     else if (graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0)
         fprintf(stderr, PROG ": %s\n", err);

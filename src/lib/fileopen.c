@@ -47,6 +47,50 @@ int fileopen_regular(const char *path, uint64_t max_bytes, char *msg, size_t msg
     return check_regular(fd, path, max_bytes, msg, msglen);
 }
 
+/* fd's size bytes into a new buffer; a file that grew or shrank since its
+ * fstat is refused rather than read in part. */
+static char *read_all(int fd, size_t size, const char *path, char *msg, size_t msglen)
+{
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        snprintf(msg, msglen, "%s: out of memory", path);
+        return NULL;
+    }
+    size_t got = 0;
+    ssize_t r = 1;
+    char extra;
+    while (got < size && r > 0) {
+        r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            r = 1;
+        else if (r > 0)
+            got += (size_t)r;
+    }
+    if (r >= 0 && got == size && (r = read(fd, &extra, 1)) == 0) {
+        buf[size] = '\0';
+        return buf;
+    }
+    snprintf(msg, msglen, "%s: %s", path, r < 0 ? strerror(errno) : "changed while being read");
+    free(buf);
+    return NULL;
+}
+
+int fileopen_read(const char *path, uint64_t max_bytes, char **buf, size_t *len, char *msg, size_t msglen)
+{
+    int fd = fileopen_regular(path, max_bytes, msg, msglen);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    *buf = NULL;
+    if (fstat(fd, &st) != 0)
+        snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+    else
+        *buf = read_all(fd, (size_t)st.st_size, path, msg, msglen);
+    close(fd);
+    *len = *buf ? (size_t)st.st_size : 0;
+    return *buf ? 0 : -1;
+}
+
 int fileopen_in_root(const char *root, const char *path, uint64_t max_bytes, char *real, size_t reallen,
                      char *msg, size_t msglen)
 {

@@ -21,6 +21,11 @@
  * MB", or strerror). */
 int fileopen_regular(const char *path, uint64_t max_bytes, char *msg, size_t msglen);
 
+/* The whole of path, opened as fileopen_regular does, in *buf (malloc'd,
+ * with a NUL after its *len bytes: text parsers stop there).  0, or -1 with
+ * msg set as above, or "PATH: changed while being read". */
+int fileopen_read(const char *path, uint64_t max_bytes, char **buf, size_t *len, char *msg, size_t msglen);
+
 /* The same for path taken inside root, as a chroot would see it: `..`
  * stops at root, and an absolute symlink means root's own.  On success the
  * file's real path (inside root) is written to real (reallen bytes). */

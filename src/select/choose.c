@@ -35,7 +35,7 @@ int choose_init(struct choose *ch, const char *path, int required, char *err, si
 {
     memset(ch, 0, sizeof *ch);
     char abs[PATH_MAX];
-    if (access(path, F_OK) != 0 && errno == ENOENT && !required) {
+    if (!path || (access(path, F_OK) != 0 && errno == ENOENT && !required)) {
         if (!getcwd(ch->dir, sizeof ch->dir)) {
             snprintf(err, errlen, "the working directory: %s", strerror(errno));
             return -1;

@@ -46,8 +46,9 @@ struct choose {
     const struct config_rule **why; /* per function: the rule that decided, or NULL */
 };
 
-/* Load the config at path; a missing file is an error only when `required`
- * (else every source is selected).  0 ok; -1 with err set. */
+/* Load the config at path (NULL: none, as for a missing file); a missing
+ * file is an error only when `required` (else every source is selected).
+ * 0 ok; -1 with err set. */
 int choose_init(struct choose *ch, const char *path, int required, char *err, size_t errlen);
 void choose_free(struct choose *ch);
 

@@ -3,6 +3,7 @@
  * config.h).
  */
 #include "config.h"
+#include "lib/fileopen.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -133,22 +134,11 @@ int config_parse(struct config *c, const char *name, const char *text, size_t le
 
 int config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    char *buf;
+    size_t n;
+    if (fileopen_read(path, CONFIG_MAX_BYTES, &buf, &n, err, errlen) < 0)
         return -1;
-    }
-    char *buf = malloc(CONFIG_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, CONFIG_MAX_BYTES + 1, f) : 0;
-    int bad = !buf || ferror(f);
-    fclose(f);
-    int rc = -1;
-    if (bad)
-        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
-    else if (n > CONFIG_MAX_BYTES)
-        snprintf(err, errlen, "%s: larger than %zu bytes: not a trace.config", path, CONFIG_MAX_BYTES);
-    else
-        rc = config_parse(c, path, buf, n, err, errlen);
+    int rc = config_parse(c, path, buf, n, err, errlen);
     free(buf);
     return rc;
 }

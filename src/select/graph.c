@@ -7,6 +7,7 @@
  * may name a node written after it.
  */
 #include "graph.h"
+#include "lib/fileopen.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -477,29 +478,6 @@ static int add_edge(struct graph *g, struct unit_read *r, const struct item *it,
     return 0;
 }
 
-static int read_whole(const char *path, char **out, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char *buf = malloc(GRAPH_MAX_FILE + 1);
-    size_t n = buf ? fread(buf, 1, GRAPH_MAX_FILE + 1, f) : 0;
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad || n > GRAPH_MAX_FILE || (buf && memchr(buf, '\0', n))) {
-        snprintf(err, errlen, "%s: %s", path,
-                 !buf ? "out of memory" : bad ? "read error"
-                 : n > GRAPH_MAX_FILE ? "larger than 64 MiB: not a call graph file" : "a NUL byte: not a call graph file");
-        free(buf);
-        return -1;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
-}
-
 /* One unit from its text (NUL-terminated, changed in place). */
 static int add_text(struct graph *g, const char *source, const char *name, char *buf, char *err, size_t errlen)
 {
@@ -539,8 +517,14 @@ static int add_text(struct graph *g, const char *source, const char *name, char 
 int graph_add_unit(struct graph *g, const char *source, const char *ci_path, char *err, size_t errlen)
 {
     char *buf;
-    if (read_whole(ci_path, &buf, err, errlen) < 0)
+    size_t n;
+    if (fileopen_read(ci_path, GRAPH_MAX_FILE, &buf, &n, err, errlen) < 0)
         return -1;
+    if (memchr(buf, '\0', n)) {
+        snprintf(err, errlen, "%s: a NUL byte: not a call graph file", ci_path);
+        free(buf);
+        return -1;
+    }
     int rc = add_text(g, source, ci_path, buf, err, errlen);
     free(buf);
     return rc;

@@ -2,10 +2,17 @@
  * config.c - unit test of trace.config (src/select/config.c): the
  * directives, comments anywhere, one-line errors naming file:line, and
  * path patterns matched component by component from the end (a.c never
- * selects data.c), folders, globs, anchoring, and which rule decides.
+ * selects data.c), folders, globs, anchoring, and which rule decides;
+ * config_load reads only a regular file (a project's FIFO named
+ * trace.config must not hang select).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scratch.h"
 
 #include "select/config.h"
 
@@ -42,9 +49,37 @@ static const char *decide(const struct config *c, const char *rel)
     return buf;
 }
 
+/* config_load: a file's rules, a FIFO and a missing file refused at once. */
+static void load_checks(void)
+{
+    char dir[] = "/tmp/config-unit-XXXXXX", path[64], err[CONFIG_ERR_MAX] = "", want[128];
+    struct config c;
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof path, "%s/trace.config", dir);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fputs("include src/\n", f), fclose(f);
+    int rc = config_load(&c, path, err, sizeof err);
+    ok(rc == 0 && c.n == 1, "config_load reads a file's rules");
+    if (rc == 0)
+        config_free(&c);
+    snprintf(path, sizeof path, "%s/fifo.config", dir);
+    snprintf(want, sizeof want, "%s: not a regular file", path);
+    rc = mkfifo(path, 0600) == 0 ? config_load(&c, path, err, sizeof err) : 0;
+    ok(rc < 0 && !strcmp(err, want), "a FIFO is refused, not waited on");
+    snprintf(path, sizeof path, "%s/none.config", dir);
+    snprintf(want, sizeof want, "%s: No such file or directory", path);
+    rc = config_load(&c, path, err, sizeof err);
+    ok(rc < 0 && !strcmp(err, want), "a missing file is said so");
+    if (strcmp(err, want))
+        printf("# err='%s'\n", err);
+    scratch_remove(dir);
+}
+
 int main(void)
 {
-    printf("1..16\n");
+    printf("1..19\n");
     const char *text = "# a starter config\n"
                        "\n"
                        "include src/   # everything under src\n"
@@ -107,5 +142,6 @@ int main(void)
     strcat(got, decide(&c, "gen/b.c"));
     ok(!strcmp(got, "on:0 off:1"), "without include, everything but the excluded");
     config_free(&c);
+    load_checks();
     return 0;
 }
