@@ -2,6 +2,7 @@
  * funcstats.c - per-function aggregates (see funcstats.h).
  */
 #include "funcstats.h"
+#include "lib/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +48,9 @@ int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id
 static int add(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id)
 {
     int added;
-    if (fs->n == fs->cap) { /* room first: an id never exists without its entry */
-        size_t cap = fs->cap ? fs->cap * 2 : 256;
-        struct funcstats_entry *v = realloc(fs->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        fs->v = v;
-        fs->cap = cap;
-    }
+    /* room first: an id never exists without its entry */
+    if (vec_grow(&fs->v, &fs->cap, fs->n, sizeof *fs->v, 256) < 0)
+        return -1;
     if (addrindex_id(&fs->index, bin, addr, id, &added) < 0)
         return -1;
     if (added) {

@@ -4,6 +4,7 @@
  * are the reader's business.
  */
 #include "trace_files.h"
+#include "lib/vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,14 +96,8 @@ int trace_files_parse_name(const char *name, enum trace_series_kind *kind, uint3
 static int push_file(struct trace_files *t, const char *path, const struct stat *st,
                      enum trace_series_kind kind, uint32_t id, uint32_t tid, uint32_t seq)
 {
-    if (t->nfiles == t->capfiles) {
-        size_t cap = t->capfiles ? t->capfiles * 2 : 64;
-        struct trace_file_entry *f = realloc(t->files, cap * sizeof *f);
-        if (!f)
-            return -1;
-        t->files = f;
-        t->capfiles = cap;
-    }
+    if (vec_grow(&t->files, &t->capfiles, t->nfiles, sizeof *t->files, 64) < 0)
+        return -1;
     char *copy = strdup(path);
     if (!copy)
         return -1;

@@ -77,13 +77,10 @@ static const char *check_header(const unsigned char *p, trace_file_header_t *h, 
 }
 
 /* Whether this host stores integers least significant byte first. */
-static int host_little(void)
-{
-    const uint32_t one = 1;
-    unsigned char first;
-    memcpy(&first, &one, 1);
-    return first == 1;
-}
+/* The host's byte order, which GCC and clang (the host tool's compilers)
+ * predefine; the device side, built by any C11 compiler, tests it at run
+ * time instead. */
+#define HOST_LITTLE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
 static void set_clock(struct trace_reader *r)
 {
@@ -131,7 +128,7 @@ int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_
         goto fail;
     }
     set_clock(r);
-    r->native = r->swap != host_little();
+    r->native = r->swap != HOST_LITTLE;
     if (lseek(r->fd, (off_t)r->hdr.header_size, SEEK_SET) < 0) {
         snprintf(msg, msglen, "%s", strerror(errno));
         goto fail;
