@@ -17,29 +17,31 @@ static void on_stop_signal(int sig)
     stop_requested = 1;
 }
 
-static void install_signals(void)
+/* sig handled by handler with flags (no SA_RESTART anywhere: a blocking
+ * connect or send notices the signal). */
+static void on_signal(int sig, void (*handler)(int), int flags)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
-    /* No SA_RESTART, so a blocking connect or send notices; a second signal kills. */
-    sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    sigaction(sig, &sa, NULL);
+}
+
+static void install_signals(void)
+{
+    on_signal(SIGPIPE, SIG_IGN, 0);
+    /* A second SIGINT or SIGTERM kills. */
+    on_signal(SIGINT, on_stop_signal, SA_RESETHAND);
+    on_signal(SIGTERM, on_stop_signal, SA_RESETHAND);
 }
 
 /* --flight-recorder: SIGUSR1 asks for a snapshot (without it, SIGUSR1 ends
  * the program as it always has). */
 static void install_snapshot_signal(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_snapshot_signal;
-    sigaction(SIGUSR1, &sa, NULL);
+    on_signal(SIGUSR1, on_snapshot_signal, 0);
 }
 
 /* What the link cost a stream that ended connected; "" when nothing. */
