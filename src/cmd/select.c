@@ -298,16 +298,16 @@ int cmd_select(int argc, char **argv)
     struct graph g;
     struct choose ch;
     memset(&g, 0, sizeof g);
-    char err[CONFIG_ERR_MAX + 4200];
+    char err[CONFIG_ERR_MAX + 4200], esc[4 * sizeof err]; /* err may quote a file name: escaped */
     if (sources_find_here(&l, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
         return 1;
     }
     int rc = 1;
     if (choose_init(&ch, "/dev/null", 1, err, sizeof err) < 0) /* no rules: names only */
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
     else if (graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0)
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
     else
         rc = show(&ch, &g, name, depth, list);
     choose_free(&ch);
