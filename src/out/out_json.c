@@ -4,6 +4,7 @@
  */
 #include "out_json.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,18 +95,29 @@ static void write_source_losses(FILE *out, const struct analysis_source *s)
     fputs("\"device_dropped\": ", out);
     s->have_device ? fprintf(out, "%llu, ", (unsigned long long)s->device_dropped)
                    : fputs("null, ", out);
-    json_u64(out, "thread_lost", s->thread_lost, ", ");
-    json_u64(out, "gap_events", s->gap_events, ", ");
-    json_u64(out, "gaps", s->gaps, ", ");
-    json_u64(out, "gaps_unknown", s->gaps_unknown, ", ");
-    json_u64(out, "cuts", s->cuts, ", ");
-    json_u64(out, "resumes", s->resumes, ", ");
-    json_u64(out, "tracers_vanished", s->vanished, ", ");
-    json_u64(out, "dead_frames", s->dead_frames, ", ");
-    json_u64(out, "tracer_ns", s->tracer_ns, ", ");
-    json_u64(out, "tracer_flushes", s->tracer_flushes, ", ");
-    json_u64(out, "waited_ns", s->waited_ns, ", ");
-    json_u64(out, "waits", s->waits, "}");
+    /* The counters in the order the format has them, as a table: one line
+     * a field, not one call a field. */
+    static const struct {
+        const char *key;
+        size_t off;
+    } field[] = {
+        {"thread_lost", offsetof(struct analysis_source, thread_lost)},
+        {"gap_events", offsetof(struct analysis_source, gap_events)},
+        {"gaps", offsetof(struct analysis_source, gaps)},
+        {"gaps_unknown", offsetof(struct analysis_source, gaps_unknown)},
+        {"cuts", offsetof(struct analysis_source, cuts)},
+        {"resumes", offsetof(struct analysis_source, resumes)},
+        {"tracers_vanished", offsetof(struct analysis_source, vanished)},
+        {"dead_frames", offsetof(struct analysis_source, dead_frames)},
+        {"tracer_ns", offsetof(struct analysis_source, tracer_ns)},
+        {"tracer_flushes", offsetof(struct analysis_source, tracer_flushes)},
+        {"waited_ns", offsetof(struct analysis_source, waited_ns)},
+        {"waits", offsetof(struct analysis_source, waits)},
+    };
+    size_t n = sizeof field / sizeof field[0];
+    for (size_t i = 0; i < n; i++)
+        json_u64(out, field[i].key, *(const uint64_t *)(const void *)((const char *)s + field[i].off),
+                 i + 1 < n ? ", " : "}");
 }
 
 static void write_sources(FILE *out, const struct analysis *a)
