@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/textesc.h"
 #include "select/choose.h"
 #include "select/graph_build.h"
 #include "select/sources.h"
@@ -73,8 +74,10 @@ static void report_files(const struct choose *ch, const struct sources *l, const
     int width = width_of(l);
     for (size_t i = 0; i < l->n; i++) {
         int on = choose_source(ch, l->v[i], &rule);
+        char name[4 * PATH_MAX]; /* a project's file names may hold anything: escaped for the terminal */
         choose_why(ch, on, rule, why, sizeof why);
-        printf("  %-4s %-*s  %s\n", on ? "on" : "off", width, l->v[i], why);
+        printf("  %-4s %-*s  %s\n", on ? "on" : "off", width, textesc(name, sizeof name, l->v[i], TEXTESC_TERMINAL),
+               why);
     }
 }
 
@@ -143,13 +146,15 @@ static void report_funcs(const struct choose *ch, const struct sources *l, const
     int width = width_of(l);
     for (size_t u = 0; u < g->nu; u++) {
         size_t on = choose_unit_on(ch, u);
-        printf("  %-4s %-*s  %zu of %zu function%s\n", on ? "on" : "off", width, g->u[u].source, on, g->u[u].n,
-               g->u[u].n == 1 ? "" : "s");
+        char name[4 * PATH_MAX], file[4 * PATH_MAX]; /* escaped for the terminal, as above */
+        printf("  %-4s %-*s  %zu of %zu function%s\n", on ? "on" : "off", width,
+               textesc(file, sizeof file, g->u[u].source, TEXTESC_TERMINAL), on, g->u[u].n, g->u[u].n == 1 ? "" : "s");
         for (size_t k = 0; k < g->u[u].n; k++) {
             size_t i = g->u[u].funcs[k];
             choose_why(ch, ch->on[i], ch->why[i], why, sizeof why);
-            printf("         %-4s %s  %s:%u  %s\n", ch->on[i] ? "on" : "off", g->f[i].name, g->f[i].file,
-                   g->f[i].line, why);
+            printf("         %-4s %s  %s:%u  %s\n", ch->on[i] ? "on" : "off",
+                   textesc(name, sizeof name, g->f[i].name, TEXTESC_TERMINAL),
+                   textesc(file, sizeof file, g->f[i].file, TEXTESC_TERMINAL), g->f[i].line, why);
         }
     }
     report_subtrees(ch);
@@ -190,21 +195,21 @@ int cmd_scan(int argc, char **argv)
     struct choose ch;
     struct graph g;
     memset(&g, 0, sizeof g);
-    char err[CONFIG_ERR_MAX + 4200];
+    char err[CONFIG_ERR_MAX + 4200], esc[4 * sizeof err]; /* err may quote a file name: escaped */
     if (sources_find_here(&l, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
         return 1;
     }
     int rc = 0;
     if (choose_init(&ch, config ? cfg : "trace.config", config != NULL, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
         sources_free(&l);
         return 1;
     }
     if (ch.graph_rule && (graph_build_is_clang(b.cc) || graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0 ||
                           choose_use_graph(&ch, &g, PROG, err, sizeof err) < 0)) {
         fprintf(stderr, PROG ": %s\n", graph_build_is_clang(b.cc) ? "--cc is clang, which has no call graph: "
-                                                                   "give a GCC (--cc gcc)" : err);
+                                                                   "give a GCC (--cc gcc)" : textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
         rc = 1;
     } else {
         choose_warn_unused(&ch, l.v, l.n, PROG);

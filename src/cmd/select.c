@@ -11,12 +11,14 @@
  * graph, recursion included.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/textesc.h"
 #include "select/choose.h"
 #include "select/graph_build.h"
 #include "select/sources.h"
@@ -85,18 +87,25 @@ static size_t *sorted_kids(const struct graph *g, size_t f, size_t *n)
     return k;
 }
 
+/* A function as name and place, escaped for the terminal: a project's file
+ * names may hold anything, a newline or an ESC among it. */
 static void print_func(const struct graph_func *f, int level, const char *tail)
 {
-    printf("%*s%s  %s:%u%s\n", 2 * level, "", f->name, f->file, f->line, tail);
+    printf("%*s", 2 * level, "");
+    textesc_put(stdout, f->name);
+    fputs("  ", stdout);
+    textesc_put(stdout, f->file);
+    printf(":%u%s\n", f->line, tail);
 }
 
 /* The calls f makes that the graph cannot follow, under it. */
 static void print_indirect(struct walk *w, const struct graph_func *f, int level, int depth)
 {
+    char at[4 * PATH_MAX];
     if (!f->indirect || (depth >= 0 && level >= depth))
         return;
     printf("%*s[%u call%s through a pointer, first at %s: not followed]\n", 2 * (level + 1), "", f->indirect,
-           f->indirect == 1 ? "" : "s", f->indirect_at ? f->indirect_at : "?");
+           f->indirect == 1 ? "" : "s", textesc(at, sizeof at, f->indirect_at ? f->indirect_at : "?", TEXTESC_TERMINAL));
     w->nind += f->indirect;
 }
 
@@ -164,7 +173,7 @@ static void print_list(const struct graph *g, const unsigned char *mark)
     if (v)
         qsort(v, n, sizeof *v, by_place);
     for (size_t i = 0; i < n; i++)
-        printf("%s  %s:%u\n", g->f[v[i]].name, g->f[v[i]].file, g->f[v[i]].line);
+        print_func(&g->f[v[i]], 0, "");
     free(v);
 }
 
@@ -289,16 +298,16 @@ int cmd_select(int argc, char **argv)
     struct graph g;
     struct choose ch;
     memset(&g, 0, sizeof g);
-    char err[CONFIG_ERR_MAX + 4200];
+    char err[CONFIG_ERR_MAX + 4200], esc[4 * sizeof err]; /* err may quote a file name: escaped */
     if (sources_find_here(&l, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
         return 1;
     }
     int rc = 1;
     if (choose_init(&ch, NULL, 0, err, sizeof err) < 0) /* no rules: names only */
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
     else if (graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0)
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
     else
         rc = show(&ch, &g, name, depth, list);
     choose_free(&ch);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "lib/textesc.h"
 #include "read/elf_buildid.h"
 #include "trace.h"
 
@@ -290,9 +291,13 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
     limit_notes(a, fn, ctx);
 }
 
+/* A note may quote a module path or a server a device named: escaped, so
+ * that it is one line and drives no terminal. */
 static void print_note(void *ctx, const char *note)
 {
-    fprintf(ctx, "note: %s\n", note);
+    fputs("note: ", ctx);
+    textesc_put(ctx, note);
+    fputc('\n', ctx);
 }
 
 void notes_write_text(const struct analysis *a, FILE *out)
@@ -313,14 +318,18 @@ void notes_write_filter(const struct analysis *a, FILE *out)
     if (!a->filtering)
         return;
     fputs("filter:", out);
-    if (f->thread)
-        fprintf(out, " thread=%s", f->thread);
+    if (f->thread) {
+        fputs(" thread=", out);
+        textesc_put(out, f->thread);
+    }
     if (f->has_since)
         fprintf(out, " since=%.6fs", (double)f->since_ns / 1e9);
     if (f->has_until)
         fprintf(out, " until=%.6fs", (double)f->until_ns / 1e9);
-    if (f->nfuncs)
-        fprintf(out, " function=%s", f->function ? f->function : "?");
+    if (f->nfuncs) {
+        fputs(" function=", out);
+        textesc_put(out, f->function ? f->function : "?");
+    }
     fprintf(out, ": %llu of %llu calls selected\n", (unsigned long long)a->calls_selected,
             (unsigned long long)a->calls);
 }

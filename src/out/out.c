@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/textesc.h"
+
 const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size_t len)
 {
     if (v->funcs && v->funcs[id].name)
@@ -16,9 +18,13 @@ const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size
     return buf;
 }
 
+/* Thread and function names are a device's: the label is escaped for the
+ * terminal (folded lines are read there, and XML may hold no control byte),
+ * so that a newline in a name forges no stack. */
 void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t len)
 {
     const struct cctree_node *n = &v->tree->v[node];
+    char raw[1024];
     switch (n->kind) {
     case CCTREE_ROOT:
         snprintf(buf, len, "all");
@@ -30,13 +36,12 @@ void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t l
         snprintf(buf, len, "[lost frames]");
         break;
     case CCTREE_THREAD:
-        analysis_thread_label(&v->a->threads[n->key], buf, len);
+        analysis_thread_label(&v->a->threads[n->key], raw, sizeof raw);
+        textesc(buf, len, raw, TEXTESC_TERMINAL);
         break;
-    case CCTREE_FUNC: {
-        char hex[32];
-        snprintf(buf, len, "%s", out_func_name(v, n->key, hex, sizeof hex));
+    case CCTREE_FUNC:
+        textesc(buf, len, out_func_name(v, n->key, raw, sizeof raw), TEXTESC_TERMINAL);
         break;
-    }
     }
 }
 
@@ -115,12 +120,17 @@ void out_triggers_text(FILE *out, const struct out_view *v)
         analysis_thread_label(&a->threads[g->thread], thread, sizeof thread);
         report_label(v->funcs ? &v->funcs[slow] : NULL, (unsigned long long)a->funcs.v[slow].addr, label,
                      sizeof label);
-        fprintf(out, "trigger: %s took %.3f ms, ending at %.6fs on %s; stack: %s", label, (double)g->took_ns / 1e6,
-                (double)(g->ns - t0) / 1e9, thread, g->outer ? "... > " : "");
-        for (uint32_t k = 0; k < g->nframes; k++)
-            fprintf(out, "%s > ", g->frames[k] == UINT32_MAX ? "[entered before the trace]"
-                                                              : out_func_name(v, g->frames[k], hex, sizeof hex));
-        fprintf(out, "%s\n", out_func_name(v, slow, hex, sizeof hex));
+        fprintf(out, "trigger: %s took %.3f ms, ending at %.6fs on ", label, (double)g->took_ns / 1e6,
+                (double)(g->ns - t0) / 1e9);
+        textesc_put(out, thread);
+        fprintf(out, "; stack: %s", g->outer ? "... > " : "");
+        for (uint32_t k = 0; k < g->nframes; k++) {
+            textesc_put(out, g->frames[k] == UINT32_MAX ? "[entered before the trace]"
+                                                        : out_func_name(v, g->frames[k], hex, sizeof hex));
+            fputs(" > ", out);
+        }
+        textesc_put(out, out_func_name(v, slow, hex, sizeof hex));
+        fputc('\n', out);
     }
     if (a->triggers_more)
         fprintf(out, "trigger: %llu more slow calls (TRACE_MARK_TRIGGER) not shown\n",

@@ -4,11 +4,16 @@
  */
 #include "out_json.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/textesc.h"
 #include "notes.h"
 
+/* A string from a device: UTF-8 stays as it is, a byte that is not UTF-8
+ * is written \\xNN (textesc.h), a control character \\u00NN, so that the
+ * document is valid JSON and nothing is lost. */
 static void json_str(FILE *out, const char *s)
 {
     if (!s) {
@@ -16,14 +21,20 @@ static void json_str(FILE *out, const char *s)
         return;
     }
     fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c < 0x7f ? c : '?', out);
+    while (*s) {
+        size_t n = textesc_clean_prefix(s, TEXTESC_UTF8);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '"' || c == '\\')
+                fprintf(out, "\\%c", c);
+            else if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc(c, out);
+        }
+        s += n;
+        if (*s)
+            fprintf(out, "\\\\x%02x", (unsigned char)*s++);
     }
     fputc('"', out);
 }
@@ -84,18 +95,29 @@ static void write_source_losses(FILE *out, const struct analysis_source *s)
     fputs("\"device_dropped\": ", out);
     s->have_device ? fprintf(out, "%llu, ", (unsigned long long)s->device_dropped)
                    : fputs("null, ", out);
-    json_u64(out, "thread_lost", s->thread_lost, ", ");
-    json_u64(out, "gap_events", s->gap_events, ", ");
-    json_u64(out, "gaps", s->gaps, ", ");
-    json_u64(out, "gaps_unknown", s->gaps_unknown, ", ");
-    json_u64(out, "cuts", s->cuts, ", ");
-    json_u64(out, "resumes", s->resumes, ", ");
-    json_u64(out, "tracers_vanished", s->vanished, ", ");
-    json_u64(out, "dead_frames", s->dead_frames, ", ");
-    json_u64(out, "tracer_ns", s->tracer_ns, ", ");
-    json_u64(out, "tracer_flushes", s->tracer_flushes, ", ");
-    json_u64(out, "waited_ns", s->waited_ns, ", ");
-    json_u64(out, "waits", s->waits, "}");
+    /* The counters in the order the format has them, as a table: one line
+     * a field, not one call a field. */
+    static const struct {
+        const char *key;
+        size_t off;
+    } field[] = {
+        {"thread_lost", offsetof(struct analysis_source, thread_lost)},
+        {"gap_events", offsetof(struct analysis_source, gap_events)},
+        {"gaps", offsetof(struct analysis_source, gaps)},
+        {"gaps_unknown", offsetof(struct analysis_source, gaps_unknown)},
+        {"cuts", offsetof(struct analysis_source, cuts)},
+        {"resumes", offsetof(struct analysis_source, resumes)},
+        {"tracers_vanished", offsetof(struct analysis_source, vanished)},
+        {"dead_frames", offsetof(struct analysis_source, dead_frames)},
+        {"tracer_ns", offsetof(struct analysis_source, tracer_ns)},
+        {"tracer_flushes", offsetof(struct analysis_source, tracer_flushes)},
+        {"waited_ns", offsetof(struct analysis_source, waited_ns)},
+        {"waits", offsetof(struct analysis_source, waits)},
+    };
+    size_t n = sizeof field / sizeof field[0];
+    for (size_t i = 0; i < n; i++)
+        json_u64(out, field[i].key, *(const uint64_t *)(const void *)((const char *)s + field[i].off),
+                 i + 1 < n ? ", " : "}");
 }
 
 static void write_sources(FILE *out, const struct analysis *a)

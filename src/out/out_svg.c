@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/textesc.h"
+
 #define SVG_WIDTH 1200
 #define SVG_PAD 10     /* left and right margins */
 #define SVG_FRAME 16   /* height of one row */
@@ -107,17 +109,6 @@ struct layout {
     int height;
 };
 
-static void xml_text(FILE *out, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
-        }
-}
 
 /* A warm colour from the name, so a function looks the same everywhere;
  * threads blue, the root and the catch-alls grey. */
@@ -169,20 +160,20 @@ static void write_box(FILE *out, struct layout *l, long i)
     int y = l->height - SVG_BOTTOM - (int)(d + 1) * SVG_FRAME;
     fprintf(out, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\" data-fill=\"%s\" data-n=\"",
             (unsigned long long)x, (unsigned long long)w, d, fill);
-    xml_text(out, label);
+    textesc_put_xml(out, label);
     fputs("\" data-info=\"", out);
-    xml_text(out, info);
+    textesc_put_xml(out, info);
     fputs("\"><title>", out);
-    xml_text(out, info);
+    textesc_put_xml(out, info);
     fprintf(out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
             px, y, pw, SVG_FRAME - 1, fill);
     int chars = (int)((pw - 6) / SVG_CHAR_PX);
     fprintf(out, "<text x=\"%.2f\" y=\"%d\">", px + 3, y + SVG_FRAME - 4);
     if ((size_t)chars >= strlen(label))
-        xml_text(out, label);
+        textesc_put_xml(out, label);
     else if (chars > 2) {
         label[chars - 2] = 0;
-        xml_text(out, label);
+        textesc_put_xml(out, label);
         fputs("..", out);
     }
     fputs("</text></g>\n", out);
@@ -202,7 +193,7 @@ static void write_head(FILE *out, const struct layout *l)
             SVG_WIDTH / 2);
     if (l->v->title) {
         fputs(": ", out);
-        xml_text(out, l->v->title);
+        textesc_put_xml(out, l->v->title);
     }
     fprintf(out, "</text>\n<text x=\"%d\" y=\"36\" text-anchor=\"middle\">%llu calls, %.3f ms in "
                  "%llu threads; width = inclusive time; click to zoom",

@@ -6,21 +6,28 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "lib/textesc.h"
+
+/* Name, module and file come from the binaries and paths a device names:
+ * the label is escaped for the terminal, so that an ESC there drives no
+ * terminal and a newline forges no row (the stored names stay as they are,
+ * keys for matching). */
 void report_label(const struct symbol *sym, unsigned long long addr, char *buf, size_t len)
 {
+    char raw[1024], in[300] = "";
     if (!sym || !sym->name) {
         snprintf(buf, len, "0x%llx", addr);
         return;
     }
-    char in[300] = "";
     if (sym->module)
         snprintf(in, sizeof in, " [%s]", sym->module);
     if (!sym->file || !sym->line) {
-        snprintf(buf, len, "%s%s", sym->name, in);
-        return;
+        snprintf(raw, sizeof raw, "%s%s", sym->name, in);
+    } else {
+        const char *base = strrchr(sym->file, '/');
+        snprintf(raw, sizeof raw, "%s%s (%s:%lu)", sym->name, in, base ? base + 1 : sym->file, sym->line);
     }
-    const char *base = strrchr(sym->file, '/');
-    snprintf(buf, len, "%s%s (%s:%lu)", sym->name, in, base ? base + 1 : sym->file, sym->line);
+    textesc(buf, len, raw, TEXTESC_TERMINAL);
 }
 
 int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top,
