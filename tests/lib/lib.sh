@@ -237,6 +237,18 @@ need_tools() {
     done
 }
 
+# same_output WHAT GOT ERR < expected: the command exited 0 ($rc), said
+# nothing on ERR, and GOT is exactly the expected text.
+same_output() {
+    cat >"$T/want"
+    if [ "$rc" = 0 ] && [ ! -s "$3" ] && diff "$T/want" "$2" >"$T/diff"; then
+        ok 0 "$1"
+    else
+        diag "rc=$rc"; sed 's/^/# /' "$3" "$T/diff"
+        ok 1 "$1"
+    fi
+}
+
 # report_rows REPORT: "calls name (file:line)" of every row of a text
 # report, sorted.
 report_rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
