@@ -237,6 +237,15 @@ need_tools() {
     done
 }
 
+# fields_are REPORT "NAME..." WANT WHAT: the values of those fields of
+# REPORT's header line (shown as a diag), space-separated, are WANT.
+fields_are() {
+    local h got="" f
+    h=$(head -n 1 "$1"); diag "$h"
+    for f in $2; do got="$got $(field "$f" "$h")"; done
+    is "${got# }" "$3" "$4"
+}
+
 # same_output WHAT GOT ERR < expected: the command exited 0 ($rc), said
 # nothing on ERR, and GOT is exactly the expected text.
 same_output() {
