@@ -28,6 +28,20 @@ expect_err() {
     [ $good = 0 ] || echo "# rc=$rc stderr: $err stdout: $out"
     ok $good "$3"
 }
+# expect_run WHAT RC QUIET LINE ARGS...: analyze ARGS exits RC, says nothing
+# on QUIET (out or err), and the other stream's telling line (the first of
+# stdout, the last of stderr) is LINE.
+expect_run() {
+    local what=$1 want_rc=$2 quiet=$3 line=$4 silent said
+    shift 4
+    run "$@"
+    if [ "$quiet" = err ]; then silent=$err; said=$(printf '%s\n' "$out" | head -1)
+    else silent=$out; said=$(printf '%s\n' "$err" | tail -1); fi
+    [ "$rc" = "$want_rc" ] && [ -z "$silent" ] && [ "$said" = "$line" ]
+    local good=$?
+    [ $good = 0 ] || echo "# rc=$rc out: $out err: $err"
+    ok $good "$what"
+}
 
 plan 21
 
@@ -88,12 +102,9 @@ for w in "usage: callsight analyze" --exe --top --addr2line "trace.stream.<id>.<
 done
 ok $good "--help: exit 0, describes options, inputs and output"
 
-run "$tmp/good" --exe "$exe"
-good=0
-[ "$rc" = 0 ] && [ -z "$err" ] || good=1
-[ "$(printf '%s\n' "$out" | head -1)" = "events=2 threads=1 functions=1 span=0.000002s unmatched_exits=0 unclosed_enters=0 dropped=0" ] || good=1
-[ $good = 0 ] || echo "# rc=$rc out: $out err: $err"
-ok $good "a good file: exit 0, nothing on stderr"
+expect_run "a good file: exit 0, nothing on stderr" 0 err \
+    "events=2 threads=1 functions=1 span=0.000002s unmatched_exits=0 unclosed_enters=0 dropped=0" \
+    "$tmp/good" --exe "$exe"
 
 # Damaged and foreign files next to a good one.
 mkdir "$tmp/mixed"
@@ -132,12 +143,8 @@ ok $? "the good file and the truncated file's whole records are analyzed"
 
 mkdir "$tmp/bad"
 cp "$tmp/mixed/trace.6.6.0.bin" "$tmp/bad/"
-run "$tmp/bad" --exe "$exe"
-good=0
-[ "$rc" = 1 ] && [ -z "$out" ] || good=1
-[ "$(printf '%s\n' "$err" | tail -1)" = "callsight analyze: none of the 1 trace files could be read" ] || good=1
-[ $good = 0 ] || echo "# rc=$rc err: $err"
-ok $good "only foreign files: error (1)"
+expect_run "only foreign files: error (1)" 1 out \
+    "callsight analyze: none of the 1 trace files could be read" "$tmp/bad" --exe "$exe"
 
 # A damaged trace naming more build-ids than any real one (4096) ends in
 # bounded time with a warning, not a search that grows with every marker.

@@ -42,8 +42,21 @@ same() {
     fi
 }
 
+# worker-1 from its loss on: in the whole timeline and in the --since window.
+W1_FROM_LOSS=$(cat <<'R'
+7050000 worker-1 I 3 events lost
+7050000 worker-1 B [lost frames]
+7100000 worker-1 B helper
+7200000 worker-1 E
+7300000 worker-1 E
+8000000 worker-1 B work
+8100000 worker-1 B helper
+8400000 worker-1 E
+8400000 worker-1 E
+R
+)
 timeline "$T/named"
-same "local files: process and named thread tracks, nested slices, a loss as an instant, ENDs for lost and unclosed frames" <<'R'
+same "local files: process and named thread tracks, nested slices, a loss as an instant, ENDs for lost and unclosed frames" <<R
 process 500 pid 500
 thread 500 500 main
 0 main B main
@@ -59,15 +72,7 @@ thread 500 501 worker-1
 5500000 worker-1 B helper
 6000000 worker-1 E
 7000000 worker-1 E
-7050000 worker-1 I 3 events lost
-7050000 worker-1 B [lost frames]
-7100000 worker-1 B helper
-7200000 worker-1 E
-7300000 worker-1 E
-8000000 worker-1 B work
-8100000 worker-1 B helper
-8400000 worker-1 E
-8400000 worker-1 E
+$W1_FROM_LOSS
 R
 
 protoc --decode_raw <"$T/out.pf" >"$T/raw" 2>&1 && grep -q '^1 {' "$T/raw" && [ "$(grep -c '^1 {' "$T/raw")" = 25 ]
@@ -124,18 +129,10 @@ thread 1073741828 7 second
 R
 
 timeline "$T/named" --thread worker-1 --since 7ms
-same "--thread and --since: only that thread's calls that start in the window" <<'R'
+same "--thread and --since: only that thread's calls that start in the window" <<R
 process 500 pid 500
 thread 500 501 worker-1
-7050000 worker-1 I 3 events lost
-7050000 worker-1 B [lost frames]
-7100000 worker-1 B helper
-7200000 worker-1 E
-7300000 worker-1 E
-8000000 worker-1 B work
-8100000 worker-1 B helper
-8400000 worker-1 E
-8400000 worker-1 E
+$W1_FROM_LOSS
 R
 
 timeline "$T/named" --function work

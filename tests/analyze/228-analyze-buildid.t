@@ -70,15 +70,7 @@ is "$? $(wc -c < "$T/old.err") $(head -n 1 "$T/old.txt")" "0 0 $(head -n 1 "$T/o
     "files without the marker are accepted (any --exe), same header"
 
 # Stream mode: the process announces its build-id once when it attaches.
-SHM=/cs-test-buildid-$$
-track_shm "$SHM"
-start_serve "$T/s" --quiet
-start_trace_stream "$B/trace_stream" "$SHM"
-client=$CLIENT_PID
-TRACE_ENABLE=1 TRACE_SHM=$SHM TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$W" $PARAMS > /dev/null
-wait $client
-wait_serve_closed 1
-stop_serve
+stream_through "$T/s" /cs-test-buildid-$$ "$W" $PARAMS
 "$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/s.txt" 2> "$T/s.err"
 is "$? $(calls_of fib "$T/s.txt")" "0 $want_fib" "stream: analyze with the binary that ran"
 "$CS" analyze "$T/s" --exe "$T/other/workload" > /dev/null 2> "$T/sno.err"

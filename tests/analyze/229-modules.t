@@ -74,15 +74,7 @@ TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$T/pie" "$T" > /dev/null &
 grep -v 'plug_' "$T/expect" > "$T/expect.kept"
 is "$(rows "$T/sum.txt" | grep -v '^[0-9]* 0x')" "$(cat "$T/expect.kept")" \
     "summary mode, file mode: the library linked at build time is named, exact counts"
-SHM2=/cs-test-modsum-$$
-track_shm "$SHM2"
-start_serve "$T/sumstream" --quiet
-start_trace_stream "$B/trace_stream" "$SHM2"
-client=$CLIENT_PID
-TRACE_MODE=summary TRACE_ENABLE=1 TRACE_SHM=$SHM2 TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$T/pie" "$T" > /dev/null
-wait_stream_client "$client"
-wait_serve_closed 1
-stop_serve
+TRACE_MODE=summary stream_through "$T/sumstream" /cs-test-modsum-$$ "$T/pie" "$T"
 "$CS" analyze "$T/sumstream" --exe "$T/pie" --top 0 > "$T/sums.txt" 2> "$T/sums.err"
 is "$(rows "$T/sums.txt" | grep -v '^[0-9]* 0x')" "$(cat "$T/expect.kept")" \
     "summary mode, streamed and merged per process by trace_stream: named from the process's list"

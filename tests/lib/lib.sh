@@ -237,6 +237,44 @@ need_tools() {
     done
 }
 
+# stream_through DIR SHM CMD...: CMD run traced (stdout dropped; further
+# TRACE_* from the caller's environment) through a ring SHM (tracked) that
+# trace_stream drains into a serve writing DIR; returns once trace_stream
+# has ended, serve has closed the connection and has been stopped.
+stream_through() {
+    local dir=$1 shm=$2 client
+    shift 2
+    track_shm "$shm"
+    start_serve "$dir" --quiet
+    start_trace_stream "$B/trace_stream" "$shm"
+    client=$CLIENT_PID
+    TRACE_ENABLE=1 TRACE_SHM=$shm TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$@" > /dev/null
+    wait_stream_client "$client"
+    wait_serve_closed 1
+    stop_serve
+}
+
+# fields_are REPORT "NAME..." WANT WHAT: the values of those fields of
+# REPORT's header line (shown as a diag), space-separated, are WANT.
+fields_are() {
+    local h got="" f
+    h=$(head -n 1 "$1"); diag "$h"
+    for f in $2; do got="$got $(field "$f" "$h")"; done
+    is "${got# }" "$3" "$4"
+}
+
+# same_output WHAT GOT ERR < expected: the command exited 0 ($rc), said
+# nothing on ERR, and GOT is exactly the expected text.
+same_output() {
+    cat >"$T/want"
+    if [ "$rc" = 0 ] && [ ! -s "$3" ] && diff "$T/want" "$2" >"$T/diff"; then
+        ok 0 "$1"
+    else
+        diag "rc=$rc"; sed 's/^/# /' "$3" "$T/diff"
+        ok 1 "$1"
+    fi
+}
+
 # report_rows REPORT: "calls name (file:line)" of every row of a text
 # report, sorted.
 report_rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }

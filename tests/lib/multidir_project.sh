@@ -24,6 +24,17 @@ traced() {
         func_rows "$T/tr-$1" "$P/app.instr" > "$T/$1.rows"
 }
 
+# refused NAME CONFIG WHAT LINE: with CONFIG (printf %b) as trace.config,
+# make instrument fails (one check, WHAT) and its output ($T/NAME.make)
+# has LINE as a whole line (a second check, naming what it said).
+refused() {
+    printf '%b' "$2" > "$P/trace.config"
+    $M instrument > "$T/$1.make" 2>&1
+    ok $((! $?)) "$3"
+    grep -qxF -- "$4" "$T/$1.make"
+    ok $? "with file:line: $(grep 'callsight flags' "$T/$1.make")"
+}
+
 # compiled NAME: the objects that make run NAME compiled, sorted.
 compiled() { grep -o " -c -o '\?callsight-obj/[^ ']*" "$T/$1.make" | sed "s|.* -c -o '\?callsight-obj/||" | sort | tr '\n' ' '; }
 

@@ -56,11 +56,8 @@ util_hash_mix hash_mix.c 100
 via_pointer main.c 100" \
     "every function, the header's inline one and the one called through a pointer included"
 
-printf 'include src/\nexclude\n' > "$P/trace.config"
-$M instrument > "$T/bad.make" 2>&1
-ok $((! $?)) "a bad trace.config stops the build"
-grep -q "^callsight flags: trace.config:2: expected a path pattern after the directive$" "$T/bad.make"
-ok $? "with file:line and what was expected: $(grep 'callsight flags' "$T/bad.make")"
+refused bad 'include src/\nexclude\n' "a bad trace.config stops the build" \
+    "callsight flags: trace.config:2: expected a path pattern after the directive"
 
 # scan says the same before anything is built.
 printf 'include src/\nexclude net/a.c\nexclude *_test.c\n' > "$P/trace.config"

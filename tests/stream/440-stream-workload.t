@@ -49,8 +49,7 @@ ok $? "wrap: trace_stream exits 0"
 wait_serve_closed 1
 stop_serve
 "$CS" analyze "$T/wrap" --exe "$B/examples/workload" --top 0 > "$T/w.txt" 2>&1
-h=$(head -n 1 "$T/w.txt"); diag "$h"
-is "$(field events "$h") $(field threads "$h") $(field unmatched_exits "$h") $(field dropped "$h")" \
+fields_are "$T/w.txt" "events threads unmatched_exits dropped" \
     "$((2 * calls)) 26 0 0" "wrap: every event arrived, none dropped, no unmatched exit"
 report_rows "$T/w.txt" > "$T/w.rows"
 diff "$T/w.rows" "$T/f.rows" > "$T/wrows.diff"

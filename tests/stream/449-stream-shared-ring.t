@@ -84,8 +84,7 @@ is "$(ls "$T"/s/trace.stream.*.bin | wc -l)" 1 "one stream, one file: every proc
 
 "$CS" analyze "$T/s" --exe "$WL" --exe "$RES" --exe "$FRK" --top 0 > "$T/all.txt" 2> "$T/all.err"
 ok $? "analyze with one --exe per program"
-h=$(head -n 1 "$T/all.txt"); diag "$h"
-is "$(field threads "$h") $(field unmatched_exits "$h") $(field unclosed_enters "$h") $(field dropped "$h")" \
+fields_are "$T/all.txt" "threads unmatched_exits unclosed_enters dropped" \
     "9 0 0 0" "9 threads (6 + 2 + 1), no unmatched exits, nothing open, nothing dropped"
 table_of "$T/all.txt" > "$T/got"
 diff "$T/expect" "$T/got" > "$T/table.diff"

@@ -38,29 +38,13 @@ import struct
 import sys
 import time
 
-HANDSHAKE = struct.Struct("<8sIIII5Q")
-CHUNK = struct.Struct("<III")
+from wirepeer import listen_portfile, CHUNK, HANDSHAKE, read_chunks, read_exact
+
 OFFER = 0x100
 
 
-def read_exact(conn, n):
-    buf = b""
-    while len(buf) < n:
-        part = conn.recv(n - len(buf))
-        if not part:
-            return None
-        buf += part
-    return buf
-
-
 def oldserver(portfile, ack=False, features=0):
-    lst = socket.socket()
-    lst.bind(("127.0.0.1", 0))
-    lst.listen(1)
-    lst.settimeout(60)
-    with open(portfile + ".tmp", "w") as f:
-        f.write(str(lst.getsockname()[1]))
-    os.rename(portfile + ".tmp", portfile)
+    lst = listen_portfile(portfile, 1)
     conn, _ = lst.accept()
     conn.settimeout(60)
     hs = read_exact(conn, HANDSHAKE.size)
@@ -68,13 +52,7 @@ def oldserver(portfile, ack=False, features=0):
     if ack:
         conn.sendall(struct.pack("<8sII", b"TKACK", 1, features))
     types, records = {}, 0
-    while True:
-        head = read_exact(conn, CHUNK.size)
-        if head is None:
-            break
-        ctype, raw_len, zlen = CHUNK.unpack(head)
-        if read_exact(conn, zlen) is None:
-            break
+    for ctype, raw_len, _ in read_chunks(conn):
         types[ctype] = types.get(ctype, 0) + 1
         if ctype in (0, 4):
             records += raw_len // 32

@@ -22,28 +22,14 @@ not 16 bytes, or two different keys on one connection).  --not-in: at the
 end, "key in none of the N files" when no key's bytes, nor their hex, are
 in any of them, else "key found in FILE".  Ends after 60 s at most.
 """
-import os
 import socket
 import struct
 import sys
 import threading
 
-HANDSHAKE = struct.Struct("<8sIIII5Q")
-CHUNK = struct.Struct("<III")
+from wirepeer import listen_portfile, HANDSHAKE, read_chunks, read_exact
+
 KEY_CHUNK = 6
-
-
-def read_exact(conn, n):
-    buf = b""
-    while len(buf) < n:
-        try:
-            part = conn.recv(n - len(buf))
-        except OSError:
-            return None
-        if not part:
-            return None
-        buf += part
-    return buf
 
 
 def frame_payload(frame):
@@ -74,21 +60,14 @@ def frame_payload(frame):
 
 def serve_one(conn, close, result):
     conn.settimeout(60)
-    hs = read_exact(conn, HANDSHAKE.size)
+    hs = read_exact(conn, HANDSHAKE.size, errors_end=True)
     if hs is None:
         result["line"] = "flags=? chunks= key=none"
         return
     flags = HANDSHAKE.unpack(hs)[3]
     conn.sendall(struct.pack("<8sII", b"TKACK", 0, 1))
     types, keys = [], []
-    while True:
-        head = read_exact(conn, CHUNK.size)
-        if head is None:
-            break
-        ctype, raw_len, zlen = CHUNK.unpack(head)
-        frame = read_exact(conn, zlen)
-        if frame is None:
-            break
+    for ctype, raw_len, frame in read_chunks(conn, errors_end=True):
         types.append(ctype)
         if ctype == KEY_CHUNK:
             keys.append(frame_payload(frame) if raw_len == 16 else b"")
@@ -118,13 +97,7 @@ def main(argv):
             not_in, i = argv[i + 1:], len(argv)
         else:
             sys.exit("keypeer: unknown argument " + argv[i])
-    lst = socket.socket()
-    lst.bind(("127.0.0.1", 0))
-    lst.listen(8)
-    lst.settimeout(60)
-    with open(portfile + ".tmp", "w") as f:
-        f.write(str(lst.getsockname()[1]))
-    os.rename(portfile + ".tmp", portfile)
+    lst = listen_portfile(portfile, 8)
     threads, results = [], []
     for n in range(1, conns + 1):
         try:

@@ -64,11 +64,16 @@ walk_plant "a file the tree does not have is caught" 's|`src/serve/chunkq.c`|`sr
 # \r allowed) added at the top of FILE (relative to the root) must fail,
 # naming FILE and matching PATTERN.  Only FILE is checked file by file, to
 # keep this quick; the tree-wide checks always run.
+# fresh_scratch: $T/scratch, a new copy of the tree's three code folders.
+fresh_scratch() {
+    rm -rf "$T/scratch"
+    mkdir -p "$T/scratch"
+    cp -R "$ROOT/src" "$ROOT/runtime" "$ROOT/stream" "$T/scratch/"
+}
 plant() {
     local what=$1 file=$2 text=$3 pat=$4 s=$T/scratch
-    rm -rf "$s"
+    fresh_scratch
     mkdir -p "$s/$(dirname "$file")"
-    cp -R "$ROOT/src" "$ROOT/runtime" "$ROOT/stream" "$s/"
     if [ -e "$s/$file" ]; then
         { printf '%b\n' "$text"; cat "$s/$file"; } >"$s/$file.new" && mv "$s/$file.new" "$s/$file"
     else
@@ -81,75 +86,54 @@ plant() {
     else diag "rc=$rc"; sed 's/^/# /' "$T/out"; ok 1 "$what"; fi
 }
 
-H=src/analysis/hist.c
-plant "analysis/ including an output is caught" $H '#include "out/out.h"' \
-    'analysis/ may include lib/, read/, not out/'
-plant "read/ including serve/ is caught" src/read/trace_files.c '#include "serve/files.h"' \
-    'read/ may include lib/, not serve/'
-plant "serve/ including the analysis is caught" src/serve/conn.c '#include "analysis/analysis.h"' \
-    'serve/ may include lib/, not analysis/'
-plant "serve/ including read/ is caught" src/serve/conn.c '#include "read/trace_reader.h"' \
-    'serve/ may include lib/, not read/'
-plant "lib/ including anything of src/ is caught" src/lib/u64map.c '#include "read/addrindex.h"' \
-    'lib/ may include nothing of src/'
-plant "anything including a command's folder is caught" src/out/report.c '#include "cmd/commands.h"' \
-    'out/ may include .*not cmd/'
-plant "a header crossing is caught as well as a source's" src/analysis/hist.h '#include "out/out.h"' \
-    'pulls in src/out/out.h'
-plant "another folder's header by its bare name is caught" src/out/report.c '#include "trace_reader.h"' \
-    'not a file of src/out/ or runtime/'
-plant "a ../ path is caught" src/out/report.c '#include "../read/symbols.h"' 'no \.\./ paths'
-plant "one of our headers in <> is caught" src/cmd/diff.c '#include <out/out_json.h>' 'use quotes'
-plant "the runtime including the host tool is caught" runtime/trace.c '#include "read/trace_reader.h"' \
-    'runtime/ stands alone'
-plant "a part of the runtime including the host tool is caught" runtime/trace_ring.c '#include "read/trace_reader.h"' \
-    'runtime/ stands alone'
-plant "the runtime including a file of stream/ is caught" runtime/trace.c '#include "../stream/trace_stream.c"' \
-    'runtime/ stands alone'
-plant "trace_stream including the host tool is caught" stream/trace_stream.c '#include "serve/proto.h"' \
-    'stream/ stands alone'
-plant "the runtime including the wire protocol is caught" runtime/trace.c '#include "trace_wire.h"' \
-    'pulls in runtime/trace_wire.h: the runtime speaks only the ring'
+# Each row: WHAT|FILE|TEXT|PATTERN[|PREP], PREP a command run in the
+# scratch copy before the check.
+while IFS='|' read -r what file text pat prep; do
+    case $what in ''|'#'*) continue ;; esac
+    PREP=$prep plant "$what" "$file" "$text" "$pat" </dev/null
+done <<'ROWS'
+analysis/ including an output is caught|src/analysis/hist.c|#include "out/out.h"|analysis/ may include lib/, read/, not out/
+read/ including serve/ is caught|src/read/trace_files.c|#include "serve/files.h"|read/ may include lib/, not serve/
+serve/ including the analysis is caught|src/serve/conn.c|#include "analysis/analysis.h"|serve/ may include lib/, not analysis/
+serve/ including read/ is caught|src/serve/conn.c|#include "read/trace_reader.h"|serve/ may include lib/, not read/
+lib/ including anything of src/ is caught|src/lib/u64map.c|#include "read/addrindex.h"|lib/ may include nothing of src/
+anything including a command's folder is caught|src/out/report.c|#include "cmd/commands.h"|out/ may include .*not cmd/
+a header crossing is caught as well as a source's|src/analysis/hist.h|#include "out/out.h"|pulls in src/out/out.h
+another folder's header by its bare name is caught|src/out/report.c|#include "trace_reader.h"|not a file of src/out/ or runtime/
+a ../ path is caught|src/out/report.c|#include "../read/symbols.h"|no \.\./ paths
+one of our headers in <> is caught|src/cmd/diff.c|#include <out/out_json.h>|use quotes
+the runtime including the host tool is caught|runtime/trace.c|#include "read/trace_reader.h"|runtime/ stands alone
+a part of the runtime including the host tool is caught|runtime/trace_ring.c|#include "read/trace_reader.h"|runtime/ stands alone
+the runtime including a file of stream/ is caught|runtime/trace.c|#include "../stream/trace_stream.c"|runtime/ stands alone
+trace_stream including the host tool is caught|stream/trace_stream.c|#include "serve/proto.h"|stream/ stands alone
+the runtime including the wire protocol is caught|runtime/trace.c|#include "trace_wire.h"|pulls in runtime/trace_wire.h: the runtime speaks only the ring
 # Spellings the compiler accepts and a line-by-line reading would miss.
-plant "an include through a macro is caught" $H '#define SNEAK "out/out.h"\n#include SNEAK' \
-    'pulls in src/out/out.h'
-plant "a comment inside the directive is caught" $H '#/**/include "out/out.h"' 'pulls in src/out/out.h'
-plant "a spliced directive is caught" $H '#\\\ninclude "out/out.h"' 'pulls in src/out/out.h'
-plant "a digraph directive is caught" $H '%:include "out/out.h"' 'pulls in src/out/out.h'
-plant "a directive after a bare CR is caught" $H '/* x */\r#include "out/out.h"' 'pulls in src/out/out.h'
-plant "<../src/...> from the runtime is caught" runtime/trace.c '#include <../src/read/trace_reader.h>' \
-    'pulls in src/read/trace_reader.h'
-plant "<./out/...> is caught" $H '#include <./out/out.h>' 'pulls in src/out/out.h'
-PREP='printf "#include \"out/out.h\"\n" > src/analysis/sneak.inc' \
-    plant "a crossing hidden in an included file of another kind is caught" $H '#include "sneak.inc"' \
-    'pulls in src/out/out.h'
-PREP='ln -s ../out/pb.h src/analysis/pb.h' \
-    plant "a symlink into another folder is caught" $H '#include "pb.h"' 'pulls in src/out/pb.h'
-plant "a command calling another is caught" src/cmd/diff.c 'static int f(void) { return cmd_analyze(0, 0); }' \
-    'names cmd_analyze: commands never call each other'
-plant "a command through a pointer is caught" src/cmd/diff.c 'int (*const sneak_p)(int, char **) = cmd_analyze;' \
-    'names cmd_analyze'
-plant "a command through a macro is caught" src/cmd/diff.c '#define CALL(x) cmd_##x(0, 0)\nint g(void) { return CALL(analyze); }' \
-    'names cmd_analyze'
-plant "a command called from outside cmd/ is caught" src/out/report.c \
-    'int cmd_analyze(int argc, char **argv);\nint sneak_f(void) { return cmd_analyze(0, 0); }' \
-    'names cmd_analyze: only main.c dispatches'
+an include through a macro is caught|src/analysis/hist.c|#define SNEAK "out/out.h"\n#include SNEAK|pulls in src/out/out.h
+a comment inside the directive is caught|src/analysis/hist.c|#/**/include "out/out.h"|pulls in src/out/out.h
+a spliced directive is caught|src/analysis/hist.c|#\\\ninclude "out/out.h"|pulls in src/out/out.h
+a digraph directive is caught|src/analysis/hist.c|%:include "out/out.h"|pulls in src/out/out.h
+a directive after a bare CR is caught|src/analysis/hist.c|/* x */\r#include "out/out.h"|pulls in src/out/out.h
+<../src/...> from the runtime is caught|runtime/trace.c|#include <../src/read/trace_reader.h>|pulls in src/read/trace_reader.h
+<./out/...> is caught|src/analysis/hist.c|#include <./out/out.h>|pulls in src/out/out.h
+a crossing hidden in an included file of another kind is caught|src/analysis/hist.c|#include "sneak.inc"|pulls in src/out/out.h|printf "#include \"out/out.h\"\n" > src/analysis/sneak.inc
+a symlink into another folder is caught|src/analysis/hist.c|#include "pb.h"|pulls in src/out/pb.h|ln -s ../out/pb.h src/analysis/pb.h
+a command calling another is caught|src/cmd/diff.c|static int f(void) { return cmd_analyze(0, 0); }|names cmd_analyze: commands never call each other
+a command through a pointer is caught|src/cmd/diff.c|int (*const sneak_p)(int, char **) = cmd_analyze;|names cmd_analyze
+a command through a macro is caught|src/cmd/diff.c|#define CALL(x) cmd_##x(0, 0)\nint g(void) { return CALL(analyze); }|names cmd_analyze
+a command called from outside cmd/ is caught|src/out/report.c|int cmd_analyze(int argc, char **argv);\nint sneak_f(void) { return cmd_analyze(0, 0); }|names cmd_analyze: only main.c dispatches
+a file left directly in src/ is caught|src/stray.c|/* stray */|a file directly in src/
+a folder nobody placed is caught|src/misc/x.c|/* new */|in a folder docs/architecture.md does not know
+ROWS
 # ... and what is no crossing stays quiet: a comment, a dead #if 0 block.
-rm -rf "$T/scratch"
-mkdir -p "$T/scratch"
-cp -R "$ROOT/src" "$ROOT/runtime" "$ROOT/stream" "$T/scratch/"
+fresh_scratch
 { printf '/* as cmd_analyze does */\n#if 0\n#include "out/out.h"\n#endif\n'; cat "$ROOT/src/cmd/diff.c"; } \
     >"$T/scratch/src/cmd/diff.c"
 $CHECK "$T/scratch" src/cmd/diff.c >"$T/out" 2>&1
 ok $? "a command named in a comment, an include in #if 0: no crossing"
 [ -s "$T/out" ] && sed 's/^/# /' "$T/out"
-plant "a file left directly in src/ is caught" src/stray.c '/* stray */' 'a file directly in src/'
-plant "a folder nobody placed is caught" src/misc/x.c '/* new */' 'in a folder docs/architecture.md does not know'
 
 # The same helper, unplanted, passes: the copy itself is faithful.
-rm -rf "$T/scratch"
-mkdir -p "$T/scratch"
-cp -R "$ROOT/src" "$ROOT/runtime" "$ROOT/stream" "$T/scratch/"
+fresh_scratch
 $CHECK "$T/scratch" >"$T/out" 2>&1
 ok $? "an unchanged scratch copy passes"
 

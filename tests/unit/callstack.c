@@ -6,6 +6,7 @@
  * depth cap.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/callstack.h"
@@ -94,20 +95,46 @@ static int counts_are(uint64_t calls_, uint64_t unmatched, uint64_t unclosed, ui
 
 enum { A = 1, B, C, D, E, X };
 
+/* play SCRIPT: feeds the matcher a run of events written one to a word, so
+ * each case reads as its trace: +F<ts> enters function F (A..E, X) at ts,
+ * -F<ts> exits it, L<n> loses n events, R<low>,<after> resyncs, T<ns>
+ * excludes tracer time, H is a stream gap, K the process dying, Z a reset. */
+static void play(const char *script)
+{
+    for (const char *p = script; *p;) {
+        char op = *p++;
+        uint64_t f = 0;
+        if ((op == '+' || op == '-') && *p) {
+            f = *p == 'X' ? X : (uint64_t)(*p - 'A' + A);
+            p++;
+        }
+        char *end;
+        long long n = strtoll(p, &end, 10), m = 0;
+        if (*end == ',')
+            m = strtoll(end + 1, &end, 10);
+        switch (op) {
+        case '+': callstack_enter(&s, f, n); break;
+        case '-': callstack_exit(&s, f, n); break;
+        case 'L': callstack_lost(&s, (uint64_t)n); break;
+        case 'R': callstack_resync(&s, (int32_t)n, (int32_t)m); break;
+        case 'T': callstack_exclude(&s, (uint64_t)n); break;
+        case 'H': callstack_hole(&s); break;
+        case 'K': callstack_kill(&s); break;
+        case 'Z': callstack_reset(&s); break;
+        default: printf("# play: bad step '%c' in \"%s\"\n", op, script); break;
+        }
+        for (p = end; *p == ' '; p++)
+            ;
+    }
+}
+
 int main(void)
 {
     printf("1..47\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_exit(&s, C, 30);
-    callstack_exit(&s, B, 40);
-    callstack_enter(&s, B, 50);
-    callstack_exit(&s, B, 70);
-    callstack_exit(&s, A, 100);
+    play("+A0 +B10 +C20 -C30 -B40 +B50 -B70 -A100");
     ok(ncalls == 4 && call_is(0, C, 10, 10) && call_is(1, B, 30, 20) && call_is(2, B, 20, 20),
        "nesting: inner calls complete first with incl and self");
     ok(call_is(3, A, 100, 50), "self time = incl minus direct children's incl");
@@ -116,12 +143,7 @@ int main(void)
 
     /* Recursion: A { A { A } } */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, A, 1);
-    callstack_enter(&s, A, 2);
-    callstack_exit(&s, A, 5);
-    callstack_exit(&s, A, 7);
-    callstack_exit(&s, A, 10);
+    play("+A0 +A1 +A2 -A5 -A7 -A10");
     ok(ncalls == 3 && call_is(0, A, 3, 3) && call_is(1, A, 6, 3) && call_is(2, A, 10, 4),
        "recursion: each level timed on its own");
 
@@ -129,37 +151,24 @@ int main(void)
     fresh(CALLSTACK_MAX_DEPTH);
     callstack_exit(&s, X, 5);
     ok(counts_are(0, 1, 0, 0, 0, 0) && ncalls == 0, "exit on an empty stack: unmatched, ignored");
-    callstack_enter(&s, A, 10);
-    callstack_exit(&s, X, 15);
-    callstack_exit(&s, A, 20);
+    play("+A10 -X15 -A20");
     ok(counts_are(1, 2, 0, 0, 0, 0) && call_is(0, A, 10, 10),
        "exit of a function not open: unmatched, ignored; the open call still completes");
 
     /* longjmp past B and C: the exit of A unwinds them. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_exit(&s, A, 50);
-    callstack_reset(&s);
+    play("+A0 +B10 +C20 -A50 Z");
     ok(counts_are(1, 1, 2, 0, 0, 0) && call_is(0, A, 50, 50),
        "exit found deeper: one unmatched, the 2 frames above unclosed, A completes");
 
     /* A hole: A B C open (depths 1 2 3); the thread lost 5 events: exit C,
      * exit B (low = 1), enter D, enter E, exit E (after = 2). */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_lost(&s, 5);
-    callstack_resync(&s, 1, 2);
+    play("+A0 +B10 +C20 L5 R1,2");
     ok(s.n == 2 && s.frames[0].func == A && !s.frames[0].placeholder && s.frames[1].placeholder,
        "resync: popped to the low mark, one placeholder for D");
-    callstack_enter(&s, E, 60);
-    callstack_exit(&s, E, 65);
-    callstack_exit(&s, D, 70); /* D's exit pops the placeholder */
-    callstack_exit(&s, A, 100);
-    callstack_reset(&s);
+    play("+E60 -E65 -D70 " /* D's exit pops the placeholder */
+         "-A100 Z");
     ok(counts_are(2, 0, 0, 5, 2, 1),
        "resync: 5 lost, 2 frames cut short, 1 orphaned exit, nothing unmatched or unclosed");
     ok(ncalls == 2 && call_is(0, E, 5, 5) && call_is(1, A, 100, 100),
@@ -167,40 +176,27 @@ int main(void)
 
     /* An orphaned exit is a loss even when its function matches nothing. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_lost(&s, 3);
-    callstack_resync(&s, 1, 3); /* two frames entered in the hole stay open */
-    callstack_exit(&s, X, 10);
-    callstack_exit(&s, X, 11);
-    callstack_exit(&s, A, 20);
-    callstack_reset(&s);
+    play("+A0 L3 R1,3 " /* two frames entered in the hole stay open */
+         "-X10 -X11 -A20 Z");
     ok(counts_are(1, 0, 0, 3, 0, 2) && call_is(0, A, 20, 20),
        "two placeholders: two orphaned exits, then A matches");
 
     /* Placeholders left at the end are losses, not unclosed enters. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_lost(&s, 4);
-    callstack_resync(&s, 0, 2);
-    callstack_reset(&s);
+    play("+A0 L4 R0,2 Z");
     ok(counts_are(0, 0, 0, 4, 1, 0), "hole to depth 0: A cut short; open placeholders not unclosed");
 
     /* An unmatched exit does not search below a placeholder. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_lost(&s, 1);
-    callstack_resync(&s, 1, 2);
-    callstack_enter(&s, B, 10);
-    callstack_exit(&s, A, 20);
+    play("+A0 L1 R1,2 +B10 -A20");
     ok(counts_are(0, 1, 0, 1, 0, 0) && s.n == 3, "exit of A above a placeholder: unmatched, ignored");
 
     /* Depth follows the runtime's count even after an ignored exit. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_exit(&s, X, 0); /* depth -1 */
-    callstack_enter(&s, A, 5); /* depth 0 */
-    callstack_enter(&s, B, 6); /* depth 1 */
-    callstack_lost(&s, 2);
-    callstack_resync(&s, 0, 0); /* exit B lost, then some enter+exit: low 0 */
+    play("-X0 " /* depth -1 */
+         "+A5 " /* depth 0 */
+         "+B6 " /* depth 1 */
+         "L2 R0,0"); /* exit B lost, then some enter+exit: low 0 */
     ok(s.n == 1 && s.frames[0].func == A && s.c.lost_frames == 1,
        "resync depths are the runtime's: after an ignored exit only B is above depth 0");
     callstack_exit(&s, A, 9);
@@ -208,25 +204,17 @@ int main(void)
 
     /* Resync with nothing lost below: the low mark at the current depth. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_lost(&s, 2);
-    callstack_resync(&s, 1, 1); /* enter + exit of something inside A */
-    callstack_exit(&s, A, 10);
-    callstack_reset(&s);
+    play("+A0 L2 R1,1 " /* enter + exit of something inside A */
+         "-A10 Z");
     ok(counts_are(1, 0, 0, 2, 0, 0) && call_is(0, A, 10, 10), "hole above the stack: nothing to repair");
 
     /* THREAD_EXIT: the tid is reused by a new thread with an empty stack. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 1);
-    callstack_reset(&s);
+    play("+A0 +B1 Z");
     ok(counts_are(0, 0, 2, 0, 0, 0) && s.n == 0 && s.depth == 0, "thread exit: 2 frames unclosed, stack empty");
-    callstack_enter(&s, C, 10);
-    callstack_exit(&s, C, 12);
+    play("+C10 -C12");
     ok(counts_are(1, 0, 2, 0, 0, 0) && call_is(0, C, 2, 2), "reused tid: new thread matches from scratch");
-    callstack_enter(&s, D, 20);
-    callstack_lost(&s, 1);
-    callstack_resync(&s, 0, 0);
+    play("+D20 L1 R0,0");
     ok(s.n == 0 && s.c.lost_frames == 1, "reused tid: resync depths count from the new thread's start");
 
     /* The depth cap: enters beyond it are counted, not timed. */
@@ -259,30 +247,21 @@ int main(void)
     fresh(4);
     for (int i = 0; i < 6; i++)
         callstack_enter(&s, (uint64_t)A + (uint64_t)i, i);
-    callstack_lost(&s, 7);
-    callstack_resync(&s, 2, 2);
+    play("L7 R2,2");
     ok(s.n == 2 && s.overflow == 0 && s.c.lost_frames == 4, "cap 4: a hole down to depth 2 cuts 2 stacked and 2 extra frames");
 
     /* The hooks: every open closed once, in stack order; cuts at the
      * latest time seen. */
     fresh(CALLSTACK_MAX_DEPTH);
     nesting_ok = 1;
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_exit(&s, A, 50); /* C and B cut at 50, A returns */
+    play("+A0 +B10 +C20 -A50"); /* C and B cut at 50, A returns */
     ok(nopen == 3 && nclose == 3 && ncut == 2 && cut_ts[0] == 50 && cut_ts[1] == 50 && nesting_ok,
        "hooks: an unmatched exit cuts the frames above at its time, top first");
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_lost(&s, 4);
-    callstack_resync(&s, 1, 3); /* B cut; two placeholders open at 10 */
+    play("+A0 +B10 L4 R1,3"); /* B cut; two placeholders open at 10 */
     ok(nopen == 4 && ncut == 1 && cut_ts[0] == 10 && s.frames[2].start == 10 && nesting_ok,
        "hooks: resync cuts lost frames and opens placeholders at the latest time");
-    callstack_exit(&s, X, 30);
-    callstack_enter(&s, C, 40);
-    callstack_reset(&s);
+    play("-X30 +C40 Z");
     ok(nopen == 5 && nclose == 5 && ncut == 5 && cut_ts[4] == 40 && nesting_ok,
        "hooks: orphan exit and reset cut what is open; every open closed once");
     fresh(2);
@@ -296,28 +275,17 @@ int main(void)
     /* A stream gap (a hole of unknown shape): A B C open before it. */
     fresh(CALLSTACK_MAX_DEPTH);
     nesting_ok = 1;
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_hole(&s);
-    callstack_exit(&s, X, 30); /* entered inside the hole */
+    play("+A0 +B10 +C20 H -X30"); /* entered inside the hole */
     ok(counts_are(0, 0, 0, 0, 0, 1) && s.n == 3, "gap: an exit of a call entered in it is an orphan");
-    callstack_enter(&s, D, 40);
-    callstack_exit(&s, D, 45);
-    callstack_exit(&s, A, 100); /* C and B exited in the hole */
+    play("+D40 -D45 -A100"); /* C and B exited in the hole */
     ok(counts_are(2, 0, 0, 0, 2, 1) && call_is(0, D, 5, 5) && call_is(1, A, 100, 100),
        "gap: calls after it timed; an exit deeper before it cuts the frames above as lost");
-    callstack_exit(&s, X, 110);
-    callstack_reset(&s);
+    play("-X110 Z");
     ok(counts_are(2, 0, 0, 0, 2, 2) && nesting_ok, "gap: on an empty stack, exits are orphans too");
 
     /* After the gap, frames entered after it keep the usual rules. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_hole(&s);
-    callstack_enter(&s, B, 10);
-    callstack_enter(&s, C, 20);
-    callstack_exit(&s, B, 30); /* C above B: a real unmatched exit */
+    play("+A0 H +B10 +C20 -B30"); /* C above B: a real unmatched exit */
     ok(counts_are(1, 1, 1, 0, 0, 0) && s.n == 1, "gap: frames entered after it unwind as before");
     callstack_reset(&s);
     ok(counts_are(1, 1, 1, 0, 1, 0) && !s.holed,
@@ -325,24 +293,16 @@ int main(void)
 
     /* A resync after a gap: the depths no longer match, frames stay below the low mark. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 5);
-    callstack_hole(&s);
-    callstack_lost(&s, 3);
-    callstack_resync(&s, 4, 5);
+    play("+A0 +B5 H L3 R4,5");
     ok(s.n == 3 && s.frames[2].placeholder && s.frames[1].depth == 4 && s.depth == 5,
        "gap then resync: frames kept under the low mark, one placeholder on top");
-    callstack_exit(&s, X, 10); /* the placeholder */
-    callstack_exit(&s, A, 20); /* B's exit was lost */
+    play("-X10 " /* the placeholder */
+         "-A20"); /* B's exit was lost */
     ok(counts_are(1, 0, 0, 3, 1, 1) && call_is(0, A, 20, 20), "gap then resync: losses, nothing unmatched");
 
     /* The process died: open frames are dead, not unclosed. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 5);
-    callstack_lost(&s, 1);
-    callstack_resync(&s, 2, 3);
-    callstack_kill(&s);
+    play("+A0 +B5 L1 R2,3 K");
     ok(counts_are(0, 0, 0, 1, 0, 0) && s.c.dead_frames == 2 && s.n == 0,
        "kill: 2 open frames dead, the placeholder not counted, nothing unclosed");
     callstack_reset(&s);
@@ -351,42 +311,27 @@ int main(void)
     /* Tracer time: A(0..100) { B(10..40) [flush 5 at 20] } [flush 7 at 50]
      * C(60..90) { [flush 2] }: taken out of every frame open then. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_enter(&s, B, 10);
-    callstack_exclude(&s, 5);
-    callstack_exit(&s, B, 40);
-    callstack_exclude(&s, 7);
-    callstack_enter(&s, C, 60);
-    callstack_exclude(&s, 2);
-    callstack_exit(&s, C, 90);
-    callstack_exit(&s, A, 100);
+    play("+A0 +B10 T5 -B40 T7 +C60 T2 -C90 -A100");
     ok(ncalls == 3 && call_is(0, B, 25, 25) && call_is(1, C, 28, 28),
        "tracer time: out of the callees open when it happened, not of those entered after");
     ok(call_is(2, A, 86, 33), "tracer time: out of the caller's incl and self too");
     fresh(CALLSTACK_MAX_DEPTH);
     callstack_enter(&s, A, 0);
     callstack_exclude(&s, UINT64_MAX - 1);
-    callstack_exclude(&s, 10);
-    callstack_exit(&s, A, 100);
-    callstack_enter(&s, B, 200);
-    callstack_exclude(&s, 5);
-    callstack_exit(&s, B, 300);
+    play("T10 -A100 +B200 T5 -B300");
     ok(ncalls == 2 && call_is(0, A, 0, 0) && call_is(1, B, 95, 95),
        "tracer time beyond the call (untrusted input): that call is 0, later ones untouched");
 
     /* Resync depths the loss cannot explain (hostile): counted, taken as a
      * hole of unknown shape, nothing pushed. */
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_lost(&s, 2);
-    callstack_resync(&s, 0, 5); /* down 1 and up 5: 6 events, only 2 lost */
+    play("+A0 L2 R0,5"); /* down 1 and up 5: 6 events, only 2 lost */
     ok(s.c.bad_resyncs == 1 && s.n == 1 && s.depth_lost && nopen == 1,
        "resync beyond what 2 lost events can do: counted, a hole, no placeholders");
     callstack_exit(&s, X, 10);
     ok(counts_are(0, 0, 0, 2, 0, 1), "after a bad resync: an exit not open is orphaned, not unmatched");
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_enter(&s, A, 0);
-    callstack_resync(&s, 2, 2); /* no loss said: the low mark cannot be above the depth */
+    play("+A0 R2,2"); /* no loss said: the low mark cannot be above the depth */
     ok(s.c.bad_resyncs == 1 && s.n == 1, "resync with a low mark above the depth: counted");
 
     /* A deep hole costs a count, not a frame per level: 2^31 - 1 levels,
@@ -398,8 +343,7 @@ int main(void)
     ok(s.c.bad_resyncs == 0 && s.n == 1 + CALLSTACK_RUN && s.frames[1].placeholder == INT32_MAX - CALLSTACK_RUN &&
        s.frames[1].depth == INT32_MAX - CALLSTACK_RUN + 1 && s.depth == INT32_MAX,
        "deep resync: CALLSTACK_RUN frames, the outermost one standing for the rest");
-    callstack_enter(&s, B, 10);
-    callstack_exit(&s, B, 20);
+    play("+B10 -B20");
     for (int k = 0; k < CALLSTACK_RUN + 2; k++)
         callstack_exit(&s, X, 30);
     ok(counts_are(1, 0, 0, (uint64_t)1 << 32, 0, CALLSTACK_RUN + 2) && s.n == 2 &&
@@ -409,10 +353,7 @@ int main(void)
     ok(s.n == 1 && s.c.bad_resyncs == 0 && s.depth == 1 && nopen == nclose + 1,
        "deep resync: a later hole down to its bottom cuts the run whole");
     fresh(CALLSTACK_MAX_DEPTH);
-    callstack_lost(&s, 1000);
-    callstack_resync(&s, 0, 500);
-    callstack_lost(&s, 1000);
-    callstack_resync(&s, 300, 310); /* down 200 inside the run, up 10 */
+    play("L1000 R0,500 L1000 R300,310"); /* down 200 inside the run, up 10 */
     ok(s.c.bad_resyncs == 0 && s.frames[0].placeholder == 300 && s.frames[0].depth == 300 &&
        s.n == 11 && s.depth == 310, "a hole inside a run keeps its levels below the low mark");
 

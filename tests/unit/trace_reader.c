@@ -109,6 +109,29 @@ static void expect_reject(const char *name, const char *want, const char *what)
     ok(rc < 0 && strstr(msg, want) != NULL, what);
 }
 
+/* Headers the reader must refuse: the default header with the nonzero
+ * fields here in its place, the file cut to cut_at bytes unless that is -1,
+ * and the words the refusal must say. */
+struct bad_header {
+    const char *magic;
+    uint32_t version, event_size, header_size;
+    long cut_at;
+    const char *name, *want, *what;
+};
+static const struct bad_header bad_headers[] = {
+    {"NOTRACE", 0, 0, 0, -1, "magic.bin", "bad magic", "bad magic rejected"},
+    {NULL, 4, 0, 0, -1, "version.bin", "version", "version 4 rejected"},
+    {NULL, 0, 40, 0, -1, "esize.bin", "event size", "event_size 40 rejected"},
+    {NULL, 0, 0, 64, -1, "hsize.bin", "header_size", "header_size below 80 rejected"},
+    {NULL, 0, 0, 81, -1, "hsize81.bin", "header_size neither 80 nor a multiple of 32",
+     "header_size 81 rejected: every record would be misread"},
+    {NULL, 0, 0, 136, -1, "hsize136.bin", "header_size neither 80 nor a multiple of 32",
+     "header_size 136 rejected"},
+    {NULL, 0, 0, 0, 50, "short.bin", "truncated header", "file shorter than the header rejected"},
+    {NULL, 0, 0, 4096, 200, "short2.bin", "truncated header", "file shorter than header_size rejected"},
+    {NULL, 0, 0, 4096, 0, "empty.bin", "empty", "empty file rejected"},
+};
+
 static void sample_events(void)
 {
     event(1000, 0x401000, 0x401234, 77, TRACE_KIND_ENTER);
@@ -365,44 +388,28 @@ int main(void)
 
     /* Foreign and malformed headers. */
     h = default_hdr();
-    h.magic = "NOTRACE";
-    begin(&h);
-    expect_reject("magic.bin", "bad magic", "bad magic rejected");
-    h = default_hdr();
-    h.version = 4;
-    begin(&h);
-    expect_reject("version.bin", "version", "version 4 rejected");
-    h = default_hdr();
     h.version = TRACE_FILE_VERSION_SUMMARY;
     begin(&h);
     int v3 = trace_reader_open(&r, save("summary.bin"), msg, sizeof msg);
     if (v3 == 0)
         trace_reader_close(&r);
     ok(v3 == 0, "version 3 (summary snapshots) opens");
-    h = default_hdr();
-    h.event_size = 40;
-    begin(&h);
-    expect_reject("esize.bin", "event size", "event_size 40 rejected");
-    h = default_hdr();
-    h.header_size = 64;
-    begin(&h);
-    expect_reject("hsize.bin", "header_size", "header_size below 80 rejected");
-    h.header_size = 81;
-    begin(&h);
-    expect_reject("hsize81.bin", "header_size neither 80 nor a multiple of 32", "header_size 81 rejected: every record would be misread");
-    h.header_size = 136;
-    begin(&h);
-    expect_reject("hsize136.bin", "header_size neither 80 nor a multiple of 32", "header_size 136 rejected");
-    h = default_hdr();
-    begin(&h);
-    flen = 50;
-    expect_reject("short.bin", "truncated header", "file shorter than the header rejected");
-    h.header_size = 4096;
-    begin(&h);
-    flen = 200;
-    expect_reject("short2.bin", "truncated header", "file shorter than header_size rejected");
-    flen = 0;
-    expect_reject("empty.bin", "empty", "empty file rejected");
+    for (size_t i = 0; i < sizeof bad_headers / sizeof bad_headers[0]; i++) {
+        const struct bad_header *b = &bad_headers[i];
+        h = default_hdr();
+        if (b->magic)
+            h.magic = b->magic;
+        if (b->version)
+            h.version = b->version;
+        if (b->event_size)
+            h.event_size = b->event_size;
+        if (b->header_size)
+            h.header_size = b->header_size;
+        begin(&h);
+        if (b->cut_at >= 0)
+            flen = (size_t)b->cut_at;
+        expect_reject(b->name, b->want, b->what);
+    }
     h = default_hdr();
     begin(&h);
     file[20] |= 0x04; /* claims big-endian, written little-endian */
