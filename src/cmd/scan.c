@@ -195,21 +195,21 @@ int cmd_scan(int argc, char **argv)
     struct choose ch;
     struct graph g;
     memset(&g, 0, sizeof g);
-    char err[CONFIG_ERR_MAX + 4200], esc[4 * sizeof err]; /* err may quote a file name: escaped */
+    char err[CONFIG_ERR_MAX + 4200]; /* may quote a file name: said by textesc_say */
     if (sources_find_here(&l, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, err);
         return 1;
     }
     int rc = 0;
     if (choose_init(&ch, config ? cfg : "trace.config", config != NULL, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, err);
         sources_free(&l);
         return 1;
     }
     if (ch.graph_rule && (graph_build_is_clang(b.cc) || graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0 ||
                           choose_use_graph(&ch, &g, PROG, err, sizeof err) < 0)) {
-        fprintf(stderr, PROG ": %s\n", graph_build_is_clang(b.cc) ? "--cc is clang, which has no call graph: "
-                                                                   "give a GCC (--cc gcc)" : textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, graph_build_is_clang(b.cc) ? "--cc is clang, which has no call graph: give a GCC (--cc gcc)"
+                                                     : err);
         rc = 1;
     } else {
         choose_warn_unused(&ch, l.v, l.n, PROG);

@@ -298,16 +298,16 @@ int cmd_select(int argc, char **argv)
     struct graph g;
     struct choose ch;
     memset(&g, 0, sizeof g);
-    char err[CONFIG_ERR_MAX + 4200], esc[4 * sizeof err]; /* err may quote a file name: escaped */
+    char err[CONFIG_ERR_MAX + 4200]; /* may quote a file name: said by textesc_say */
     if (sources_find_here(&l, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, err);
         return 1;
     }
     int rc = 1;
     if (choose_init(&ch, NULL, 0, err, sizeof err) < 0) /* no rules: names only */
-        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, err);
     else if (graph_build_run(&b, &g, l.v, l.n, err, sizeof err) < 0)
-        fprintf(stderr, PROG ": %s\n", textesc(esc, sizeof esc, err, TEXTESC_TERMINAL));
+        textesc_say(PROG, err);
     else
         rc = show(&ch, &g, name, depth, list);
     choose_free(&ch);

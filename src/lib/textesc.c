@@ -83,6 +83,13 @@ void textesc_put(FILE *out, const char *s)
     }
 }
 
+void textesc_say(const char *prog, const char *msg)
+{
+    fprintf(stderr, "%s: ", prog);
+    textesc_put(stderr, msg);
+    fputc('\n', stderr);
+}
+
 void textesc_put_xml(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;

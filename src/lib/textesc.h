@@ -32,6 +32,10 @@ char *textesc(char *buf, size_t len, const char *s, enum textesc_mode mode);
 /* s escaped for the terminal, written to out. */
 void textesc_put(FILE *out, const char *s);
 
+/* "prog: msg" and a newline on stderr, msg escaped for the terminal: an
+ * error message may quote a file or function name. */
+void textesc_say(const char *prog, const char *msg);
+
 /* s escaped as XML character data or an attribute value (&amp; &lt; &gt;
  * &quot;, then as TEXTESC_TERMINAL: XML may hold no control character),
  * written to out. */
