@@ -15,6 +15,11 @@
  *   hostile kinds OUT N                  N records of unknown kinds (6..255)
  *                                        among N / 99 calls
  *   hostile wrap OUT                     two lost markers of 2^63 events each
+ *   hostile modules OUT THREADS N [paths] THREADS threads (tid 3000...) each
+ *                                        listing the same N modules, each with
+ *                                        its own build-id (or, with paths, its
+ *                                        own path /m/K and none), then calling
+ *                                        into the first
  *
  * Every file also holds the legitimate part: thread 1 calls function 0x1000
  * three times (10 ns each).  Timestamps are ns; functions are the given
@@ -55,6 +60,52 @@ static void header(uint32_t pid)
     wire_put_le32(h + 16, TRACE_FILE_HEADER_SIZE);
     wire_put_le32(h + 64, pid);
     fwrite(h, sizeof h, 1, out);
+}
+
+/* A module-list record: its part in pad[0], pad[1] as trace.h says. */
+static void modrec(uint8_t part, uint32_t tid, uint64_t ts, uint64_t func, uint64_t site, uint8_t pad1)
+{
+    unsigned char r[TRACE_EVENT_SIZE] = {0};
+    wire_put_le64(r, ts);
+    wire_put_le64(r + 8, func);
+    wire_put_le64(r + 16, site);
+    wire_put_le32(r + 24, tid);
+    r[28] = TRACE_KIND_MODULE;
+    r[29] = part;
+    r[30] = pad1;
+    if (fwrite(r, sizeof r, 1, out) != 1) {
+        perror("hostile: write");
+        exit(1);
+    }
+}
+
+static void call(uint32_t tid, uint64_t func);
+
+static void modules(unsigned long threads, unsigned long n, int paths)
+{
+    for (unsigned long t = 0; t < threads; t++) {
+        uint32_t tid = (uint32_t)(3000 + t);
+        modrec(TRACE_MODULE_LIST, tid, now++, 1, n, 0);
+        for (unsigned long k = 1; k <= n; k++) {
+            uint64_t lo = 0x10000000 + 0x1000 * k;
+            modrec(TRACE_MODULE_BEGIN, tid, k, 0, 0, 0);
+            modrec(TRACE_MODULE_TEXT, tid, k, lo, lo + 0x1000, 0);
+            if (paths) {
+                char p[TRACE_MODULE_BYTES + 1] = {0};
+                int len = snprintf(p, sizeof p, "/m/%lu", k);
+                uint64_t w[3] = {0, 0, 0};
+                for (int i = 0; i < len; i++)
+                    w[i / 8] |= (uint64_t)(unsigned char)p[i] << (8 * (i % 8));
+                modrec(TRACE_MODULE_PATH, tid, w[0], w[1], w[2], (uint8_t)len);
+                modrec(TRACE_MODULE_END, tid, k, (uint64_t)len, 0, 0);
+            } else {
+                modrec(TRACE_MODULE_BUILD_ID, tid, k, 0xb1d, 0, 20);
+                modrec(TRACE_MODULE_END, tid, k, 0, 0, 0);
+            }
+        }
+        modrec(TRACE_MODULE_LIST_END, tid, now++, 1, 0, 0);
+        call(tid, 0x10001010);
+    }
 }
 
 static void call(uint32_t tid, uint64_t func)
@@ -103,7 +154,7 @@ static void kinds(unsigned long n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: hostile resync|tids|funcs|deep|kinds|wrap OUT [ARGS]\n");
+        fprintf(stderr, "usage: hostile resync|tids|funcs|deep|kinds|wrap|modules OUT [ARGS]\n");
         return 2;
     }
     const char *what = argv[1];
@@ -126,6 +177,8 @@ int main(int argc, char **argv)
         deep(n);
     else if (!strcmp(what, "kinds"))
         kinds(n);
+    else if (!strcmp(what, "modules") && (argc == 5 || (argc == 6 && !strcmp(argv[5], "paths"))))
+        modules(n, strtoul(argv[4], NULL, 0), argc == 6);
     else if (!strcmp(what, "wrap"))
         for (int i = 0; i < 2; i++) {
             rec(TRACE_KIND_MARKER, 4, TRACE_MARK_THREAD_LOST, (uint64_t)1 << 63);
