@@ -184,7 +184,8 @@ static void trace_setup(void)
         say("cannot create a thread key; tracing off", (char *)0);
         return;
     }
-    if (!(shm && *shm && ring_attach(shm, shm_size)) && !file_setup(dir && *dir ? dir : DEFAULT_DIR))
+    int ring = shm && *shm ? ring_attach(shm, shm_size) : 0;
+    if (ring < 0 || (ring == 0 && !file_setup(dir && *dir ? dir : DEFAULT_DIR)))
         return;
     if (pthread_atfork(NULL, NULL, trace_fork_child) != 0 || atexit(trace_exit) != 0)
         say("cannot register the fork and exit handlers; traces may end early", (char *)0);

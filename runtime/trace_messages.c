@@ -29,14 +29,21 @@ __attribute__((sentinel)) static void say(const char *first, ...)
     (void)r;
 }
 
-/* Decimal text of v in buf (at least 21 bytes); returns where it starts. */
-static const char *num(uint64_t v, char *buf)
+/* Text of v in base 10, or base 8 for v below 8^20, in buf (at least 21
+ * bytes), at least `width` digits; returns where it starts. */
+static const char *num_base(uint64_t v, unsigned base, int width, char *buf)
 {
     char *p = buf + 20;
     *p = '\0';
     do
-        *--p = (char)('0' + v % 10);
-    while (v /= 10);
+        *--p = (char)('0' + v % base);
+    while ((v /= base) || buf + 20 - p < width);
     return p;
+}
+
+/* Decimal text of v in buf (at least 21 bytes); returns where it starts. */
+static const char *num(uint64_t v, char *buf)
+{
+    return num_base(v, 10, 0, buf);
 }
 

@@ -530,9 +530,31 @@ static const char *ring_hold_liveness(int fd)
     return NULL;
 }
 
-/* Attaches TRACE_SHM, creating it when absent.  On failure says why once;
- * the caller falls back to files.  The segment is the client's to unlink,
- * except one we created and could not set up (it never had a magic). */
+/* A ring we did not create is written only if it is ours and nobody else
+ * can write it: another local user may have made it first under a name
+ * they guessed, to read our events or forge records into them.  Then we
+ * say so and run untraced: falling back to files would still trace a
+ * program whose user asked for a ring.  0 if usable. */
+static int ring_owner_ok(const char *name, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        say("TRACE_SHM=", name, ": cannot stat the ring: ", strerror(errno), "; tracing off", (char *)0);
+        return -1;
+    }
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+        return 0;
+    char uid[21], mode[21], me[21];
+    say("TRACE_SHM=", name, ": refusing the ring: owned by uid ", num(st.st_uid, uid), " with mode ",
+        num_base(st.st_mode & 07777, 8, 4, mode), ", not a ring of uid ", num(geteuid(), me),
+        " that only it can write; tracing off (remove /dev/shm", name, " if it is stale)", (char *)0);
+    return -1;
+}
+
+/* Attaches TRACE_SHM, creating it when absent: 1 attached, 0 the caller
+ * falls back to files (why said once), -1 a ring not ours: tracing off.
+ * The segment is the client's to unlink, except one we created and could
+ * not set up (it never had a magic). */
 static int ring_attach(const char *name, uint64_t size)
 {
     const char *why;
@@ -543,6 +565,10 @@ static int ring_attach(const char *name, uint64_t size)
             shm_unlink(name);
     } else if (errno == EEXIST) {
         fd = shm_open(name, O_RDWR, 0);
+        if (fd >= 0 && ring_owner_ok(name, fd)) {
+            close(fd);
+            return -1;
+        }
         why = fd >= 0 ? ring_open(fd) : strerror(errno);
     } else
         why = strerror(errno);

@@ -145,6 +145,25 @@ static const char *ring_header_problem(const trace_shm_header_t *h, uint64_t seg
     return NULL;
 }
 
+/* A ring we did not create is used only if it is ours and nobody else can
+ * write it: another local user may have made it first under a name they
+ * guessed, to read our events or forge records into them.  0 if usable. */
+static int ring_owner_ok(const struct ring *r, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fprintf(stderr, "trace_stream: cannot stat ring %s: %s\n", r->name, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+        return 0;
+    fprintf(stderr,
+            "trace_stream: refusing ring %s: owned by uid %ju with mode %04o, not a ring of uid %ju that only "
+            "it can write; remove it (rm /dev/shm%s) if it is stale, or use another name\n",
+            r->name, (uintmax_t)st.st_uid, (unsigned)(st.st_mode & 07777), (uintmax_t)geteuid(), r->name);
+    return -1;
+}
+
 /* Map a ring someone else created; wait (bounded) until it is initialised. */
 static int ring_attach(struct ring *r)
 {
@@ -153,6 +172,10 @@ static int ring_attach(struct ring *r)
         if (errno == ENOENT)
             return 1; /* gone again: the caller retries creating it */
         fprintf(stderr, "trace_stream: cannot open ring %s: %s\n", r->name, strerror(errno));
+        return -1;
+    }
+    if (ring_owner_ok(r, fd)) {
+        close(fd);
         return -1;
     }
     struct stat st;

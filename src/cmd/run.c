@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/mman.h>
@@ -452,6 +453,30 @@ static int check_shm_room(void)
     return -1;
 }
 
+/* The ring's name, unpredictable: another local user who could guess it
+ * could make the segment first and read or forge our events (trace_stream
+ * refuses a ring not its own, but the run would then fail).  64 random bits
+ * after the pid: "/callsight-run-<pid>-<16 hex>", well under NAME_MAX. */
+static int ring_name(char *buf, size_t size)
+{
+    unsigned char r[8];
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = getrandom(r + got, sizeof r - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fprintf(stderr, PROG ": no random bytes for the ring's name: %s\n", strerror(errno));
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    int len = snprintf(buf, size, "/callsight-run-%ld-", (long)getpid());
+    for (size_t i = 0; i < sizeof r && len >= 0 && (size_t)len + 2 < size; i++)
+        len += snprintf(buf + len, size - (size_t)len, "%02x", r[i]);
+    return 0;
+}
+
 static int start_pipeline(const struct run_opts *o, const char *self, const char *ts, struct pipeline *p)
 {
     int fds[2];
@@ -464,7 +489,8 @@ static int start_pipeline(const struct run_opts *o, const char *self, const char
     p->serve_fd = fds[0];
     if (p->serve < 0 || read_port(p) < 0)
         return -1;
-    snprintf(p->shm, sizeof p->shm, "/callsight-run-%ld", (long)getpid());
+    if (ring_name(p->shm, sizeof p->shm) < 0)
+        return -1;
     char *ts_argv[] = {(char *)ts, p->shm, "127.0.0.1", p->port, NULL};
     if ((p->client = spawn(ts_argv, NULL, 1, -1)) < 0)
         return -1;
@@ -578,8 +604,11 @@ int cmd_run(int argc, char **argv)
     snprintf(env_dir, sizeof env_dir, "TRACE_DIR=%s", realpath(o.dir, abs) ? abs : o.dir);
     snprintf(env_shm, sizeof env_shm, "TRACE_SHM=%s", p.shm);
     char *env[] = {"TRACE_ENABLE=1", o.stream ? env_shm : env_dir, o.stream ? "TRACE_DIR" : "TRACE_SHM", NULL};
-    fprintf(stderr, PROG ": tracing %s (%s)\n", o.argv[0],
-            o.stream ? "stream mode: shm ring, trace_stream, serve on 127.0.0.1" : "file mode");
+    if (o.stream)
+        fprintf(stderr, PROG ": tracing %s (stream mode: shm ring %s, trace_stream, serve on 127.0.0.1)\n",
+                o.argv[0], p.shm);
+    else
+        fprintf(stderr, PROG ": tracing %s (file mode)\n", o.argv[0]);
     pid_t pid = spawn(o.argv, env, 0, -1);
     int status = pid > 0 ? run_program(&o, pid, p.serve_fd) : -1;
     if (o.stream)
