@@ -30,6 +30,9 @@ struct sums_tid {
     uint32_t last_bucket; /* its last bucket index read, + 1 (0: none yet) */
     uint64_t seq, said, listed, begin_ts;
     uint64_t over, deep, unmatched;
+    int meta_changed;     /* META of this increment differs from the totals' */
+    int written;          /* a whole snapshot of these totals is in the file */
+    unsigned last_ends;   /* the END pad[1] of the one written last */
 };
 
 struct sums {
@@ -116,6 +119,7 @@ static void forget_totals(struct sums *s, struct sums_tid *t)
     free(t->fn);
     t->fn = NULL;
     t->nfn = t->capfn = 0;
+    t->written = 0;
 }
 
 static int add(uint64_t *to, uint64_t v)
@@ -222,6 +226,7 @@ static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t
             return -1;
         return (site & 0xffffffffu) == TRACE_SUMMARY_NO_BUCKET ? 0 : take_bucket(t, site & 0xffffffffu, func, why, len);
     case TRACE_SUMMARY_META:
+        t->meta_changed |= t->over != ts || t->deep != func || t->unmatched != site;
         t->over = ts, t->deep = func, t->unmatched = site;
         return 0;
     default:
@@ -256,7 +261,14 @@ static int take_record(struct sums *s, const unsigned char *r, char *why, size_t
     if (func != t->seq || t->listed != t->said || (t->listed && !t->have_times))
         return bad(why, len, "snapshot %" PRIu64 " ends short or out of order", tid, t->seq);
     t->reading = 0;
-    write_whole(s, t, ts, site, r[offsetof(trace_event_t, pad) + 1]);
+    unsigned ends = r[offsetof(trace_event_t, pad) + 1];
+    /* An increment that changed nothing would rewrite the whole snapshot
+     * for a few wire bytes (issue 29): the one already written holds the
+     * same totals.  Only the END's tracer ns may lag until the next change. */
+    if (t->written && !t->listed && !t->meta_changed && ends == t->last_ends)
+        return 0;
+    t->written = 1, t->last_ends = ends, t->meta_changed = 0;
+    write_whole(s, t, ts, site, ends);
     return 0;
 }
 
