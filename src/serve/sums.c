@@ -17,6 +17,7 @@
 
 struct sums_fn {
     uint64_t addr, calls, incl, self, min, max;
+    uint64_t bucketed; /* the sum of hist: never above calls (one bucket per call) */
     uint64_t *hist; /* TRACE_SUMMARY_NBUCKETS counts */
 };
 
@@ -107,7 +108,7 @@ static struct sums_fn *fn_of(struct sums *s, struct sums_tid *t, uint64_t addr)
     if (!hist)
         return NULL;
     s->held += more - grow;
-    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, hist};
+    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, 0, hist};
     return &t->fn[t->cur = t->nfn++];
 }
 
@@ -188,6 +189,9 @@ static int take_bucket(struct sums_tid *t, uint64_t index, uint64_t count, char 
     t->last_bucket = (uint32_t)index + 1;
     if (add(&t->fn[t->cur].hist[index], count) < 0)
         return bad(why, len, "bucket %" PRIu64 "'s count wraps", t->tid, index);
+    struct sums_fn *f = &t->fn[t->cur];
+    if (add(&f->bucketed, count) < 0 || f->bucketed > f->calls)
+        return bad(why, len, "buckets count more calls than the function's %" PRIu64, t->tid, f->calls);
     return 0;
 }
 
