@@ -17,6 +17,7 @@
 
 struct sums_fn {
     uint64_t addr, calls, incl, self, min, max;
+    uint64_t bucketed; /* the sum of hist: never above calls (one bucket per call) */
     uint64_t *hist; /* TRACE_SUMMARY_NBUCKETS counts */
 };
 
@@ -30,6 +31,9 @@ struct sums_tid {
     uint32_t last_bucket; /* its last bucket index read, + 1 (0: none yet) */
     uint64_t seq, said, listed, begin_ts;
     uint64_t over, deep, unmatched;
+    int meta_changed;     /* META of this increment differs from the totals' */
+    int written;          /* a whole snapshot of these totals is in the file */
+    unsigned last_ends;   /* the END pad[1] of the one written last */
 };
 
 struct sums {
@@ -104,7 +108,7 @@ static struct sums_fn *fn_of(struct sums *s, struct sums_tid *t, uint64_t addr)
     if (!hist)
         return NULL;
     s->held += more - grow;
-    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, hist};
+    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, 0, hist};
     return &t->fn[t->cur = t->nfn++];
 }
 
@@ -116,6 +120,7 @@ static void forget_totals(struct sums *s, struct sums_tid *t)
     free(t->fn);
     t->fn = NULL;
     t->nfn = t->capfn = 0;
+    t->written = 0;
 }
 
 static int add(uint64_t *to, uint64_t v)
@@ -184,6 +189,9 @@ static int take_bucket(struct sums_tid *t, uint64_t index, uint64_t count, char 
     t->last_bucket = (uint32_t)index + 1;
     if (add(&t->fn[t->cur].hist[index], count) < 0)
         return bad(why, len, "bucket %" PRIu64 "'s count wraps", t->tid, index);
+    struct sums_fn *f = &t->fn[t->cur];
+    if (add(&f->bucketed, count) < 0 || f->bucketed > f->calls)
+        return bad(why, len, "buckets count more calls than the function's %" PRIu64, t->tid, f->calls);
     return 0;
 }
 
@@ -222,6 +230,7 @@ static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t
             return -1;
         return (site & 0xffffffffu) == TRACE_SUMMARY_NO_BUCKET ? 0 : take_bucket(t, site & 0xffffffffu, func, why, len);
     case TRACE_SUMMARY_META:
+        t->meta_changed |= t->over != ts || t->deep != func || t->unmatched != site;
         t->over = ts, t->deep = func, t->unmatched = site;
         return 0;
     default:
@@ -256,7 +265,14 @@ static int take_record(struct sums *s, const unsigned char *r, char *why, size_t
     if (func != t->seq || t->listed != t->said || (t->listed && !t->have_times))
         return bad(why, len, "snapshot %" PRIu64 " ends short or out of order", tid, t->seq);
     t->reading = 0;
-    write_whole(s, t, ts, site, r[offsetof(trace_event_t, pad) + 1]);
+    unsigned ends = r[offsetof(trace_event_t, pad) + 1];
+    /* An increment that changed nothing would rewrite the whole snapshot
+     * for a few wire bytes (issue 29): the one already written holds the
+     * same totals.  Only the END's tracer ns may lag until the next change. */
+    if (t->written && !t->listed && !t->meta_changed && ends == t->last_ends)
+        return 0;
+    t->written = 1, t->last_ends = ends, t->meta_changed = 0;
+    write_whole(s, t, ts, site, ends);
     return 0;
 }
 
