@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/textesc.h"
+
 enum {
     TRACE_PACKET = 1,
     PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
@@ -26,6 +28,25 @@ enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 
 #define SEQ_ID 1
 #define STREAM_PID_BASE (1u << 30)
+
+/* A name from a device or a binary as a string field: Perfetto shows it as
+ * text, so a control byte or one that is not UTF-8 goes as \xNN
+ * (textesc.h), as in every other output. */
+static void name_field(struct pb *b, uint32_t field, const char *s)
+{
+    size_t n = strlen(s);
+    if (textesc_clean_prefix(s, TEXTESC_TERMINAL) == n) {
+        pb_str(b, field, s);
+        return;
+    }
+    char *e = malloc(4 * n + 1); /* every byte at most \xNN */
+    if (!e) {
+        b->oom = 1;
+        return;
+    }
+    pb_str(b, field, textesc(e, 4 * n + 1, s, TEXTESC_TERMINAL));
+    free(e);
+}
 
 /* Process tracks: one per analysis process, so the programs that shared a
  * stream's ring show as the processes they were. */
@@ -166,7 +187,7 @@ static void describe_thread(struct out_perfetto *p, const struct analysis_thread
     pb_clear(&p->sub);
     pb_uint(&p->sub, THR_PID, process_pid(p->a, t->proc));
     pb_uint(&p->sub, THR_TID, t->tid);
-    pb_str(&p->sub, THR_NAME, t->name[0] ? t->name : label);
+    name_field(&p->sub, THR_NAME, t->name[0] ? t->name : label);
     pb_clear(&p->ev);
     pb_uint(&p->ev, DESC_UUID, thread_uuid(t->index));
     pb_uint(&p->ev, DESC_PARENT, process_uuid(t->proc));
@@ -203,7 +224,7 @@ static void event(struct out_perfetto *p, struct out_perfetto_track *tr, uint64_
     pb_uint(&p->ev, EV_TYPE, (uint64_t)type);
     pb_uint(&p->ev, EV_TRACK, uuid);
     if (name)
-        pb_str(&p->ev, EV_NAME, name);
+        name_field(&p->ev, EV_NAME, name);
     else if (iid)
         pb_uint(&p->ev, EV_NAME_IID, iid);
     pb_clear(&p->pkt);
@@ -303,7 +324,7 @@ static void write_names(struct out_perfetto *p, const struct out_view *v, FILE *
     for (size_t i = 0; i < v->a->funcs.n; i++) {
         pb_clear(&p->sub);
         pb_uint(&p->sub, NAME_IID, i + 1);
-        pb_str(&p->sub, NAME_NAME, out_func_name(v, (uint32_t)i, hex, sizeof hex));
+        name_field(&p->sub, NAME_NAME, out_func_name(v, (uint32_t)i, hex, sizeof hex));
         pb_msg(&names, INTERNED_EVENT_NAMES, &p->sub);
     }
     pb_clear(&p->pkt);

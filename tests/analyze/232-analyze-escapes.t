@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # 232-analyze-escapes.t - strings a device names reach no output raw (issue
 # 29): a module whose path holds ESC, a newline, CR, DEL and the bytes 0xff
-# 0xfe is shown as \x1b, \x0a ... in the text report, its notes, callers and
-# folded; the SVG stays well-formed XML and the JSON parses, both valid
-# UTF-8.  Before, the ESC sequence reached the terminal, the newline forged
-# a "note: forged" line, and the SVG was not UTF-8.
+# 0xfe is shown as \x1b, \x0a ... in the text report, its notes, callers,
+# folded and the Perfetto timeline's names; the SVG stays well-formed XML
+# and the JSON parses, both valid UTF-8.  Before, the ESC sequence reached
+# the terminal, the newline forged a "note: forged" line, and the SVG was
+# not UTF-8.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 14
+plan 16
 
 cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" -I"$DIST" || exit 1
 cat > "$T/prog.c" <<'C'
@@ -80,3 +81,9 @@ is "$(T=$T perl -MJSON::PP -e 'local $/; my $d = decode_json(<STDIN>);
       print scalar(grep { defined $_->{name} && index($_->{name}, "h\e[31m\nnote: forged\r\x7f\\xff\\xfe.so+0x") == 0 } @{$d->{functions}}), " ",
             scalar(grep { index($_, "module $ENV{T}/h\e[31m\nnote: forged\r\x7f\\xff\\xfe.so ") >= 0 && /is not named/ } @{$d->{notes}})' < "$T/j.json" 2>&1)" \
     "2 1" "json parses: the names keep every byte that is UTF-8 (\\u001b ...) and the others as \\\\xff"
+
+# Perfetto: a binary format, so no clean(): the names are string fields
+# that its UI shows as text, so they carry the escapes and no raw ESC.
+analyze --format perfetto -o "$T/t.pf" 2> "$T/t.err"
+is "$? $(grep -caF "$ESC+0x" "$T/t.pf" | grep -c '^[1-9]')" "0 1" "perfetto: the frames' names escaped"
+is "$(grep -caF "$BAD" "$T/t.pf") $(grep -ca $'\e' "$T/t.pf")" "0 0" "perfetto: neither the raw path nor any ESC byte"
