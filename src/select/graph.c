@@ -190,17 +190,31 @@ const char *graph_match_text(const char *name)
 
 /* ---- parsing one file ---- */
 
+/* Does a line start at s with what only begins a line of the file: an
+ * item, the graph's closing '}', or nothing (a blank line, the end)? */
+static int starts_line(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    return !*s || *s == '\n' || *s == '}' || !strncmp(s, "node:", 5) || !strncmp(s, "edge:", 5) ||
+           !strncmp(s, "graph:", 6);
+}
+
 /* Does the '"' at q close a value?  GCC writes names into the file as they
- * are, so a source named a"b.c puts a bare '"' inside one: a quote closes
- * only where the line's syntax goes on after it, with the end of the item
- * or of the line, or blanks and the next field's name and its ':'. */
+ * are, so a source named a"b.c puts a bare '"' inside one, and a source
+ * whose name holds a newline breaks the value over lines: a quote closes
+ * only where the file's syntax goes on after it, with the end of the item,
+ * blanks and the next field's name and its ':', or the end of the line
+ * and a line that starts as only a line of the file can. */
 static int closes_value(const char *q)
 {
     const char *s = q + 1;
     while (*s == ' ' || *s == '\t' || *s == '\r')
         s++;
-    if (!*s || *s == '\n' || *s == '}')
+    if (!*s || *s == '}')
         return 1;
+    if (*s == '\n')
+        return starts_line(s + 1);
     if (s == q + 1)
         return 0;
     const char *w = s;
@@ -213,25 +227,33 @@ static int closes_value(const char *q)
     return *s == ':';
 }
 
-/* A quoted string at *p (which points at its opening quote), unescaped in
- * place and NUL-terminated; *p is left after it.  NULL when it does not
- * close on its line. */
-static char *take_quoted(char **p)
+/* A quoted string at *p (which points at its opening quote), as it is in
+ * the file (GCC escapes nothing in a name: a source named c\\nd.c is
+ * written so), NUL-terminated in place; *p is left after it, *lines counts
+ * the newlines it held.  NULL when it does not close. */
+static char *take_quoted(char **p, unsigned *lines)
 {
-    char *start = *p + 1, *s = start, *o = start;
-    for (; *s && !(*s == '"' && closes_value(s)) && *s != '\n'; s++) {
-        if (*s == '\\' && s[1] && s[1] != '\n') {
-            s++;
-            *o++ = *s == 'n' ? '\n' : *s;
-        } else {
-            *o++ = *s;
-        }
-    }
+    char *start = *p + 1, *s = start;
+    for (; *s && !(*s == '"' && closes_value(s)); s++)
+        *lines += *s == '\n';
     if (*s != '"')
         return NULL;
     *p = s + 1;
-    *o = '\0';
+    *s = '\0';
     return start;
+}
+
+/* A node's label is "NAME\\nFILE:LINE:COL", the two characters \\n between
+ * them written by GCC: made one newline, which no function name holds, so
+ * the first newline splits the label even when the file's name holds
+ * another or a backslash. */
+static void split_label(char *label)
+{
+    char *sep = strstr(label, "\\n");
+    if (sep) {
+        *sep = '\n';
+        memmove(sep + 1, sep + 2, strlen(sep + 2) + 1);
+    }
 }
 
 static void skip_blanks(char **p)
@@ -241,8 +263,9 @@ static void skip_blanks(char **p)
 }
 
 /* The fields of "KIND: { f: v f: v ... }" from *p (after the '{'), up to
- * the end of its line.  0 ok, -1 malformed. */
-static int take_fields(char **p, struct item *it, const char **title)
+ * the end of its line (*lines counts those its values broke over).  0 ok,
+ * -1 malformed. */
+static int take_fields(char **p, struct item *it, const char **title, unsigned *lines)
 {
     for (;;) {
         skip_blanks(p);
@@ -260,9 +283,9 @@ static int take_fields(char **p, struct item *it, const char **title)
             return -1;
         (*p)++;
         skip_blanks(p);
-        const char *v;
+        char *v;
         if (**p == '"') {
-            if (!(v = take_quoted(p)))
+            if (!(v = take_quoted(p, lines)))
                 return -1;
         } else { /* a bare value: shape : ellipse */
             v = *p;
@@ -273,8 +296,12 @@ static int take_fields(char **p, struct item *it, const char **title)
         }
         if (wlen == 5 && !strncmp(word, "title", 5))
             *(title ? title : &it->a) = v;
-        else if (wlen == 5 && !strncmp(word, "label", 5))
-            *(it->is_edge ? &it->c : &it->b) = v;
+        else if (wlen == 5 && !strncmp(word, "label", 5) && it->is_edge)
+            it->c = v;
+        else if (wlen == 5 && !strncmp(word, "label", 5)) {
+            split_label(v);
+            it->b = v;
+        }
         else if (wlen == 10 && !strncmp(word, "sourcename", 10))
             it->a = v;
         else if (wlen == 10 && !strncmp(word, "targetname", 10))
@@ -299,7 +326,7 @@ static int parse_file(char *buf, struct unit_read *r, const char **why, unsigned
             p += strlen(kinds[k]);
             skip_blanks(&p);
             it.is_edge = k == 2;
-            if (*p++ != '{' || take_fields(&p, &it, k == 0 ? &r->title : NULL) < 0) {
+            if (*p++ != '{' || take_fields(&p, &it, k == 0 ? &r->title : NULL, &no) < 0) {
                 *why = "expected KIND: { name: \"value\" ... }";
                 return -1;
             }

@@ -3,10 +3,11 @@
 # none of its code (issue 29): a source named @opts.c (which gcc would read
 # as a response file, here one with -wrapper running a shell) or -x.c
 # reaches the compiler as a file in scan, select, flags and the Make wiring;
-# a name with bare quotes (GCC writes them into its call graph as they are)
-# keeps its functions; doctor runs its compiler checks by argv, so a TMPDIR
-# with shell words in it is only a directory name; and no source in the
-# tree hands a formatted command line to a shell.
+# names with bare quotes, a newline or a backslash (GCC writes them into
+# its call graph as they are) keep their functions and their file; doctor
+# runs its compiler checks by argv, so a TMPDIR with shell words in it is
+# only a directory name; and no source in the tree hands a formatted
+# command line to a shell.
 source "$(dirname "$0")/../lib/lib.sh"
 plan 14
 
@@ -18,6 +19,9 @@ mkdir -p "$P"
 printf -- '-wrapper /bin/sh,-c,touch\\ %s;exit\\ 1\n' "$MARK" > "$P/@opts.c"
 printf 'int dash(int x) { return x * 2; }\n' > "$P/-x.c"
 printf 'int quoted(int x) { return x + 3; }\n' > "$P/a\"b.c"
+printf 'int broken(int x) { return x; }\n' > "$P/n"$'\n'"l.c"
+printf 'int slashed(int x) { return x; }\n' > "$P/b\\nd.c"
+printf 'int broken(int);\nint slashed(int);\nint use(void) { return broken(slashed(1)); }\n' > "$P/use.c"
 cat > "$P/main.c" <<'C'
 int dash(int);
 int quoted(int);
@@ -37,10 +41,11 @@ ok $? "the compiler saw ./@opts.c, a file"
 
 rm "$P/@opts.c"
 (cd "$P" && "$CS" scan . > "$T/scan2.out" 2> "$T/scan2.err")
-is "$? $(grep -c '^  on ' "$T/scan2.out")" "0 3" "scan on -x.c, a\"b.c and main.c: exit 0, all three on"
+is "$? $(grep -c '^  on ' "$T/scan2.out")" "0 6" "scan on -x.c, a\"b.c, n\\x0al.c, b\\nd.c, use.c and main.c: exit 0, all six on"
 grep -q 'dash  -x.c:1' "$T/scan2.out" && grep -q "quoted  a\"b.c:1" "$T/scan2.out" &&
+    grep -qF 'broken  n\x0al.c:1' "$T/scan2.out" && grep -qF 'slashed  b\nd.c:1' "$T/scan2.out" &&
     grep -q 'off  helper  main.c:3' "$T/scan2.out"
-ok $? "their functions by file and line: -x.c's dash, a\"b.c's quoted, main.c's helper off"
+ok $? "their functions by file and line: -x.c's dash, a\"b.c's quoted, n\\x0al.c's broken, b\\nd.c's slashed, main.c's helper off"
 [ "$?" = 0 ] || sed 's/^/# /' "$T/scan2.out" "$T/scan2.err"
 
 printf -- '-wrapper /bin/sh,-c,touch\\ %s;exit\\ 1\n' "$MARK" > "$P/@opts.c"

@@ -145,6 +145,8 @@ static void test_refused(void)
                "2: an edge from a function the file does not define"), "an edge from nowhere");
     ok(refused("", "0: no graph: { title: ... } (not a -fcallgraph-info file?)"), "an empty file");
     ok(refused("graph: { title: \"x.c\"\n} }\n", "2: more after the closing }"), "junk after a line");
+    ok(refused("graph: { title: \"a\nb.c\"\n} }\n", "3: more after the closing }"),
+       "lines counted past a value broken over two");
 }
 
 static int name_is(const char *label, const char *want, const char *match)
@@ -176,7 +178,8 @@ static void test_names(void)
 }
 
 /* GCC writes names as they are: a unit a"b.c has bare quotes inside its
- * values, and a unit compiled as ./@o.c (graph_build.c's way with a name
+ * values, a unit whose name holds a newline breaks them over lines, one
+ * named b\\nd.c holds what reads as the label's separator, and a unit compiled as ./@o.c (graph_build.c's way with a name
  * that reads as an option) has its functions in @o.c. */
 static void test_odd_names(void)
 {
@@ -191,17 +194,29 @@ static void test_odd_names(void)
     const char *at = put("at.ci", "graph: { title: \"./@o.c\"\n"
                                   "node: { title: \"h\" label: \"h\\n./@o.c:3:5\" }\n"
                                   "}\n");
+    const char *nl = put("nl.ci", "graph: { title: \"n\nl.c\"\n"
+                                  "node: { title: \"k\" label: \"k\\nn\nl.c:4:5\" }\n"
+                                  "}\n");
+    const char *bs = put("bs.ci", "graph: { title: \"b\\nd.c\"\n"
+                                  "node: { title: \"m\" label: \"m\\nb\\nd.c:5:5\" }\n"
+                                  "}\n");
     int rc = graph_add_unit(&g, "a\"b.c", q, err, sizeof err);
     rc = rc < 0 ? rc : graph_add_unit(&g, "@o.c", at, err, sizeof err);
+    rc = rc < 0 ? rc : graph_add_unit(&g, "n\nl.c", nl, err, sizeof err);
+    rc = rc < 0 ? rc : graph_add_unit(&g, "b\\nd.c", bs, err, sizeof err);
     rc = rc < 0 ? rc : graph_finish(&g);
     if (rc < 0)
         printf("# %s\n", err);
-    size_t s = find(&g, "a\"b.c:1:s"), gg = find(&g, "g"), h = find(&g, "h");
+    size_t s = find(&g, "a\"b.c:1:s"), gg = find(&g, "g"), h = find(&g, "h"), k = find(&g, "k"), m = find(&g, "m");
     ok(rc == 0 && s != SIZE_MAX && gg != SIZE_MAX && !strcmp(g.f[s].file, "a\"b.c") && g.f[s].line == 1 &&
            !strcmp(g.f[gg].name, "g") && calls(&g, gg, s),
        "a unit named a\"b.c: its quotes are part of its names, its call read");
     ok(rc == 0 && h != SIZE_MAX && !strcmp(g.f[h].file, "@o.c") && g.f[h].line == 3,
        "a unit compiled as ./@o.c: its functions are in @o.c");
+    ok(rc == 0 && k != SIZE_MAX && !strcmp(g.f[k].file, "n\nl.c") && g.f[k].line == 4 && !strcmp(g.f[k].name, "k"),
+       "a unit named with a newline: its function in it, at its line");
+    ok(rc == 0 && m != SIZE_MAX && !strcmp(g.f[m].file, "b\\nd.c") && g.f[m].line == 5 && !strcmp(g.f[m].name, "m"),
+       "a unit named b\\nd.c: its function in it, the backslash kept");
     graph_free(&g);
 }
 
