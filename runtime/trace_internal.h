@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <grp.h> /* TRACE_SHM_GROUP: a ring shared with a group */
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>

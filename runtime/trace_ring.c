@@ -530,24 +530,50 @@ static const char *ring_hold_liveness(int fd)
     return NULL;
 }
 
+/* TRACE_SHM_GROUP=GROUP (a name or a number): the ring may be shared with
+ * that group's users.  Its gid, -1 when unset, -2 (said) when no such
+ * group: the user asked for a shared ring we cannot make. */
+static long ring_share_gid(const char *name)
+{
+    const char *v = getenv("TRACE_SHM_GROUP"), *p = v;
+    if (!v || !*v)
+        return -1;
+    long gid = 0;
+    for (; *p >= '0' && *p <= '9' && gid < 1L << 31; p++)
+        gid = gid * 10 + (*p - '0');
+    if (*p == '\0' && gid < 1L << 31)
+        return gid;
+    struct group gr, *found = NULL;
+    char buf[16384];
+    if (getgrnam_r(v, &gr, buf, sizeof buf, &found) == 0 && found)
+        return (long)found->gr_gid;
+    say("TRACE_SHM=", name, ": TRACE_SHM_GROUP=", v, " is no group's name or number; tracing off", (char *)0);
+    return -2;
+}
+
 /* A ring we did not create is written only if it is ours and nobody else
  * can write it: another local user may have made it first under a name
- * they guessed, to read our events or forge records into them.  Then we
- * say so and run untraced: falling back to files would still trace a
- * program whose user asked for a ring.  0 if usable. */
-static int ring_owner_ok(const char *name, int fd)
+ * they guessed, to read our events or forge records into them.  With
+ * TRACE_SHM_GROUP, also one of that group that others cannot write: only
+ * a member (or root) can give a file to a group.  Else we say so and run
+ * untraced: falling back to files would still trace a program whose user
+ * asked for a ring.  0 if usable. */
+static int ring_owner_ok(const char *name, int fd, long share_gid)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
         say("TRACE_SHM=", name, ": cannot stat the ring: ", strerror(errno), "; tracing off", (char *)0);
         return -1;
     }
-    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+    if (S_ISREG(st.st_mode) && (st.st_mode & 002) == 0 &&
+        ((st.st_uid == geteuid() && (st.st_mode & 020) == 0) || (share_gid >= 0 && (long)st.st_gid == share_gid)))
         return 0;
-    char uid[21], mode[21], me[21];
+    char uid[21], mode[21], me[21], gid[21];
     say("TRACE_SHM=", name, ": refusing the ring: owned by uid ", num(st.st_uid, uid), " with mode ",
         num_base(st.st_mode & 07777, 8, 4, mode), ", not a ring of uid ", num(geteuid(), me),
-        " that only it can write; tracing off (remove /dev/shm", name, " if it is stale)", (char *)0);
+        " that only it can write", share_gid >= 0 ? " or of group " : "",
+        share_gid >= 0 ? num((uint64_t)share_gid, gid) : "", share_gid >= 0 ? " that others cannot write" : "",
+        "; tracing off (remove /dev/shm", name, " if it is stale)", (char *)0);
     return -1;
 }
 
@@ -558,14 +584,21 @@ static int ring_owner_ok(const char *name, int fd)
 static int ring_attach(const char *name, uint64_t size)
 {
     const char *why;
+    long share_gid = ring_share_gid(name);
+    if (share_gid == -2)
+        return -1;
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {
-        why = ring_create(fd, size);
+        /* shared: its group's tracers and trace_stream may open it (fchmod:
+         * the umask has had its say over shm_open's mode) */
+        why = share_gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)share_gid) != 0 || fchmod(fd, 0660) != 0)
+                  ? strerror(errno)
+                  : ring_create(fd, size);
         if (why)
             shm_unlink(name);
     } else if (errno == EEXIST) {
         fd = shm_open(name, O_RDWR, 0);
-        if (fd >= 0 && ring_owner_ok(name, fd)) {
+        if (fd >= 0 && ring_owner_ok(name, fd, share_gid)) {
             close(fd);
             return -1;
         }

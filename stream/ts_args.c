@@ -10,7 +10,7 @@ static void usage(FILE *out)
             "usage: trace_stream [--level N] [--codec stack|none] [--retry SECONDS]\n"
             "                    [--heartbeat SECONDS] [--summary-ms MS] [--summary-threads]\n"
             "                    [--flight-recorder [--after MS] [--max-triggers N]]\n"
-            "                    [--ring-version 2|3] [--quiet] SHM HOST PORT\n"
+            "                    [--ring-version 2|3] [--group GROUP] [--quiet] SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
             "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
@@ -55,7 +55,16 @@ static void usage(FILE *out)
             "              writes it) or 3 (a writer that loses its CPU in the middle\n"
             "              of a copy holds up no other: fewer drops with many threads;\n"
             "              tracers built before version 3 refuse it and write files);\n"
-            "              a ring a tracer made is read as it is\n"
+            "              a ring a tracer made is read as it is\n",
+            DEFAULT_LEVEL, FRAME_LEVEL_NOTE, CODEC_DEFAULT ? "" : " with libzstd", CODEC_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, DEFAULT_SUMMARY_MS,
+            DEFAULT_MAX_TRIGGERS);
+    /* two strings: C11 promises compilers only 4095 bytes in one */
+    fprintf(out,
+            "  --group G   share the ring with the users of group G (a name or a\n"
+            "              number): it is made mode 0660 with group G, and a ring that\n"
+            "              another member made (TRACE_SHM_GROUP=G in the program's\n"
+            "              environment) is used.  Without it the ring is mode 0600,\n"
+            "              and one another user made is refused\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -68,8 +77,7 @@ static void usage(FILE *out)
             "--retry ran out or a signal came, a chunk the cut broke, the tracers' drops\n"
             "while no connection was up, a snapshot that could not be sent); %d wins\n"
             "over %d, and 1 over both.\n",
-            DEFAULT_LEVEL, FRAME_LEVEL_NOTE, CODEC_DEFAULT ? "" : " with libzstd", CODEC_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, DEFAULT_SUMMARY_MS,
-            DEFAULT_MAX_TRIGGERS, EXIT_TRACER_LOST, EXIT_LINK_LOST, EXIT_LINK_LOST, EXIT_TRACER_LOST);
+            EXIT_TRACER_LOST, EXIT_LINK_LOST, EXIT_LINK_LOST, EXIT_TRACER_LOST);
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -81,6 +89,19 @@ static int parse_int(const char *s, long lo, long hi, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* The gid of group name or number s; -1 when there is none. */
+static long group_id(const char *s)
+{
+    long v;
+    if (parse_int(s, 0, INT_MAX, &v) == 0)
+        return v;
+    struct group gr, *found = NULL;
+    char buf[16384];
+    if (getgrnam_r(s, &gr, buf, sizeof buf, &found) != 0 || !found)
+        return -1;
+    return (long)found->gr_gid;
 }
 
 /* 0 run, 1 done (help printed), -1 usage error (reported). */
@@ -99,6 +120,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->after_ms = 0;
     o->max_triggers = DEFAULT_MAX_TRIGGERS;
     o->ring_version = TRACE_SHM_VERSION; /* 3 only when asked: older tracers refuse it */
+    o->share_gid = -1;
     int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -139,6 +161,14 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return -1;
             }
             o->ring_version = (int)v;
+            i++;
+        } else if (!strcmp(a, "--group")) {
+            if (i + 1 >= argc || (o->share_gid = group_id(argv[i + 1])) < 0) {
+                fprintf(stderr, "trace_stream: --group needs a group's name or number%s%s%s\n",
+                        i + 1 < argc ? " ('" : "", i + 1 < argc ? argv[i + 1] : "",
+                        i + 1 < argc ? "' is neither)" : "");
+                return -1;
+            }
             i++;
         } else if (!strcmp(a, "--level")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], LEVEL_MIN, LEVEL_MAX, &v)) {

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -139,6 +140,7 @@ struct options {
     int ring_version; /* --ring-version: of a ring we create (a recorder's is 2) */
     long after_ms;    /* --after: keep shipping this long after a trigger */
     long max_triggers; /* --max-triggers: snapshots per hour at most */
+    long share_gid;   /* --group: the group that may share the ring (-1: none, owner only) */
     const char *shm;
     const char *host;
     const char *port;
@@ -146,6 +148,7 @@ struct options {
 
 struct ring {
     const char *name;
+    long share_gid; /* --group (-1: the ring is its owner's alone) */
     trace_shm_header_t *hdr;
     unsigned char *data; /* capacity bytes of storage after the header */
     size_t map_len;

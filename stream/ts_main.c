@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     install_signals();
     if (o.recorder)
         install_snapshot_signal();
-    struct ring r = {.name = o.shm, .fd = -1, .stuck_at = UINT64_MAX};
+    struct ring r = {.name = o.shm, .share_gid = o.share_gid, .fd = -1, .stuck_at = UINT64_MAX};
     if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
         fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
                         "cannot be shared between processes\n");

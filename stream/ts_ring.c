@@ -102,6 +102,15 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
         fprintf(stderr, "trace_stream: cannot create ring %s: %s\n", r->name, strerror(errno));
         return -1;
     }
+    /* --group: its members' tracers may write it, nobody else (fchmod: the
+     * umask has had its say over shm_open's mode). */
+    if (r->share_gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)r->share_gid) != 0 || fchmod(fd, 0660) != 0)) {
+        fprintf(stderr, "trace_stream: cannot give ring %s to group %ld: %s\n", r->name, r->share_gid,
+                strerror(errno));
+        close(fd);
+        shm_unlink(r->name);
+        return -1;
+    }
     size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : 0);
     if (ftruncate(fd, (off_t)len) != 0) {
         fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
@@ -147,7 +156,9 @@ static const char *ring_header_problem(const trace_shm_header_t *h, uint64_t seg
 
 /* A ring we did not create is used only if it is ours and nobody else can
  * write it: another local user may have made it first under a name they
- * guessed, to read our events or forge records into them.  0 if usable. */
+ * guessed, to read our events or forge records into them.  With --group,
+ * also one of that group that others cannot write: only a member (or
+ * root) can give a file to a group.  0 if usable. */
 static int ring_owner_ok(const struct ring *r, int fd)
 {
     struct stat st;
@@ -155,12 +166,17 @@ static int ring_owner_ok(const struct ring *r, int fd)
         fprintf(stderr, "trace_stream: cannot stat ring %s: %s\n", r->name, strerror(errno));
         return -1;
     }
-    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+    if (S_ISREG(st.st_mode) && (st.st_mode & 002) == 0 &&
+        ((st.st_uid == geteuid() && (st.st_mode & 020) == 0) ||
+         (r->share_gid >= 0 && (long)st.st_gid == r->share_gid)))
         return 0;
+    char group[48] = "";
+    if (r->share_gid >= 0)
+        snprintf(group, sizeof group, " or of group %ld that others cannot write", r->share_gid);
     fprintf(stderr,
             "trace_stream: refusing ring %s: owned by uid %ju with mode %04o, not a ring of uid %ju that only "
-            "it can write; remove it (rm /dev/shm%s) if it is stale, or use another name\n",
-            r->name, (uintmax_t)st.st_uid, (unsigned)(st.st_mode & 07777), (uintmax_t)geteuid(), r->name);
+            "it can write%s; remove it (rm /dev/shm%s) if it is stale, or use another name\n",
+            r->name, (uintmax_t)st.st_uid, (unsigned)(st.st_mode & 07777), (uintmax_t)geteuid(), group, r->name);
     return -1;
 }
 
