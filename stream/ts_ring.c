@@ -170,7 +170,7 @@ static int ring_owner_ok(const struct ring *r, int fd)
         ((st.st_uid == geteuid() && (st.st_mode & 020) == 0) ||
          (r->share_gid >= 0 && (long)st.st_gid == r->share_gid)))
         return 0;
-    char group[48] = "";
+    char group[80] = "";
     if (r->share_gid >= 0)
         snprintf(group, sizeof group, " or of group %ld that others cannot write", r->share_gid);
     fprintf(stderr,
