@@ -119,7 +119,11 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m,mode=075
     gens=""
     for _ in $(seq 30); do gen --events 32768 --chunk 4096 > /dev/null 2>&1 & gens="$gens $!"; done
     wait $gens
-    sleep 0.5
+    # every one closed or refused (bounded: 20 s; a busy machine may take a while to write)
+    for _ in $(seq 1000); do
+        [ "$(grep -Ec "^callsight serve: (conn [0-9]+ closed|connection from $P refused: the directory holds)" "$SERVE_LOG")" -ge 30 ] && break
+        sleep 0.02
+    done
     served=$(grep -c "^callsight serve: conn [0-9]* closed" "$SERVE_LOG")
     refused=$(grep -c "^callsight serve: connection from $P refused: the directory holds" "$SERVE_LOG")
     is "$((served + refused))" 30 "--max-total-mb 8: of 30 connections at once $served were served, $refused refused once the cap was reached"
