@@ -134,7 +134,7 @@ BUGS = {
      "    disk_used = sum + disk_pending;", "    disk_used = sum;",
      ["build/tests/stream_dircap"]),
  38: ("serve keeping a failed write's bytes accounted", "src/serve/files.c",
-     "        disk_settle(n * REC, cut ? 0 : n * REC);", "        disk_settle(n * REC, n * REC);",
+     "        disk_settle(n * REC, cut ? 0 : n * REC);", "        disk_settle(n * REC, ((void)cut, n * REC));",
      ["build/tests/stream_dircap"]),
  11: ("a successful flush never noting its own time", "runtime/trace_flush.c",
      "    if (!final && !stopped())\n        tl_note_tracer(t, start, waited);", "",
