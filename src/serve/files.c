@@ -43,16 +43,23 @@ static int dir_fd = -1;
  * Every byte is accounted before it is written, under one lock, against
  * the directory's cap and the filesystem's free space less what was
  * written since it was last asked (once a second), so connections writing
- * at once cannot together pass either. */
+ * at once cannot together pass either.  Between the accounting and the end
+ * of its write a connection's bytes are under way (disk_pending): neither
+ * the directory's sum nor statvfs need see them yet, so both are taken
+ * with them added, or a connection that sums the directory while another
+ * writes would give the other's bytes out a second time (issue 29).  A
+ * write settles its bytes when it is done, giving back what it did not
+ * leave on disk. */
 #define DISK_CHECK_MS 1000u
 #define DISK_RESCAN_MS 10000u /* the cap reached: look again what the directory holds, at most this often */
 
 static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t disk_used;            /* bytes of series files in the directory */
+static uint64_t disk_used;            /* bytes of series files in the directory, those under way included */
+static uint64_t disk_pending;         /* accounted, their writes not yet done */
 static uint64_t disk_cap = UINT64_MAX; /* --max-total-mb */
 static uint64_t disk_floor;           /* --min-free-mb, bytes; 0: none */
 static uint64_t disk_inode_floor;     /* free inodes a new file must leave; 0: none */
-static uint64_t disk_free;            /* at the last statvfs, less what was written since */
+static uint64_t disk_free;            /* at the last statvfs, less what was written or is under way since */
 static uint64_t disk_checked_ms;      /* 0: never */
 static uint64_t disk_rescanned_ms;    /* when the cap was last found reached and the directory summed */
 
@@ -63,7 +70,9 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1u;
 }
 
-/* Refresh disk_free when it is stale (disk_lock held). */
+/* Refresh disk_free when it is stale (disk_lock held).  A write under way
+ * may be partly in statvfs's figure already: counting it whole errs on the
+ * side of the floor. */
 static void disk_refresh(void)
 {
     struct statvfs sv;
@@ -71,12 +80,17 @@ static void disk_refresh(void)
     if (disk_checked_ms && now - disk_checked_ms < DISK_CHECK_MS)
         return;
     disk_checked_ms = now;
-    if (fstatvfs(dir_fd, &sv) == 0)
-        disk_free = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    if (fstatvfs(dir_fd, &sv) == 0) {
+        uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+        disk_free = avail > disk_pending ? avail - disk_pending : 0;
+    }
 }
 
-/* The bytes of the directory's series files now (disk_lock held), so that
- * traces moved away make room again.  Left as it was if it cannot be read. */
+/* The bytes of the directory's series files now, and those under way
+ * (disk_lock held), so that traces moved away make room again.  A write
+ * under way may be partly in a file's size already: counting it whole errs
+ * on the side of the cap, until the next sum.  Left as it was if the
+ * directory cannot be read. */
 static void disk_rescan(void)
 {
     uint64_t now = mono_ms();
@@ -98,10 +112,19 @@ static void disk_rescan(void)
             fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
             sum += (uint64_t)st.st_size;
     closedir(d);
-    disk_used = sum;
+    disk_used = sum + disk_pending;
 }
 
-/* May len more bytes be written?  OK, or why not (nothing is taken then). */
+/* len bytes accounted and under way (disk_lock held). */
+static void disk_account(uint64_t len)
+{
+    disk_used += len;
+    disk_pending += len;
+    disk_free = disk_free > len ? disk_free - len : 0;
+}
+
+/* May len more bytes be written?  OK, with them accounted and under way
+ * until disk_settle, or why not (nothing is taken then). */
 static enum files_news disk_take(uint64_t len)
 {
     enum files_news news = FILES_OK;
@@ -112,20 +135,30 @@ static enum files_news disk_take(uint64_t len)
         news = FILES_TOTAL_REACHED;
     else if (disk_floor && (disk_refresh(), disk_free < disk_floor + len))
         news = FILES_DISK_LOW;
-    else {
-        disk_used += len;
-        disk_free = disk_free > len ? disk_free - len : 0;
-    }
+    else
+        disk_account(len);
     pthread_mutex_unlock(&disk_lock);
     return news;
 }
 
-/* The last marker of a connection always fits: counted, never refused. */
+/* A header, or the last marker of a connection: always fits, counted,
+ * never refused; under way until disk_settle as disk_take's bytes are. */
 static void disk_take_anyway(uint64_t len)
 {
     pthread_mutex_lock(&disk_lock);
-    disk_used += len;
-    disk_free = disk_free > len ? disk_free - len : 0;
+    disk_account(len);
+    pthread_mutex_unlock(&disk_lock);
+}
+
+/* The write of len taken bytes is over and left kept of them on disk: the
+ * rest is given back. */
+static void disk_settle(uint64_t len, uint64_t kept)
+{
+    pthread_mutex_lock(&disk_lock);
+    disk_pending -= len;
+    uint64_t back = len - kept;
+    disk_used = disk_used > back ? disk_used - back : 0;
+    disk_free += back;
     pthread_mutex_unlock(&disk_lock);
 }
 
@@ -349,6 +382,7 @@ static int start_segment(struct files *f, int fd)
     encode_header(f, h);
     disk_take_anyway(sizeof h); /* the file itself was allowed (inodes; the caps at accept) */
     if (write_all(fd, h, sizeof h) == 0) {
+        disk_settle(sizeof h, sizeof h);
         f->fd = fd;
         f->seg_bytes = TRACE_FILE_HEADER_SIZE;
         f->total_bytes += TRACE_FILE_HEADER_SIZE;
@@ -357,8 +391,8 @@ static int start_segment(struct files *f, int fd)
     int err = errno;
     char name[64];
     close(fd);
-    if (segment_name(f, f->seq, name, sizeof name) == 0)
-        unlinkat(dir_fd, name, 0);
+    int gone = segment_name(f, f->seq, name, sizeof name) == 0 && unlinkat(dir_fd, name, 0) == 0;
+    disk_settle(sizeof h, gone ? 0 : sizeof h); /* a part left on disk stays counted */
     errno = err;
     return -1;
 }
@@ -423,18 +457,22 @@ static void stop_after_failure(struct files *f, const char *what, int err)
     f->stopped = 1;
 }
 
+/* Write n records whose bytes were taken (disk_take or disk_take_anyway),
+ * and settle them. */
 static int write_records(struct files *f, const unsigned char *p, size_t n)
 {
     if (write_all(f->fd, p, n * REC) != 0) {
         int err = errno;
-        /* Cut a partial write back to the last whole record. */
-        if (ftruncate(f->fd, (off_t)f->seg_bytes) != 0) {
-            /* then a torn record stays at the end; readers take whole records only */
-        }
+        /* Cut a partial write back to the last whole record and give its
+         * bytes back.  If the cut fails a torn record stays at the end
+         * (readers take whole records only), and stays counted. */
+        int cut = ftruncate(f->fd, (off_t)f->seg_bytes) == 0;
+        disk_settle(n * REC, cut ? 0 : n * REC);
         lseek(f->fd, (off_t)f->seg_bytes, SEEK_SET);
         errno = err;
         return -1;
     }
+    disk_settle(n * REC, n * REC);
     f->seg_bytes += n * REC;
     f->total_bytes += n * REC;
     return 0;

@@ -68,8 +68,9 @@ int files_init_dir(const char *dir, char *err, size_t err_len);
  * The limits every connection shares, checked before each write: the
  * directory's files together within total_cap bytes (0: none; what was
  * there at startup counts; once reached, the directory is summed again at
- * most every 10 s, so traces moved away make room), the filesystem's free
- * space above floor_bytes,
+ * most every 10 s, so traces moved away make room, the writes still under
+ * way added; a connection's headers and its last marker are written even
+ * at the cap), the filesystem's free space above floor_bytes,
  * and a new file only while more than inode_floor inodes are free (0: no
  * floor).  A connection that meets one stops writing with a marker
  * (TRACE_MARK_BUDGET carrying total_cap, or TRACE_MARK_DISK_FLOOR).
@@ -79,7 +80,8 @@ void files_set_limits(uint64_t total_cap, uint64_t floor_bytes, uint64_t inode_f
 /* 1 (why said) when a new connection could write nothing now. */
 int files_disk_full(char *why, size_t len);
 
-/* Bytes of series files in the directory: found at startup plus written since. */
+/* Bytes of series files in the directory: found at startup plus written
+ * or under way since (or, once the cap was reached, summed again). */
 uint64_t files_dir_bytes(void);
 
 /* The out directory as files_init_dir opened it (O_NOFOLLOW), for
