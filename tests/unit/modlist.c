@@ -98,7 +98,7 @@ static void test_damaged(void)
 
     expect_damaged(put(TRACE_MODULE_LIST, 0, 1, 8, MODLIST_MAX + 1), "more modules", "too many modules");
     modlist_free(&m);
-    modlist_init(&m); /* a reader that never saw a LIST */
+    modlist_init(&m, NULL); /* a reader that never saw a LIST */
     expect_damaged(put(TRACE_MODULE_BEGIN, 0, 1, 0, 0), "outside a list", "BEGIN outside a list");
     put(TRACE_MODULE_LIST, 0, 1, 9, 1);
     put(TRACE_MODULE_BEGIN, 0, 3, 0x1000, 0);
@@ -152,7 +152,7 @@ static void test_claims(void)
 
 int main(void)
 {
-    modlist_init(&m);
+    modlist_init(&m, NULL);
     test_whole();
     test_damaged();
     test_claims();
