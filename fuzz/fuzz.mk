@@ -45,7 +45,7 @@ FUZZ_DEPS_modlist := src/read/modlist.c src/lib/vec.c
 FUZZ_LIBS_modlist :=
 # the pass, not live.c (top's driver of it over a directory: it lists files) nor naming.c (symbols)
 FUZZ_DEPS_analyze := $(filter-out src/analysis/live.c src/analysis/naming.c,$(wildcard src/analysis/*.c)) src/read/trace_reader.c src/read/modlist.c \
-                     src/read/addrindex.c src/read/elf_buildid.c src/lib/fileopen.c src/lib/textesc.c src/lib/u64map.c src/lib/vec.c \
+                     src/read/addrindex.c src/read/elf_buildid.c src/lib/fileopen.c src/lib/strmap.c src/lib/textesc.c src/lib/u64map.c src/lib/vec.c \
                      src/out/notes.c
 FUZZ_LIBS_analyze := -lm -lpthread # jobs.c: the pass in parts (the harness runs one)
 

@@ -5,8 +5,9 @@
  * it), through the pre-passes and the main pass with the calling-context
  * tree and call sites as sinks, then the notes and the tree's totals, as
  * `callsight analyze` does before naming anything.  The caps are set low
- * (threads, functions, frames, stacks) so that inputs reach what is beyond
- * them; a hostile input must not take more memory or time than they allow.
+ * (threads, functions, frames, stacks, modules of a list and the bytes of
+ * module lists) so that inputs reach what is beyond them; a hostile input
+ * must not take more memory or time than they allow.
  *
  * Built by fuzz/fuzz.mk with clang -fsanitize=fuzzer,address,undefined, and
  * with fuzz/replay.c (any C compiler) to replay the corpus in the tests.
@@ -47,6 +48,8 @@ static void analyze(char *path)
     a.max_threads = 64;
     a.max_depth = 256;
     a.funcs.max = 512;
+    a.modules.per_list = 16;
+    a.modules.max_bytes = 4096;
     if (cctree_init(&tree, 4096) < 0)
         abort();
     callsites_init(&sites, &a.funcs);

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct modlist m;
     volatile size_t seen = 0;
-    modlist_init(&m);
+    modlist_init(&m, NULL);
     for (size_t off = 0; off + TRACE_EVENT_SIZE <= size; off += TRACE_EVENT_SIZE) {
         trace_event_t ev;
         memcpy(&ev, data + off, sizeof ev);

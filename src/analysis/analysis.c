@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "callstack.h"
+#include "lib/strmap.h"
 #include "lib/vec.h"
 #include "read/modlist.h"
 #include "read/trace_reader.h"
@@ -37,11 +38,21 @@ struct thread_mod {
     int retired; /* gone in this list, kept from the one before (see take_modlist) */
 };
 
-/* A process's latest module list in a series (a copy of a thread's). */
+/* A thread's modules by lo, shared: by the threads whose lists are the
+ * same and by their process (proc_mods), so that a list costs its room
+ * once however many threads and processes hold it.  Charged to the
+ * analysis' module budget while it lives. */
+struct modset {
+    size_t refs, n;
+    int cut;               /* modules of its list were not kept (a cap) */
+    struct thread_mod v[];
+};
+
+/* A process's latest module list in a series (a thread's). */
 struct proc_mods {
     uint32_t proc;
-    struct thread_mod *mods;
-    size_t n, last;
+    struct modset *mods;
+    size_t last;
 };
 
 struct thread {
@@ -57,8 +68,8 @@ struct thread {
     int64_t sum_end;            /* where its last snapshot ended */
     int sum_used;               /* a snapshot of it was counted */
     struct modlist *mlist;      /* its module list being read, once one began */
-    struct thread_mod *mods;    /* its last whole list, by lo; none: the program's bias */
-    size_t nmods, mod_last;     /* ... and the one an address was last found in */
+    struct modset *mods;        /* its last whole list; none (or empty): its process's, else the program's bias */
+    size_t mod_last;            /* ... the one an address was last found in */
     int mlist_counted;          /* counted in the series' mlists_open */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
     int have_exit;
@@ -68,7 +79,7 @@ struct thread {
 #define RES_SLOTS 1024u /* per cache of resolved addresses (a power of two) */
 
 /* What resolving a function's address counted: see addr_in. */
-enum addr_count { COUNT_NONE, COUNT_OUTSIDE, COUNT_UNLISTED };
+enum addr_count { COUNT_NONE, COUNT_OUTSIDE, COUNT_UNLISTED, COUNT_CUT };
 
 /* The state of the series being read. */
 struct analysis_run {
@@ -89,6 +100,7 @@ struct analysis_run {
     const char *path;        /* the segment being read, for messages */
     struct proc_mods *pmods; /* each process's latest list in this series, for threads */
     size_t npmods, cappmods; /* without one of their own (trace_stream's merged series) */
+    struct u64map pmod_index; /* process -> its position in pmods */
     size_t mlists_open;      /* threads in the middle of a module list */
     int wrapped;
     uint64_t segs_missing;
@@ -148,6 +160,8 @@ void analysis_init(struct analysis *a, FILE *diag, const char *prog)
     a->interval_ns = 1000000000;
     a->max_threads = ANALYSIS_MAX_THREADS;
     a->max_depth = CALLSTACK_MAX_DEPTH;
+    a->modules.per_list = ANALYSIS_MAX_MODULES;
+    a->modules.max_bytes = (size_t)ANALYSIS_MAX_MODULES_MB << 20;
 }
 
 void analysis_free(struct analysis *a)
@@ -164,6 +178,8 @@ void analysis_free(struct analysis *a)
         free(a->bins[i].path);
     free(a->bins);
     u64map_free(&a->proc_index);
+    u64map_free(&a->bin_ids);
+    strmap_free(&a->bin_paths);
     u64map_free(&a->src_index);
     u64map_free(&a->thread_index);
     u64map_free(&a->targets);
@@ -216,14 +232,53 @@ static void diag(struct analysis *a, const char *path, const char *fmt, ...)
 
 static long bin_new(struct analysis *a, int have, const uint64_t id[2], uint32_t proc);
 
+/* A build-id's key in bin_ids: both words, mixed. */
+static uint64_t bin_key(const uint64_t id[2])
+{
+    return id[0] ^ (id[1] * 0x9e3779b97f4a7c15u + (id[1] >> 29));
+}
+
+/* The bins not in the indexes yet go in (those bin_new made, and those a
+ * pass in parts appended, jobs.c): the first of each build-id, or of each
+ * path among the bins without one.  Their paths are set by then (a path's
+ * bin gets it as it is made) and never freed or changed while a lives, so
+ * bin_paths may borrow them.  0, -1 oom. */
+static int bins_index(struct analysis *a)
+{
+    for (; a->bins_indexed < a->nbins; a->bins_indexed++) {
+        const struct analysis_bin *b = &a->bins[a->bins_indexed];
+        uint32_t at;
+        uint64_t key = bin_key(b->build_id);
+        if (a->bins_indexed == 0)
+            continue;
+        if (b->have_build_id && !u64map_get(&a->bin_ids, key, &at) &&
+            u64map_put(&a->bin_ids, key, (uint32_t)a->bins_indexed) < 0)
+            return -1;
+        if (!b->have_build_id && b->path && !strmap_get(&a->bin_paths, b->path, &at) &&
+            strmap_put(&a->bin_paths, b->path, (uint32_t)a->bins_indexed) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The binary with this build-id (have == 0: binary 0), created on first
  * sight and matched to an --exe then: the one with the same build-id, else
- * the first (the check in analyze refuses that unless --force).  -1 oom. */
+ * the first (the check in analyze refuses that unless --force).  -1 oom.
+ * By the index; two build-ids of one key (crafted) are told apart by a
+ * walk, as many as ANALYSIS_MAX_BINS. */
 static long bin_of(struct analysis *a, int have, const uint64_t id[2], uint32_t proc)
 {
-    size_t i = have ? 1 : 0;
-    for (; i < a->nbins; i++)
-        if (a->bins[i].build_id[0] == id[0] && a->bins[i].build_id[1] == id[1])
+    uint32_t at;
+    if (!have)
+        return a->nbins ? 0 : bin_new(a, have, id, proc);
+    if (bins_index(a) < 0)
+        return -1;
+    if (!u64map_get(&a->bin_ids, bin_key(id), &at))
+        return bin_new(a, have, id, proc);
+    if (a->bins[at].build_id[0] == id[0] && a->bins[at].build_id[1] == id[1])
+        return (long)at;
+    for (size_t i = 1; i < a->nbins; i++)
+        if (a->bins[i].have_build_id && a->bins[i].build_id[0] == id[0] && a->bins[i].build_id[1] == id[1])
             return (long)i;
     return bin_new(a, have, id, proc);
 }
@@ -627,7 +682,7 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->sum_used = 0;
     t->mlist = NULL;
     t->mods = NULL;
-    t->nmods = t->mod_last = 0;
+    t->mod_last = 0;
     t->mlist_counted = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
@@ -1046,7 +1101,7 @@ static void on_process_marker(struct analysis_run *run, const trace_event_t *ev)
         }
         at->proc = t->proc = (uint32_t)p;
         a->procs[p].announced = 1;
-        if (t->nmods && keep_proc_list(run, t) < 0) /* its list came first (stream mode) */
+        if (t->mods && t->mods->n && keep_proc_list(run, t) < 0) /* its list came first (stream mode) */
             a->oom = 1;
         return;
     }
@@ -1084,11 +1139,10 @@ static long bin_of_module(struct analysis *a, const struct modlist_entry *e, uin
     if (e->build_id_len)
         bin = bin_of(a, 1, id, proc);
     else if (e->path[0]) {
-        for (size_t i = 1; i < a->nbins && bin < 0; i++)
-            if (!a->bins[i].have_build_id && a->bins[i].path && !strcmp(a->bins[i].path, e->path))
-                bin = (long)i;
-        if (bin < 0)
-            bin = bin_new(a, 0, id, proc);
+        uint32_t at;
+        if (bins_index(a) < 0)
+            return -2;
+        bin = strmap_get(&a->bin_paths, e->path, &at) ? (long)at : bin_new(a, 0, id, proc);
     }
     if (bin < 0)
         return bin == -1 && (e->build_id_len || e->path[0]) ? -2 : -1;
@@ -1105,10 +1159,81 @@ static long bin_of_module(struct analysis *a, const struct modlist_entry *e, uin
     return bin;
 }
 
+/* ---- a thread's modules: shared sets, charged to the module budget ---- */
+
+static size_t modset_bytes(size_t n)
+{
+    return sizeof(struct modset) + n * sizeof(struct thread_mod);
+}
+
+/* Modules a new set can hold within the budget (SIZE_MAX: any number). */
+static size_t modset_room(const struct analysis *a)
+{
+    const struct modlist_budget *b = &a->modules;
+    if (b->held > b->max_bytes || b->max_bytes - b->held < modset_bytes(0))
+        return 0;
+    return (b->max_bytes - b->held - modset_bytes(0)) / sizeof(struct thread_mod);
+}
+
+/* A set of m[0..n), charged; NULL out of memory. */
+static struct modset *modset_new(struct analysis *a, const struct thread_mod *m, size_t n, int cut)
+{
+    struct modset *s = malloc(modset_bytes(n));
+    if (!s)
+        return NULL;
+    s->refs = 1;
+    s->n = n;
+    s->cut = cut;
+    if (n)
+        memcpy(s->v, m, n * sizeof *m);
+    a->modules.held += modset_bytes(n);
+    return s;
+}
+
+static struct modset *modset_get(struct modset *s)
+{
+    if (s)
+        s->refs++;
+    return s;
+}
+
+static void modset_put(struct analysis *a, struct modset *s)
+{
+    if (!s || --s->refs)
+        return;
+    size_t bytes = modset_bytes(s->n);
+    a->modules.held -= bytes < a->modules.held ? bytes : a->modules.held;
+    free(s);
+}
+
+static int modset_same(const struct modset *s, const struct thread_mod *m, size_t n, int cut)
+{
+    if (!s || s->n != n || s->cut != cut)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s->v[i].lo != m[i].lo || s->v[i].hi != m[i].hi || s->v[i].bias != m[i].bias ||
+            s->v[i].bin != m[i].bin || s->v[i].retired != m[i].retired)
+            return 0;
+    return 1;
+}
+
 static int mod_by_lo(const void *pa, const void *pb)
 {
     const struct thread_mod *x = pa, *y = pb;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The process's latest list in the series, NULL if none; create: made. */
+static struct proc_mods *proc_mods_of(struct analysis_run *run, uint32_t proc, int create)
+{
+    uint32_t at;
+    if (u64map_get(&run->pmod_index, proc, &at))
+        return &run->pmods[at];
+    if (!create || vec_grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods, 16) < 0 ||
+        u64map_put(&run->pmod_index, proc, (uint32_t)run->npmods) < 0)
+        return NULL;
+    run->pmods[run->npmods] = (struct proc_mods){proc, NULL, 0};
+    return &run->pmods[run->npmods++];
 }
 
 /*
@@ -1117,33 +1242,97 @@ static int mod_by_lo(const void *pa, const void *pb)
  * events of the batch are in it.  So the modules of the thread's list
  * before that are gone now stay, retired, for this list's records, unless
  * a new one took their place (then the new one has the address); a module
- * retired once is dropped at the next list.  m has room for them; the new
- * count.
+ * retired once is dropped at the next list.  m[0..k) are the new ones by
+ * lo, with room for room more after them; the new count.  An old module is
+ * looked up among the new ones by a binary search over their lo and the
+ * greatest hi up to each (top[]), so a list costs n log n, not n * m.
+ * Those beyond room are counted in *over.
  */
-static size_t keep_retired(const struct thread *t, struct thread_mod *m, size_t k)
+static size_t keep_retired(const struct thread *t, struct thread_mod *m, size_t k, size_t room,
+                           uint64_t *top, uint64_t *over)
 {
+    const struct modset *old = t->mods;
     size_t fresh = k;
-    for (size_t i = 0; i < t->nmods; i++) {
-        const struct thread_mod *o = &t->mods[i];
-        int kept = o->retired;
-        for (size_t j = 0; j < fresh && !kept; j++)
-            kept = o->lo < m[j].hi && m[j].lo < o->hi; /* still there, or overlapped by a new one */
-        if (!kept) {
-            m[k] = *o;
-            m[k++].retired = 1;
+    for (size_t j = 0; j < fresh; j++)
+        top[j] = j && top[j - 1] > m[j].hi ? top[j - 1] : m[j].hi;
+    for (size_t i = 0; old && i < old->n; i++) {
+        const struct thread_mod *o = &old->v[i];
+        if (o->retired)
+            continue;
+        size_t lo = 0, hi = fresh; /* the new ones that begin below o's end: [0, lo) */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m[mid].lo < o->hi)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        if (lo && top[lo - 1] > o->lo)
+            continue; /* still there, or overlapped by a new one */
+        if (k - fresh == room) {
+            (*over)++;
+            continue;
+        }
+        m[k] = *o;
+        m[k++].retired = 1;
     }
     return k;
 }
 
-/* A whole list becomes the thread's: its modules by address. */
+/* What the budget has no room for goes: the retired modules first, then
+ * those at the highest addresses.  The new count. */
+static size_t fit_budget(struct thread_mod *m, size_t k, size_t room, uint64_t *over)
+{
+    if (k <= room)
+        return k;
+    *over += k - room;
+    size_t j = 0;
+    for (size_t i = 0; i < k && j < room; i++)
+        if (!m[i].retired)
+            m[j++] = m[i];
+    for (size_t i = 0; i < k && j < room; i++)
+        if (m[i].retired)
+            m[j++] = m[i];
+    qsort(m, j, sizeof *m, mod_by_lo);
+    return j;
+}
+
+/* The analysis counts a list cut by a cap, and the thread once per cap. */
+static void count_cut(struct analysis *a, struct thread *t, uint64_t list, uint64_t bytes)
+{
+    struct analysis_thread *at = &a->threads[t->index];
+    a->modules_cut_list += list;
+    a->modules_cut_bytes += bytes;
+    if (list && !(at->modules_cut & 1))
+        a->modules_cut_list_threads++;
+    if (bytes && !(at->modules_cut & 2))
+        a->modules_cut_bytes_threads++;
+    at->modules_cut |= (list ? 1u : 0u) | (bytes ? 2u : 0u);
+}
+
+/* The thread's modules become set (a reference it holds). */
+static void thread_mods_set(struct analysis_run *run, struct thread *t, struct modset *set)
+{
+    modset_put(run->a, t->mods);
+    t->mods = set;
+    t->mod_last = 0;
+    run->gen++; /* the thread's (and its process's) modules change */
+}
+
+/* A whole list becomes the thread's: its modules by address, within the
+ * caps: a list's first a->modules.per_list modules (the reader kept no
+ * more; its retired ones fill what room is left), and what the module
+ * budget has room for.  The same list as its process's latest or its own
+ * last is shared, not held again. */
 static void take_modlist(struct analysis_run *run, struct thread *t)
 {
     struct analysis *a = run->a;
-    size_t n, k = 0;
+    size_t n, k = 0, old = t->mods ? t->mods->n : 0;
+    uint64_t cut_list = t->mlist->cut_list, cut_bytes = t->mlist->cut_bytes;
     struct modlist_entry *e = modlist_take(t->mlist, &n);
-    struct thread_mod *m = malloc((n + t->nmods + 1) * sizeof *m);
-    for (size_t i = 0; m && i < n; i++) {
+    struct thread_mod *m = malloc((n + old + 1) * sizeof *m);
+    uint64_t *top = malloc((n + 1) * sizeof *top);
+    for (size_t i = 0; m && top && i < n; i++) {
         long bin = e[i].main ? 0 : bin_of_module(a, &e[i], t->proc);
         if (bin == -2) {
             free(m);
@@ -1152,17 +1341,36 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
             m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin, 0};
     }
     modlist_entries_free(e, n);
-    if (!m) {
+    if (!m || !top) {
+        free(m);
+        free(top);
         a->oom = 1;
         return;
     }
-    k = keep_retired(t, m, k);
     qsort(m, k, sizeof *m, mod_by_lo);
-    run->gen++; /* the thread's (and its process's) modules change */
-    free(t->mods);
-    t->mods = m;
-    t->nmods = k;
-    t->mod_last = 0;
+    size_t per = a->modules.per_list > k ? a->modules.per_list - k : 0;
+    k = keep_retired(t, m, k, per, top, &cut_list);
+    free(top);
+    qsort(m, k, sizeof *m, mod_by_lo);
+    struct proc_mods *pm = proc_mods_of(run, t->proc, 0);
+    struct modset *set = NULL;
+    int cut = cut_list || cut_bytes;
+    if (pm && modset_same(pm->mods, m, k, cut))
+        set = modset_get(pm->mods);
+    else if (modset_same(t->mods, m, k, cut))
+        set = modset_get(t->mods);
+    else {
+        k = fit_budget(m, k, modset_room(a), &cut_bytes);
+        set = modset_new(a, m, k, cut_list || cut_bytes);
+    }
+    free(m);
+    if (!set) {
+        a->oom = 1;
+        return;
+    }
+    if (cut_list || cut_bytes)
+        count_cut(a, t, cut_list, cut_bytes);
+    thread_mods_set(run, t, set);
     a->procs[t->proc].listed = 1;
     if (t->mlist->left_out > a->src[run->src].modules_left_out)
         a->src[run->src].modules_left_out = t->mlist->left_out;
@@ -1170,28 +1378,19 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
         a->oom = 1;
 }
 
-/* The thread's list becomes its process's latest in the series.  0, -1 oom. */
+/* The thread's list becomes its process's latest in the series (shared,
+ * so a thread that names process after process costs no copies).  0, -1
+ * oom. */
 static int keep_proc_list(struct analysis_run *run, const struct thread *t)
 {
-    struct proc_mods *pm = NULL;
+    struct proc_mods *pm = proc_mods_of(run, t->proc, 1);
     run->gen++; /* threads without a list of their own use this one */
-    for (size_t i = 0; i < run->npmods && !pm; i++)
-        if (run->pmods[i].proc == t->proc)
-            pm = &run->pmods[i];
-    if (!pm) {
-        if (vec_grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods, 16) < 0)
-            return -1;
-        pm = &run->pmods[run->npmods++];
-        *pm = (struct proc_mods){t->proc, NULL, 0, 0};
-    }
-    struct thread_mod *m = malloc((t->nmods ? t->nmods : 1) * sizeof *m);
-    if (!m)
+    if (!pm)
         return -1;
-    memcpy(m, t->mods, t->nmods * sizeof *m);
-    free(pm->mods);
-    pm->mods = m;
-    pm->n = t->nmods;
+    struct modset *was = pm->mods;
+    pm->mods = modset_get(t->mods);
     pm->last = 0;
+    modset_put(run->a, was);
     return 0;
 }
 
@@ -1223,7 +1422,7 @@ static void on_module(struct analysis_run *run, const trace_event_t *ev)
             run->a->oom = 1;
             return;
         }
-        modlist_init(t->mlist);
+        modlist_init(t->mlist, &run->a->modules);
     }
     modlist_step_done(run, t, modlist_feed(t->mlist, ev));
 }
@@ -1239,19 +1438,22 @@ static void module_interrupt(struct analysis_run *run, const trace_event_t *ev)
 }
 
 /* The thread's listed module that holds addr: 1, its binary and the
- * link-time address there; 0 when it has no list or none holds addr. */
-static int addr_listed(struct thread *t, uint64_t addr, uint32_t *bin, uint64_t *off)
+ * link-time address there; 0 when it has no list or none holds addr (*cut:
+ * the list it looked in was cut by a cap). */
+static int addr_listed(struct thread *t, uint64_t addr, uint32_t *bin, uint64_t *off, int *cut)
 {
-    const struct thread_mod *mods = t->mods;
-    size_t n = t->nmods, *last = &t->mod_last;
-    for (size_t i = 0; !n && i < t->run->npmods; i++) /* none of its own: its process's */
-        if (t->run->pmods[i].proc == t->proc) {
-            mods = t->run->pmods[i].mods;
-            n = t->run->pmods[i].n;
-            last = &t->run->pmods[i].last;
-        }
-    if (!n)
+    const struct modset *set = t->mods;
+    size_t *last = &t->mod_last;
+    struct proc_mods *pm;
+    if ((!set || !set->n) && (pm = proc_mods_of(t->run, t->proc, 0))) { /* none of its own: its process's */
+        set = pm->mods;
+        last = &pm->last;
+    }
+    *cut = set && set->cut;
+    if (!set || !set->n)
         return 0;
+    const struct thread_mod *mods = set->v;
+    size_t n = set->n;
     const struct thread_mod *m = &mods[*last];
     if (addr < m->lo || addr >= m->hi) {
         size_t lo = 0, hi = n;
@@ -1279,11 +1481,12 @@ static uint32_t addr_place(struct thread *t, uint32_t bin, uint64_t bias, uint64
                            enum addr_count *count)
 {
     uint32_t b = 0;
+    int cut;
     *count = COUNT_NONE;
-    if (addr_listed(t, addr, &b, off) && b != BIN_PROGRAM)
+    if (addr_listed(t, addr, &b, off, &cut) && b != BIN_PROGRAM)
         return b;
     if (b != BIN_PROGRAM)
-        *count = t->nmods ? COUNT_OUTSIDE : COUNT_UNLISTED;
+        *count = cut ? COUNT_CUT : t->mods && t->mods->n ? COUNT_OUTSIDE : COUNT_UNLISTED;
     *off = addr - bias;
     return bin;
 }
@@ -1294,6 +1497,8 @@ static void addr_count(struct thread *t, enum addr_count count)
         t->run->a->src[t->run->src].outside_modules++;
     else if (count == COUNT_UNLISTED)
         t->run->a->procs[t->proc].unlisted++;
+    else if (count == COUNT_CUT)
+        t->run->a->modules_cut_addrs++;
 }
 
 /* addr_place, counted. */
@@ -1309,7 +1514,8 @@ static uint32_t addr_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t 
 static uint32_t site_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t addr, uint64_t *off)
 {
     uint32_t b;
-    if (addr_listed(t, addr, &b, off) && b != BIN_PROGRAM)
+    int cut;
+    if (addr_listed(t, addr, &b, off, &cut) && b != BIN_PROGRAM)
         return b;
     *off = addr - bias;
     return bin;
@@ -1605,7 +1811,7 @@ static void close_thread(struct analysis_run *run, struct thread *t)
         modlist_free(t->mlist);
     run->mlists_open -= (size_t)t->mlist_counted;
     free(t->mlist);
-    free(t->mods);
+    modset_put(run->a, t->mods);
     callstack_free(&t->cs);
     free(t);
 }
@@ -1654,8 +1860,9 @@ void analysis_run_end(struct analysis_run *run)
     free(run->threads);
     u64map_free(&run->tids);
     for (size_t i = 0; i < run->npmods; i++)
-        free(run->pmods[i].mods);
+        modset_put(run->a, run->pmods[i].mods);
     free(run->pmods);
+    u64map_free(&run->pmod_index);
     free(run);
 }
 

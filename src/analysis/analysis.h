@@ -55,7 +55,9 @@
 #include <stdio.h>
 
 #include "funcstats.h"
+#include "lib/strmap.h"
 #include "lib/u64map.h"
+#include "read/modlist.h"
 #include "read/trace_files.h"
 #include "read/trace_reader.h"
 #include "sink.h"
@@ -71,6 +73,8 @@
 #define ANALYSIS_MAX_TRIGGERS 16           /* slow calls (TRACE_MARK_TRIGGER) kept with their stacks */
 #define ANALYSIS_TRIGGER_DEPTH 64          /* frames kept of each, innermost */
 #define ANALYSIS_MAX_THREADS 65536u        /* distinct threads kept by default (--max-threads) */
+#define ANALYSIS_MAX_MODULES 1024u         /* modules kept of a thread's list by default (--max-modules) */
+#define ANALYSIS_MAX_MODULES_MB 64u        /* MiB module lists may hold at once by default (--max-modules-mb) */
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
@@ -167,6 +171,7 @@ struct analysis_thread {
     char name[ANALYSIS_NAME_MAX + 1];  /* "" until the runtime names it */
     int has_events;                    /* had enter/exit records */
     int selected;                      /* matches the thread filter */
+    unsigned modules_cut;              /* a list of it was cut: 1 by --max-modules, 2 by --max-modules-mb */
 };
 
 /* A call that took longer than TRACE_TRIGGER's limit, with its stack then. */
@@ -207,6 +212,9 @@ struct analysis {
     const struct analysis_exe *exes;
     size_t nexes;
     int bins_over;                /* build-ids beyond ANALYSIS_MAX_BINS were taken as none */
+    struct u64map bin_ids;        /* a build-id's key -> its first bin (see bins_index) */
+    struct strmap bin_paths;      /* a path -> the first bin without a build-id of it */
+    size_t bins_indexed;          /* bins[0..bins_indexed) are in them */
     uint64_t threads_with_events;
     uint64_t events;              /* enter + exit records */
     int64_t first_ns, last_ns;    /* over enter/exit records */
@@ -230,6 +238,10 @@ struct analysis {
     size_t max_threads;           /* distinct threads (ANALYSIS_MAX_THREADS) */
     size_t max_depth;             /* frames kept per thread (CALLSTACK_MAX_DEPTH) */
     uint64_t records_over;        /* records of threads beyond max_threads: counted only */
+    struct modlist_budget modules; /* per_list (ANALYSIS_MAX_MODULES), max_bytes (ANALYSIS_MAX_MODULES_MB) */
+    uint64_t modules_cut_list, modules_cut_list_threads;   /* modules of lists beyond per_list, threads */
+    uint64_t modules_cut_bytes, modules_cut_bytes_threads; /* ... beyond max_bytes, threads */
+    uint64_t modules_cut_addrs;   /* function addresses in no module kept of a cut list */
     uint64_t records;             /* every record read */
     uint64_t bad_kinds;           /* ... of a kind trace.h does not define: skipped */
     size_t files_read, files_bad;

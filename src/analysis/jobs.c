@@ -93,6 +93,8 @@ static int clone_prepared(struct analysis *d, const struct analysis *a)
     d->keep_tracer_time = a->keep_tracer_time;
     d->max_threads = a->max_threads;
     d->max_depth = a->max_depth;
+    d->modules.per_list = a->modules.per_list;
+    d->modules.max_bytes = a->modules.max_bytes;
     d->funcs.max = a->funcs.max;
     d->have_start = a->have_start;
     d->start_ns = a->start_ns;
@@ -251,6 +253,7 @@ static int mergeable(const struct analysis *a, const struct cctree *tree, const 
 {
     const struct analysis *ja = &j->a;
     if (!j->started || ja->oom || ja->funcs.oom || ja->summary_records || ja->records_over || ja->bins_over ||
+        ja->modules_cut_list || ja->modules_cut_bytes ||
         ja->funcs.other != UINT32_MAX || (j->have_tree && j->tree.oom) || (j->have_sites && j->sites.oom))
         return 0;
     /* a trigger one pass would only count takes no frames, so makes no functions */

@@ -44,6 +44,7 @@
 #define PROG "callsight analyze"
 #define STR_(x) #x
 #define STR(x) STR_(x)
+_Static_assert(MODLIST_MAX == 4096, "--max-modules' message says its bound");
 
 enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS };
 static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers"};
@@ -59,6 +60,8 @@ struct options {
     const char *out_path;
     size_t max_stacks;
     size_t max_threads, max_funcs, max_depth; /* --max-threads, --max-funcs, --max-depth (0: default) */
+    size_t max_modules;    /* --max-modules (0: default) */
+    size_t modules_mb;     /* --max-modules-mb (0: default) */
     size_t jobs;           /* --jobs (0: the CPUs online) */
     size_t folded_depth;   /* --max-folded-depth (0: default) */
     uint64_t folded_bytes; /* --max-folded-mb, in bytes (0: default) */
@@ -82,6 +85,7 @@ static void usage(FILE *out)
 "                         [--sysroot DIR] [--debug-dir DIR ...] [--trigger]\n"
 "                         [--max-threads N] [--max-funcs N] [--max-depth N]\n"
 "                         [--max-folded-depth N] [--max-folded-mb N] [--jobs N]\n"
+"                         [--max-modules N] [--max-modules-mb N]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -156,7 +160,15 @@ static void usage(FILE *out)
 "  --max-funcs N      distinct functions kept (default %zu); calls of further\n"
 "                     functions are counted in one row, [other]\n"
 "  --max-depth N      frames kept per thread (default %zu); deeper calls are\n"
-"                     counted, not timed (a note per thread)\n""  --interval T       summary traces, json: the width of each interval of the\n"
+"                     counted, not timed (a note per thread)\n",
+            CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
+            ANALYSIS_MAX_THREADS, FUNCSTATS_MAX, CALLSTACK_MAX_DEPTH);
+    fprintf(out,
+"  --max-modules N    modules kept of a thread's module list (default %u, at\n"
+"                     most %u); addresses in further ones are named as the\n"
+"                     program's, and a note says how many were not kept\n"
+"  --max-modules-mb N MiB the module lists may hold at once (default %u);\n"
+"                     modules beyond it are not kept, and a note says so\n""  --interval T       summary traces, json: the width of each interval of the\n"
 "                     series (default 1s, at least 1ms; set it no finer than\n"
 "                     the run's TRACE_SUMMARY_MS, or in stream mode than\n"
 "                     trace_stream's --summary-ms); a long run's intervals\n"
@@ -171,8 +183,7 @@ static void usage(FILE *out)
 "                     runs the nm beside it (default: nm)\n"
 "  -h, --help         print this help\n"
 "\n",
-            CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
-            ANALYSIS_MAX_THREADS, FUNCSTATS_MAX, CALLSTACK_MAX_DEPTH);
+            ANALYSIS_MAX_MODULES, MODLIST_MAX, ANALYSIS_MAX_MODULES_MB);
     fprintf(out,
 "formats (docs/analysis.md has the details and the JSON schema):\n"
 "  text      the header line, notes and the per-function table below\n"
@@ -339,6 +350,13 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--max-folded-mb needs a count of MiB from 1 to 1099511627776";
     else if (!strcmp(name, "--max-depth") && (parse_count(v, &o->max_depth) < 0 || !o->max_depth))
         bad = "--max-depth needs a count of at least 1";
+    else if (!strcmp(name, "--max-modules") &&
+             (parse_count(v, &o->max_modules) < 0 || !o->max_modules || o->max_modules > MODLIST_MAX))
+        bad = "--max-modules needs a count from 1 to 4096"; /* MODLIST_MAX */
+    else if (!strcmp(name, "--max-modules-mb") &&
+             (parse_count(v, &o->modules_mb) < 0 || !o->modules_mb || o->modules_mb > ((size_t)1 << 20) ||
+              o->modules_mb > SIZE_MAX >> 20))
+        bad = "--max-modules-mb needs a count of MiB from 1 to 1048576";
     else if (!strcmp(name, "--jobs") && (parse_count(v, &o->jobs) < 0 || !o->jobs || o->jobs > ANALYSIS_MAX_JOBS))
         bad = "--jobs needs a count from 1 to " STR(ANALYSIS_MAX_JOBS);
     else if (!strcmp(name, "--interval") && (parse_time(v, &o->interval_ns) < 0 || o->interval_ns < 1000000))
@@ -360,7 +378,8 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--function", "--max-stacks", "--interval",
                                              "--sysroot", "--debug-dir", "--max-threads", "--max-funcs",
                                              "--max-depth", "--max-folded-depth",
-                                             "--max-folded-mb", "--jobs"};
+                                             "--max-folded-mb", "--jobs", "--max-modules",
+                                             "--max-modules-mb"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -600,6 +619,10 @@ static int setup(struct run *r)
         r->a.funcs.max = o->max_funcs;
     if (o->max_depth)
         r->a.max_depth = o->max_depth;
+    if (o->max_modules)
+        r->a.modules.per_list = o->max_modules;
+    if (o->modules_mb)
+        r->a.modules.max_bytes = o->modules_mb << 20;
     if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
         bad |= cctree_init(&r->tree, o->max_stacks) < 0;
         r->have_tree = 1;

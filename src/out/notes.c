@@ -270,6 +270,25 @@ static void limit_notes(const struct analysis *a, void (*fn)(void *ctx, const ch
                  (unsigned long long)a->funcs.v[a->funcs.other].calls);
         fn(ctx, buf);
     }
+    if (a->modules_cut_list) {
+        snprintf(buf, sizeof buf, "analyze kept %zu modules of a thread's module list (--max-modules): %llu modules "
+                 "in the lists of %llu thread(s) were not kept; addresses in them are named as the program's (raw addresses "
+                 "or offsets)", a->modules.per_list, (unsigned long long)a->modules_cut_list,
+                 (unsigned long long)a->modules_cut_list_threads);
+        fn(ctx, buf);
+    }
+    if (a->modules_cut_bytes) {
+        snprintf(buf, sizeof buf, "module lists held at once reached analyze's cap of %zu MiB (--max-modules-mb): "
+                 "%llu modules in the lists of %llu thread(s) were not kept; addresses in them are named as the "
+                 "program's (raw addresses or offsets)", a->modules.max_bytes >> 20, (unsigned long long)a->modules_cut_bytes,
+                 (unsigned long long)a->modules_cut_bytes_threads);
+        fn(ctx, buf);
+    }
+    if (a->modules_cut_addrs) {
+        snprintf(buf, sizeof buf, "%llu function addresses were in no module kept of a module list cut by a cap: they "
+                 "are named as the program's", (unsigned long long)a->modules_cut_addrs);
+        fn(ctx, buf);
+    }
     if (a->bad_kinds) {
         snprintf(buf, sizeof buf, "%llu of %llu records are of no kind trace.h defines (damaged, or not written "
                  "by callsight?): skipped", (unsigned long long)a->bad_kinds, (unsigned long long)a->records);

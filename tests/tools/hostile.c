@@ -15,11 +15,17 @@
  *   hostile kinds OUT N                  N records of unknown kinds (6..255)
  *                                        among N / 99 calls
  *   hostile wrap OUT                     two lost markers of 2^63 events each
- *   hostile modules OUT THREADS N [paths] THREADS threads (tid 3000...) each
+ *   hostile modules OUT THREADS N [paths] [distinct]
+ *                                        THREADS threads (tid 3000...) each
  *                                        listing the same N modules, each with
  *                                        its own build-id (or, with paths, its
  *                                        own path /m/K and none), then calling
- *                                        into the first
+ *                                        into the first; distinct: thread T's
+ *                                        modules end T bytes short, so no two
+ *                                        threads' lists are the same
+ *   hostile procmods OUT PROCS N         thread 3000 lists N modules, then
+ *                                        names PROCS processes (pids 2...),
+ *                                        calling into the first after each
  *
  * Every file also holds the legitimate part: thread 1 calls function 0x1000
  * three times (10 ns each).  Timestamps are ns; functions are the given
@@ -81,7 +87,7 @@ static void modrec(uint8_t part, uint32_t tid, uint64_t ts, uint64_t func, uint6
 
 static void call(uint32_t tid, uint64_t func);
 
-static void modules(unsigned long threads, unsigned long n, int paths)
+static void modules(unsigned long threads, unsigned long n, int paths, int distinct)
 {
     for (unsigned long t = 0; t < threads; t++) {
         uint32_t tid = (uint32_t)(3000 + t);
@@ -89,7 +95,7 @@ static void modules(unsigned long threads, unsigned long n, int paths)
         for (unsigned long k = 1; k <= n; k++) {
             uint64_t lo = 0x10000000 + 0x1000 * k;
             modrec(TRACE_MODULE_BEGIN, tid, k, 0, 0, 0);
-            modrec(TRACE_MODULE_TEXT, tid, k, lo, lo + 0x1000, 0);
+            modrec(TRACE_MODULE_TEXT, tid, k, lo, lo + 0x1000 - (distinct ? t % 0x1000 : 0), 0);
             if (paths) {
                 char p[TRACE_MODULE_BYTES + 1] = {0};
                 int len = snprintf(p, sizeof p, "/m/%lu", k);
@@ -104,6 +110,27 @@ static void modules(unsigned long threads, unsigned long n, int paths)
             }
         }
         modrec(TRACE_MODULE_LIST_END, tid, now++, 1, 0, 0);
+        call(tid, 0x10001010);
+    }
+}
+
+/* One thread's list of n modules by build-id, then procs process markers
+ * naming pids 2, 3, ...: each binds the thread to a new process, whose
+ * latest list its list becomes, and a call into the first module. */
+static void procmods(unsigned long procs, unsigned long n)
+{
+    const uint32_t tid = 3000;
+    modrec(TRACE_MODULE_LIST, tid, now++, 1, n, 0);
+    for (unsigned long k = 1; k <= n; k++) {
+        uint64_t lo = 0x10000000 + 0x1000 * k;
+        modrec(TRACE_MODULE_BEGIN, tid, k, 0, 0, 0);
+        modrec(TRACE_MODULE_TEXT, tid, k, lo, lo + 0x1000, 0);
+        modrec(TRACE_MODULE_BUILD_ID, tid, k, 0xb1d, 0, 20);
+        modrec(TRACE_MODULE_END, tid, k, 0, 0, 0);
+    }
+    modrec(TRACE_MODULE_LIST_END, tid, now++, 1, 0, 0);
+    for (unsigned long p = 0; p < procs; p++) {
+        rec(TRACE_KIND_MARKER, tid, TRACE_MARK_PROCESS, 2 + p);
         call(tid, 0x10001010);
     }
 }
@@ -154,7 +181,7 @@ static void kinds(unsigned long n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: hostile resync|tids|funcs|deep|kinds|wrap|modules OUT [ARGS]\n");
+        fprintf(stderr, "usage: hostile resync|tids|funcs|deep|kinds|wrap|modules|procmods OUT [ARGS]\n");
         return 2;
     }
     const char *what = argv[1];
@@ -177,8 +204,20 @@ int main(int argc, char **argv)
         deep(n);
     else if (!strcmp(what, "kinds"))
         kinds(n);
-    else if (!strcmp(what, "modules") && (argc == 5 || (argc == 6 && !strcmp(argv[5], "paths"))))
-        modules(n, strtoul(argv[4], NULL, 0), argc == 6);
+    else if (!strcmp(what, "modules") && argc >= 5 && argc <= 7) {
+        int paths = 0, distinct = 0;
+        for (int i = 5; i < argc; i++) {
+            paths |= !strcmp(argv[i], "paths");
+            distinct |= !strcmp(argv[i], "distinct");
+        }
+        if (paths + distinct != argc - 5) {
+            fprintf(stderr, "hostile: modules: paths or distinct, not %s\n", argv[argc - 1]);
+            return 2;
+        }
+        modules(n, strtoul(argv[4], NULL, 0), paths, distinct);
+    }
+    else if (!strcmp(what, "procmods") && argc == 5)
+        procmods(n, strtoul(argv[4], NULL, 0));
     else if (!strcmp(what, "wrap"))
         for (int i = 0; i < 2; i++) {
             rec(TRACE_KIND_MARKER, 4, TRACE_MARK_THREAD_LOST, (uint64_t)1 << 63);

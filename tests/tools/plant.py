@@ -139,6 +139,9 @@ BUGS = {
  11: ("a successful flush never noting its own time", "runtime/trace_flush.c",
      "    if (!final && !stopped())\n        tl_note_tracer(t, start, waited);", "",
      ["tests/runtime/113-tracer-time-file.t"]),
+ 39: ("analyze keeping every module of a list: --max-modules never applied", "src/read/modlist.c",
+     "    m->drop = m->budget && m->n >= m->budget->per_list;", "    m->drop = 0;",
+     ["build/tests/modlist", "tests/analyze/239-analyze-module-caps.t"]),
 }
 def plant(src, n):
     """Plant bug n in a clone of src; True when one of its tests fails."""

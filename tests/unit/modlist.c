@@ -4,7 +4,8 @@
  * build-id and path (paths over several PATH records, and none); each
  * way a list can be damaged (torn by other records, cut short, a new list
  * inside one, counts and lengths out of bounds, parts out of order, a NUL
- * in a path) is damaged with its reason, and the next whole list is read.
+ * in a path) is damaged with its reason, and the next whole list is read;
+ * with a budget, a list keeps what its caps allow and counts the rest.
  */
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +99,7 @@ static void test_damaged(void)
 
     expect_damaged(put(TRACE_MODULE_LIST, 0, 1, 8, MODLIST_MAX + 1), "more modules", "too many modules");
     modlist_free(&m);
-    modlist_init(&m); /* a reader that never saw a LIST */
+    modlist_init(&m, NULL); /* a reader that never saw a LIST */
     expect_damaged(put(TRACE_MODULE_BEGIN, 0, 1, 0, 0), "outside a list", "BEGIN outside a list");
     put(TRACE_MODULE_LIST, 0, 1, 9, 1);
     put(TRACE_MODULE_BEGIN, 0, 3, 0x1000, 0);
@@ -150,12 +151,49 @@ static void test_claims(void)
     ok(m.v == NULL && m.cap == 0, "and holds nothing");
 }
 
+/* A budget (issue 29): a list keeps its first per_list modules and what
+ * max_bytes has room for; the rest are read, checked and counted, and what
+ * a list held goes back when it is taken or damaged. */
+static void test_budget(void)
+{
+    static struct modlist_budget b = {2, 1u << 20, 0}; /* outlives m's use of it */
+    size_t n;
+    modlist_free(&m);
+    modlist_init(&m, &b);
+    put(TRACE_MODULE_LIST, 0, 1, 30, 3);
+    for (uint64_t id = 1; id <= 3; id++)
+        put_module(id, 0x10000 * id, "/lib/x.so", 0);
+    ok(b.held > 0 && b.held == m.held, "a list being read charges the budget");
+    ok(put(TRACE_MODULE_LIST_END, 0, 1, 30, 0) == MODLIST_DONE && m.n == 2 && m.cut_list == 1 && m.cut_bytes == 0,
+       "per_list 2: a list of 3 is whole, 2 kept, 1 counted");
+    struct modlist_entry *v = modlist_take(&m, &n);
+    ok(n == 2 && v[0].id == 1 && v[1].id == 2 && !strcmp(v[1].path, "/lib/x.so") && b.held == 0,
+       "its first two modules taken, the budget given back");
+    modlist_entries_free(v, n);
+    b.max_bytes = 0;
+    put(TRACE_MODULE_LIST, 0, 1, 31, 2);
+    put_module(1, 0x10000, "/lib/x.so", 0);
+    put_module(2, 0x20000, "", 0);
+    ok(put(TRACE_MODULE_LIST_END, 0, 1, 31, 0) == MODLIST_DONE && m.n == 0 && m.cut_bytes == 2 && b.held == 0,
+       "max_bytes 0: the list is whole, nothing kept, both counted");
+    v = modlist_take(&m, &n);
+    modlist_entries_free(v, n);
+    b.max_bytes = 1u << 20;
+    put(TRACE_MODULE_LIST, 0, 1, 32, 2);
+    put_module(1, 0x10000, "/lib/x.so", 0);
+    expect_damaged(modlist_interrupt(&m), "torn", "a torn list with a budget");
+    ok(b.held == 0 && m.held == 0, "gives back what it held");
+    modlist_free(&m);
+    modlist_init(&m, NULL);
+}
+
 int main(void)
 {
-    modlist_init(&m);
+    modlist_init(&m, NULL);
     test_whole();
     test_damaged();
     test_claims();
+    test_budget();
     modlist_free(&m);
     printf("1..%d\n", test_no);
     return 0;
