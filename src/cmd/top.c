@@ -36,12 +36,14 @@ struct options {
     double interval_s;
     size_t rows;
     long source; /* -1: all */
+    size_t max_series;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: callsight top DIR [--once] [--exe BIN ...] [--interval S] [--top N] [--source N]\n"
+            "                         [--max-series N]\n"
             "\n"
             "Watch a trace directory while it is being written: serve's --out\n"
             "directory (trace.stream.*.bin) or a local TRACE_DIR (trace.<pid>.<tid>.*.bin).\n"
@@ -54,6 +56,9 @@ static void usage(FILE *out)
             "  --interval S   seconds between refreshes (default 1; 0.1 to 60)\n"
             "  --top N        function rows in --once's frame (default 20; 0: all)\n"
             "  --source N     show the functions of source N only (the # column)\n"
+            "  --max-series N series read in detail (default %d, about 80 KB each, kept\n"
+            "                 while top runs); further series are counted, not analyzed:\n"
+            "                 a line says how many, with their files and bytes\n"
             "\n"
             "Per source: state, events/s of records read, wire B/s (the bytes its\n"
             "connection took on the link, asked of the serve writing DIR through its\n"
@@ -74,7 +79,7 @@ static void usage(FILE *out)
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
             "1-9 that source, p pause/resume.\n",
-            ANALYSIS_MAX_EXES, LIVE_RECONNECT_S);
+            ANALYSIS_MAX_EXES, LIVE_MAX_SERIES, LIVE_RECONNECT_S);
 }
 
 static int parse_double(const char *s, double *out)
@@ -120,6 +125,12 @@ static int take_option(struct options *o, int argc, char **argv, int *i)
             fprintf(stderr, PROG ": --interval %s: seconds from 0.1 to 60\n", v);
             return 2;
         }
+    } else if (!strcmp(name, "--max-series")) {
+        if (parse_long(v, &n) < 0 || n < 1 || n > 1000000) {
+            fprintf(stderr, PROG ": --max-series %s: a count from 1 to 1000000\n", v);
+            return 2;
+        }
+        o->max_series = (size_t)n;
     } else if (!strcmp(name, "--top") || !strcmp(name, "--source")) {
         if (parse_long(v, &n) < 0 || n > 1000000) {
             fprintf(stderr, PROG ": %s %s: not a count\n", name, v);
@@ -147,6 +158,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->interval_s = 1.0;
     o->rows = 20;
     o->source = -1;
+    o->max_series = LIVE_MAX_SERIES;
     for (int i = 1; i < argc; i++) {
         int rc = 0;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -414,6 +426,7 @@ int cmd_top(int argc, char **argv)
         live_free(&l);
         return 1;
     }
+    l.max_series = o.max_series;
     top_view_init(&v, &l, o.exes, o.nexes);
     v.max_rows = o.rows;
     v.source = o.source;
