@@ -21,6 +21,8 @@
 
 #include "analysis/live.h"
 #include "commands.h"
+#include "lib/textesc.h"
+#include "out/notes.h"
 #include "out/top_view.h"
 #include "read/elf_buildid.h"
 #include "serve/control.h"
@@ -75,7 +77,8 @@ static void usage(FILE *out)
             "--once also makes analyze's pre-passes, so its times are analyze's; no\n"
             "trace files, or no source N, is an error then (exit 1).  On the screen,\n"
             "ended sources give their rows up first, and the bottom line says the\n"
-            "last file skipped or torn.\n"
+            "last file skipped or torn, or the last of the analysis' notes (--once\n"
+            "prints them all after its frame, as analyze does).\n"
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
             "1-9 that source, p pause/resume.\n",
@@ -221,6 +224,16 @@ static void print_line(void *ctx, const char *text)
     fprintf(ctx, "%s\n", text);
 }
 
+/* The analysis' notes in analyze's words (a cap reached, a capture stop, a
+ * module list not used): top is driven by the same pass, so what it capped
+ * or could not use is said here as analyze says it. */
+static void print_note(void *ctx, const char *note)
+{
+    fputs("note: ", ctx);
+    textesc_put(ctx, note);
+    fputc('\n', ctx);
+}
+
 static int names(struct top_view *v)
 {
     char msg[600];
@@ -260,10 +273,24 @@ static int once(struct live *l, struct top_view *v, const char *dir)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
+    notes_each(&l->a, print_note, stdout);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- the full-screen view ------------------------------------------------ */
+
+/* The screen's view of the notes: how many, and the last (escaped). */
+struct note_tally {
+    size_t n;
+    char last[500];
+};
+
+static void tally_note(void *ctx, const char *note)
+{
+    struct note_tally *t = ctx;
+    t->n++;
+    textesc(t->last, sizeof t->last, note, TEXTESC_TERMINAL);
+}
 
 static volatile sig_atomic_t stop_signal;
 
@@ -351,6 +378,7 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
     double last = now_s() - o->interval_s;
     int paused = 0, rc = 0, dirty = 1;
     uint64_t said = 0;
+    size_t notes_said = 0;
     while (!stop_signal) {
         double t = now_s();
         if (!paused && t - last >= o->interval_s) {
@@ -365,6 +393,11 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
                 snprintf(notice, sizeof notice, "%s%s", l->said, l->nsaid - said > 1 ? " (and more)" : "");
                 said = l->nsaid;
             }
+            struct note_tally nt = {0, ""};
+            notes_each(&l->a, tally_note, &nt);
+            if (nt.n > notes_said) /* one more thing capped or not used: --once lists them all */
+                snprintf(notice, sizeof notice, "note: %s%s", nt.last, nt.n - notes_said > 1 ? " (and more)" : "");
+            notes_said = nt.n;
             ask_wire(l, o->dir);
             last = t;
             dirty = 1;
