@@ -13,6 +13,12 @@
  * record (trace_reader_tell), so a torn record at the end is read again,
  * whole, next time.  A segment is finished once a later one of its series
  * exists: writers rotate only after the last write to the old one.
+ *
+ * Why a cap on series and not only on sources or events: every series read
+ * in detail keeps its analysis_run between refreshes, and a run is about
+ * 80 KB whatever the series holds (its caches of resolved addresses are
+ * part of it), so 30,000 tiny files once took 2.1 GB.  Past max_series a
+ * series is only counted, afresh each refresh, so nothing of it is kept.
  */
 #include "live.h"
 
@@ -29,7 +35,7 @@
 struct live_series {
     struct trace_series s;   /* its own copy: kind, id, tid, segments so far */
     size_t capsegs;
-    struct analysis_run *run;
+    struct analysis_run *run; /* begun when its first segment opens: NULL before */
     size_t cur;              /* the segment being read */
     uint64_t off;            /* where its unread records begin; 0: not opened yet */
     int64_t mtime;           /* its newest segment's, seconds */
@@ -127,6 +133,7 @@ int live_init(struct live *l, const char *dir, const struct analysis_exe *exes, 
      * directory has none, so they count from 0 (the timeline is not shown) */
     timeline_init(&l->a.timeline, 0, l->a.interval_ns);
     l->reconnect_s = LIVE_RECONNECT_S;
+    l->max_series = LIVE_MAX_SERIES;
     l->reader = malloc(sizeof *l->reader);
     struct sink s = {.ctx = l, .close = on_close, .summary = on_summary};
     if (!l->reader || analysis_add_sink(&l->a, s) < 0)
@@ -172,28 +179,44 @@ static struct u64map *index_of(struct live *l, const struct trace_series *s, uin
     return &l->local_index;
 }
 
-static struct live_series *series_of(struct live *l, const struct trace_series *s)
+/* The series read in detail that s is, made if there is room: 1 and *out
+ * set, 0 when it is beyond max_series, -1 out of memory.  Only its name is
+ * kept until a file of it opens (open_at begins its run). */
+static int series_of(struct live *l, const struct trace_series *s, struct live_series **out)
 {
     uint64_t key;
     struct u64map *m = index_of(l, s, &key);
     uint32_t at;
-    if (u64map_get(m, key, &at))
-        return l->series[at];
+    if (u64map_get(m, key, &at)) {
+        *out = l->series[at];
+        return 1;
+    }
+    if (l->nseries >= l->max_series)
+        return 0;
     struct live_series *ls = calloc(1, sizeof *ls);
-    if (!ls || vec_grow(&l->series, &l->capseries, l->nseries, sizeof *l->series, 16) < 0) {
+    if (!ls || vec_grow(&l->series, &l->capseries, l->nseries, sizeof *l->series, 16) < 0 ||
+        u64map_put(m, key, (uint32_t)l->nseries) < 0) {
         free(ls);
-        return NULL;
+        return -1;
     }
     ls->s.kind = s->kind;
     ls->s.id = s->id;
     ls->s.tid = s->tid;
-    if (!(ls->run = analysis_run_begin(&l->a, &ls->s)) || u64map_put(m, key, (uint32_t)l->nseries) < 0) {
-        analysis_run_end(ls->run);
-        free(ls);
-        return NULL;
-    }
     l->series[l->nseries++] = ls;
-    return ls;
+    *out = ls;
+    return 1;
+}
+
+/* A series beyond the cap: its files and their bytes, as they are now. */
+static void over_add(struct live_over *o, const struct trace_series *s)
+{
+    o->series++;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        struct stat st;
+        o->files++;
+        if (stat(s->segs[i].path, &st) == 0)
+            o->bytes += (uint64_t)st.st_size;
+    }
 }
 
 /* Segments of s not known yet (a higher seq than the last known) join ls. */
@@ -203,7 +226,7 @@ static int take_segments(struct live_series *ls, const struct trace_series *s)
         const struct trace_segment *g = &s->segs[i];
         if (ls->s.nsegs && g->seq <= ls->s.segs[ls->s.nsegs - 1].seq)
             continue;
-        if (vec_grow(&ls->s.segs, &ls->capsegs, ls->s.nsegs, sizeof *ls->s.segs, 16) < 0)
+        if (vec_grow(&ls->s.segs, &ls->capsegs, ls->s.nsegs, sizeof *ls->s.segs, 4) < 0)
             return -1;
         char *path = strdup(g->path);
         if (!path)
@@ -231,8 +254,14 @@ int live_prepare(struct live *l, char *msg, size_t msglen)
 {
     struct trace_files tf;
     int rc = list_files(l, &tf, msg, msglen);
-    if (!rc)
-        analysis_prepare(&l->a, &tf);
+    if (!rc) {
+        /* only the series the first refresh takes in detail (the first
+         * max_series, in this order): the pre-passes make a source of each */
+        struct trace_files detail = tf;
+        if (detail.nseries > l->max_series)
+            detail.nseries = l->max_series;
+        analysis_prepare(&l->a, &detail);
+    }
     trace_files_free(&tf);
     return rc;
 }
@@ -240,14 +269,20 @@ int live_prepare(struct live *l, char *msg, size_t msglen)
 static int scan(struct live *l, char *msg, size_t msglen)
 {
     struct trace_files tf;
+    struct live_over over = {0};
     int rc = list_files(l, &tf, msg, msglen);
     for (size_t i = 0; !rc && i < tf.nseries; i++) {
-        struct live_series *ls = series_of(l, &tf.series[i]);
-        if (!ls || take_segments(ls, &tf.series[i]) < 0) {
+        struct live_series *ls = NULL;
+        int in = series_of(l, &tf.series[i], &ls);
+        if (!in)
+            over_add(&over, &tf.series[i]);
+        else if (in < 0 || take_segments(ls, &tf.series[i]) < 0) {
             snprintf(msg, msglen, "out of memory");
             rc = -1;
         }
     }
+    if (!rc)
+        l->over = over;
     trace_files_free(&tf);
     return rc;
 }
@@ -286,6 +321,10 @@ static int open_at(struct live *l, struct live_series *ls, int last)
         return -1;
     }
     if (!ls->off) {
+        if (!ls->run && !(ls->run = analysis_run_begin(&l->a, &ls->s))) { /* a->oom said */
+            trace_reader_close(r);
+            return -1;
+        }
         if (analysis_run_segment(ls->run, g, r) < 0) {
             trace_reader_close(r);
             return -1;
@@ -383,7 +422,8 @@ static int sources_interval(struct live *l)
     }
     for (size_t i = 0; i < l->nseries; i++) {
         size_t src;
-        if (analysis_run_source(l->series[i]->run, &src) && l->series[i]->mtime > l->srcs[src].newest_mtime)
+        if (l->series[i]->run && analysis_run_source(l->series[i]->run, &src) &&
+            l->series[i]->mtime > l->srcs[src].newest_mtime)
             l->srcs[src].newest_mtime = l->series[i]->mtime;
     }
     for (size_t i = 0; i < l->nsrcs; i++) {

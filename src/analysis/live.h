@@ -14,6 +14,17 @@
  * with series, sources and functions, never with events: between refreshes
  * a file is only an offset, and one reader's buffer serves them all.
  *
+ * Series are bounded too: a series read in detail keeps the pass's state
+ * for it (analysis_run: about 80 KB, most of it the pass's caches of
+ * resolved addresses) for as long as top runs, where analyze keeps one at
+ * a time.  So at most max_series series are read in detail, the first
+ * found (in trace_files' order); the pass's state of each is made when its
+ * first file has a whole header, not when its name shows up.  Series
+ * found beyond the cap are summarized, not analyzed: each refresh counts
+ * them, their files and the bytes in those files (stat only) afresh, and
+ * keeps nothing of them, so a directory of many series costs max_series
+ * of them.
+ *
  * Order of use: live_init, live_prepare (optional: a finished directory),
  * live_refresh as often as wanted, live_finish
  * (ends every series: a file's partial last record is then damage, and
@@ -48,6 +59,12 @@ struct live_func {
 enum live_state { LIVE_STREAMING = 0, LIVE_ENDED, LIVE_CUT, LIVE_RECONNECTING, LIVE_DROPPING, LIVE_IDLE };
 
 #define LIVE_RECONNECT_S 30 /* trace_stream's default --retry */
+#define LIVE_MAX_SERIES 1024 /* series read in detail by default (top --max-series): about 80 MB */
+
+/* The series beyond max_series at the last refresh: counted, not analyzed. */
+struct live_over {
+    uint64_t series, files, bytes; /* bytes: the sizes of their files */
+};
 
 /* A source, as analysis.src[i] is. */
 struct live_source {
@@ -66,8 +83,10 @@ struct live_series; /* private: one series' files and where reading stopped */
 struct live {
     struct analysis a;
     const char *dir;
-    struct live_series **series;
+    struct live_series **series; /* the series read in detail, at most max_series */
     size_t nseries, capseries;
+    size_t max_series;           /* LIVE_MAX_SERIES unless set before the first refresh */
+    struct live_over over;       /* the series beyond it */
     struct u64map local_index, stream_index; /* (pid << 32 | tid), id -> series */
     struct live_func *all;       /* rows across sources, by funcstats id */
     size_t nall, capall;

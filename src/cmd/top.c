@@ -21,6 +21,8 @@
 
 #include "analysis/live.h"
 #include "commands.h"
+#include "lib/textesc.h"
+#include "out/notes.h"
 #include "out/top_view.h"
 #include "read/elf_buildid.h"
 #include "serve/control.h"
@@ -36,12 +38,14 @@ struct options {
     double interval_s;
     size_t rows;
     long source; /* -1: all */
+    size_t max_series;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: callsight top DIR [--once] [--exe BIN ...] [--interval S] [--top N] [--source N]\n"
+            "                         [--max-series N]\n"
             "\n"
             "Watch a trace directory while it is being written: serve's --out\n"
             "directory (trace.stream.*.bin) or a local TRACE_DIR (trace.<pid>.<tid>.*.bin).\n"
@@ -54,6 +58,9 @@ static void usage(FILE *out)
             "  --interval S   seconds between refreshes (default 1; 0.1 to 60)\n"
             "  --top N        function rows in --once's frame (default 20; 0: all)\n"
             "  --source N     show the functions of source N only (the # column)\n"
+            "  --max-series N series read in detail (default %d, about 80 KB each, kept\n"
+            "                 while top runs); further series are counted, not analyzed:\n"
+            "                 a line says how many, with their files and bytes\n"
             "\n"
             "Per source: state, events/s of records read, wire B/s (the bytes its\n"
             "connection took on the link, asked of the serve writing DIR through its\n"
@@ -70,11 +77,12 @@ static void usage(FILE *out)
             "--once also makes analyze's pre-passes, so its times are analyze's; no\n"
             "trace files, or no source N, is an error then (exit 1).  On the screen,\n"
             "ended sources give their rows up first, and the bottom line says the\n"
-            "last file skipped or torn.\n"
+            "last file skipped or torn, or the last of the analysis' notes (--once\n"
+            "prints them all after its frame, as analyze does).\n"
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
             "1-9 that source, p pause/resume.\n",
-            ANALYSIS_MAX_EXES, LIVE_RECONNECT_S);
+            ANALYSIS_MAX_EXES, LIVE_MAX_SERIES, LIVE_RECONNECT_S);
 }
 
 static int parse_double(const char *s, double *out)
@@ -120,6 +128,12 @@ static int take_option(struct options *o, int argc, char **argv, int *i)
             fprintf(stderr, PROG ": --interval %s: seconds from 0.1 to 60\n", v);
             return 2;
         }
+    } else if (!strcmp(name, "--max-series")) {
+        if (parse_long(v, &n) < 0 || n < 1 || n > 1000000) {
+            fprintf(stderr, PROG ": --max-series %s: a count from 1 to 1000000\n", v);
+            return 2;
+        }
+        o->max_series = (size_t)n;
     } else if (!strcmp(name, "--top") || !strcmp(name, "--source")) {
         if (parse_long(v, &n) < 0 || n > 1000000) {
             fprintf(stderr, PROG ": %s %s: not a count\n", name, v);
@@ -147,6 +161,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->interval_s = 1.0;
     o->rows = 20;
     o->source = -1;
+    o->max_series = LIVE_MAX_SERIES;
     for (int i = 1; i < argc; i++) {
         int rc = 0;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -209,6 +224,16 @@ static void print_line(void *ctx, const char *text)
     fprintf(ctx, "%s\n", text);
 }
 
+/* The analysis' notes in analyze's words (a cap reached, a capture stop, a
+ * module list not used): top is driven by the same pass, so what it capped
+ * or could not use is said here as analyze says it. */
+static void print_note(void *ctx, const char *note)
+{
+    fputs("note: ", ctx);
+    textesc_put(ctx, note);
+    fputc('\n', ctx);
+}
+
 static int names(struct top_view *v)
 {
     char msg[600];
@@ -248,10 +273,24 @@ static int once(struct live *l, struct top_view *v, const char *dir)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
+    notes_each(&l->a, print_note, stdout);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- the full-screen view ------------------------------------------------ */
+
+/* The screen's view of the notes: how many, and the last (escaped). */
+struct note_tally {
+    size_t n;
+    char last[500];
+};
+
+static void tally_note(void *ctx, const char *note)
+{
+    struct note_tally *t = ctx;
+    t->n++;
+    textesc(t->last, sizeof t->last, note, TEXTESC_TERMINAL);
+}
 
 static volatile sig_atomic_t stop_signal;
 
@@ -339,6 +378,7 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
     double last = now_s() - o->interval_s;
     int paused = 0, rc = 0, dirty = 1;
     uint64_t said = 0;
+    size_t notes_said = 0;
     while (!stop_signal) {
         double t = now_s();
         if (!paused && t - last >= o->interval_s) {
@@ -353,6 +393,11 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
                 snprintf(notice, sizeof notice, "%s%s", l->said, l->nsaid - said > 1 ? " (and more)" : "");
                 said = l->nsaid;
             }
+            struct note_tally nt = {0, ""};
+            notes_each(&l->a, tally_note, &nt);
+            if (nt.n > notes_said) /* one more thing capped or not used: --once lists them all */
+                snprintf(notice, sizeof notice, "note: %s%s", nt.last, nt.n - notes_said > 1 ? " (and more)" : "");
+            notes_said = nt.n;
             ask_wire(l, o->dir);
             last = t;
             dirty = 1;
@@ -414,6 +459,7 @@ int cmd_top(int argc, char **argv)
         live_free(&l);
         return 1;
     }
+    l.max_series = o.max_series;
     top_view_init(&v, &l, o.exes, o.nexes);
     v.max_rows = o.rows;
     v.source = o.source;

@@ -148,6 +148,20 @@ static double per_s(uint64_t n, double s)
     return s > 0 ? (double)n / s : 0.0;
 }
 
+/* The series beyond --max-series: never off the frame, since their events
+ * are in none of its counts. */
+static void over_line(const struct live *l, void (*line)(void *, const char *), void *ctx)
+{
+    char buf[256];
+    if (!l->over.series)
+        return;
+    snprintf(buf, sizeof buf,
+             "    + %llu series not analyzed, beyond --max-series %zu (raise it to see them): %llu file%s, %llu bytes",
+             (unsigned long long)l->over.series, l->max_series, (unsigned long long)l->over.files,
+             l->over.files == 1 ? "" : "s", (unsigned long long)l->over.bytes);
+    line(ctx, buf);
+}
+
 static void source_lines(struct top_view *v, void (*line)(void *, const char *), void *ctx)
 {
     const struct live *l = v->l;
@@ -187,6 +201,7 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
                  hidden == 1 ? "" : "s");
         line(ctx, buf);
     }
+    over_line(l, line, ctx);
 }
 
 /* A row and the value it is sorted by. */
