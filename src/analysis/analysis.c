@@ -82,6 +82,21 @@ struct thread {
 enum addr_count { COUNT_NONE, COUNT_OUTSIDE, COUNT_UNLISTED, COUNT_CUT };
 
 /* The state of the series being read. */
+/* What an enter/exit's addresses resolved to (see analysis_run's gen). */
+struct run_caches {
+    struct res_slot {        /* (thread, runtime function address) -> function id */
+        const struct thread *t;
+        uint64_t addr, gen;
+        uint32_t id;
+        uint32_t count;      /* what addr_in counted for it: enum addr_count */
+    } res[RES_SLOTS];
+    struct site_slot {       /* (thread, runtime call site) -> its binary and link-time address */
+        const struct thread *t;
+        uint64_t addr, gen, site;
+        uint32_t bin;
+    } sites[RES_SLOTS];
+};
+
 struct analysis_run {
     struct analysis *a;
     const struct trace_series *s;
@@ -122,17 +137,7 @@ struct analysis_run {
      * answer (a module list, a process's bias, binary or threads, the
      * segment's header bias) starts a new generation. */
     uint64_t gen;
-    struct res_slot {        /* (thread, runtime function address) -> function id */
-        const struct thread *t;
-        uint64_t addr, gen;
-        uint32_t id;
-        uint32_t count;      /* what addr_in counted for it: enum addr_count */
-    } res[RES_SLOTS];
-    struct site_slot {       /* (thread, runtime call site) -> its binary and link-time address */
-        const struct thread *t;
-        uint64_t addr, gen, site;
-        uint32_t bin;
-    } sites[RES_SLOTS];
+    struct run_caches *cache; /* made at a read's first call, freed at its end */
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -1601,7 +1606,9 @@ static size_t res_slot(const struct thread *t, uint64_t addr)
 static int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr,
                      uint32_t *id)
 {
-    struct res_slot *c = &run->res[res_slot(t, addr)];
+    if (!run->cache && !(run->cache = calloc(1, sizeof *run->cache)))
+        return -1;
+    struct res_slot *c = &run->cache->res[res_slot(t, addr)];
     if (c->gen == run->gen && c->t == t && c->addr == addr) {
         if (c->count != COUNT_NONE)
             addr_count(t, (enum addr_count)c->count);
@@ -1624,7 +1631,7 @@ static int call_func(struct analysis_run *run, struct thread *t, const struct tr
 /* An enter's call site, through the run's other cache. */
 static void call_site(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr)
 {
-    struct site_slot *c = &run->sites[res_slot(t, addr)];
+    struct site_slot *c = &run->cache->sites[res_slot(t, addr)]; /* made by call_func */
     if (c->gen != run->gen || c->t != t || c->addr != addr) {
         struct analysis_process *p = &run->a->procs[t->proc];
         uint64_t site;
@@ -1721,7 +1728,12 @@ enum trace_reader_status analysis_run_read(struct analysis_run *run, const struc
                                            struct trace_reader *r)
 {
     run->path = seg->path;
-    return read_events(run, seg, r);
+    enum trace_reader_status st = read_events(run, seg, r);
+    /* The caches are worth their 72 KB only while records come: top holds
+     * a run per series between its refreshes (up to --max-series). */
+    free(run->cache);
+    run->cache = NULL;
+    return st;
 }
 
 int analysis_run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r)
@@ -1863,6 +1875,7 @@ void analysis_run_end(struct analysis_run *run)
         modset_put(run->a, run->pmods[i].mods);
     free(run->pmods);
     u64map_free(&run->pmod_index);
+    free(run->cache);
     free(run);
 }
 

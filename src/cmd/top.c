@@ -58,7 +58,7 @@ static void usage(FILE *out)
             "  --interval S   seconds between refreshes (default 1; 0.1 to 60)\n"
             "  --top N        function rows in --once's frame (default 20; 0: all)\n"
             "  --source N     show the functions of source N only (the # column)\n"
-            "  --max-series N series read in detail (default %d, about 80 KB each, kept\n"
+            "  --max-series N series read in detail (default %d, about 10 KB each, kept\n"
             "                 while top runs); further series are counted, not analyzed:\n"
             "                 a line says how many, with their files and bytes\n"
             "\n"

@@ -2,7 +2,7 @@
 # callsight top on a directory of 30,000 tiny series (issue 29: a hostile
 # device, or a directory someone sent, once drove top --once to 2.1 GB,
 # about 72 KB per series): with default options it reads the first 1024
-# (--max-series) in detail, within 256 MB of peak RSS, and the frame says
+# (--max-series) in detail, within 64 MB of peak RSS, and the frame says
 # exactly how many series, files and bytes it left out and which option
 # raises the cap; raising it takes them in; the line stays on the screen
 # however few source rows fit; and the analysis' notes, the way the pass
@@ -13,7 +13,7 @@ plan 18
 need_tools hostile
 # Under ASan (make test's second pass) address-space limits do not apply
 # and every allocation costs more; the bounds are the plain build's.
-ASAN=0 LIM=(prlimit --as=$((1024 << 20))) RSS_MAX=262144
+ASAN=0 LIM=(prlimit --as=$((1024 << 20))) RSS_MAX=65536
 nm "$CS" 2>/dev/null | grep -q __asan_init && ASAN=1 LIM=() RSS_MAX=524288
 
 # series DIR FIRST N [SEGS_OF_LAST [BUDGET]]: N series as serve names them,
