@@ -357,7 +357,7 @@ int cmd_serve(int argc, char **argv)
     admit_counts(&k);
     printf("callsight serve: stopped after %lu connection%s", k.served, k.served == 1 ? "" : "s");
     if (k.evicted || k.refused)
-        printf(" (%lu more refused; %lu closed before their handshake to make room)", k.refused, k.evicted);
+        printf(" (%lu more refused; %lu closed to make room before sending events)", k.refused, k.evicted);
     printf("\n");
     fflush(stdout);
     return rc ? 1 : 0;

@@ -49,7 +49,7 @@ struct slot {
     int ended;        /* the thread has ended (or is ending) and is not joined yet */
     pthread_t thread;
     enum slot_state state;
-    int writing;      /* LIVE and its file is open: it keeps its place */
+    int writing;      /* LIVE and its first events have begun: it keeps its place */
     uint64_t accepted_ms;
     char host[NET_NAME_MAX]; /* the peer's address, for --max-per-peer */
 };
@@ -77,7 +77,8 @@ static int count_slots(enum slot_state st, const char *host)
 }
 
 /* The connection (from host, or any) that has waited longest without
- * writing: still shaking hands, or admitted but with no file yet; -1 if none. */
+ * writing: still shaking hands, or admitted but with no events begun yet;
+ * -1 if none. */
 static int stalest_idle(const char *host)
 {
     int best = -1;
@@ -140,10 +141,19 @@ static void writing(void *arg)
     pthread_mutex_unlock(&slots_lock);
 }
 
+static int was_evicted(void *arg)
+{
+    struct job *j = arg;
+    pthread_mutex_lock(&slots_lock);
+    int e = slots[j->slot].state == SLOT_EVICTED;
+    pthread_mutex_unlock(&slots_lock);
+    return e;
+}
+
 static void *conn_thread(void *arg)
 {
     struct job *j = arg;
-    struct conn_gate gate = {admit, writing, j};
+    struct conn_gate gate = {admit, writing, was_evicted, j};
     conn_serve(j->fd, j->peer, opts->conn, j->accepted_ms, &gate);
     pthread_mutex_lock(&slots_lock);
     slots[j->slot].fd = -1;

@@ -50,7 +50,7 @@ void admit_backlog(int lfd);
 /* Let every connection write what it has and close its files; join them all. */
 void admit_stop(void);
 
-/* Connections served, refused, and closed before their handshake to make room. */
+/* Connections served, refused, and closed to make room before sending events. */
 struct admit_counts {
     unsigned long served, refused, evicted;
 };

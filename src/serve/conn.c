@@ -143,12 +143,13 @@ struct conn {
     uint64_t status_events;
     char end[PROTO_WHY_MAX + 64]; /* why the connection ended abnormally, "" if it did not */
     int opened;           /* the file exists: opened at the first chunk or at the end */
+    int holds_place;      /* its first events have begun: admit.c keeps its place */
     int slot;             /* stream registry slot, -1 for a stream without identity */
     uint64_t stream_received; /* records received on the stream, all its connections */
     int stopped;          /* serve was stopping when reading ended: the stop cut it */
     uint64_t accepted_ms; /* when serve accepted it: the handshake's deadline counts from here */
     uint64_t deadline;    /* the chunk being read must be whole by then (0: none begun) */
-    const struct conn_gate *gate; /* serve's say on a valid handshake, told when the file opens */
+    const struct conn_gate *gate; /* serve's say on a valid handshake, told when its events begin */
     int key_offered;      /* the handshake says a resume key follows the resume notice */
     int have_resume;      /* the first chunk was a resume notice, kept until the file opens */
     struct proto_resume resume;
@@ -429,8 +430,10 @@ static int open_file(struct conn *c, const struct resume_claim *prev)
         return -1;
     }
     c->opened = 1;
-    if (c->gate)
+    if (!c->holds_place && c->gate) { /* a notice opens the file too */
+        c->holds_place = 1;
         c->gate->writing(c->gate->arg);
+    }
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
     listed_add(c);
@@ -761,6 +764,16 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct proto_chunk *h)
         return -1;
     }
     c->deadline += (uint64_t)h->zstd_len * 1000u / CONN_MIN_RATE;
+    /* A stream's first events hold its place from their first header: a
+     * big first chunk on a slow link (or a loaded host) took long enough
+     * for newer connections from its address to evict it mid-chunk.  A
+     * notice or a resume alone holds nothing, and the chunk has a deadline. */
+    if (!c->holds_place && c->gate &&
+        (h->type == TRACE_CHUNK_EVENTS || h->type == TRACE_CHUNK_EVENTS_CODED ||
+         h->type == TRACE_CHUNK_SUMMARY_INCREMENTS)) {
+        c->holds_place = 1;
+        c->gate->writing(c->gate->arg);
+    }
     return 0;
 }
 
@@ -911,9 +924,12 @@ static void finish(struct conn *c)
     size_t len = 0;
     const struct files *f = &c->file;
     if (!c->opened) {
+        int evicted = c->gate && c->gate->evicted(c->gate->arg);
         say_pre("connection from %s closed before sending events: %" PRIu64 " bytes received in %" PRIu64
-                " chunk%s%s%s%s", c->peer, c->received, c->chunks, c->chunks == 1 ? "" : "s",
-                c->end[0] ? "; " : "", c->end, c->stopped ? " (server stopping)" : "");
+                " chunk%s%s%s%s%s", c->peer, c->received, c->chunks, c->chunks == 1 ? "" : "s",
+                c->end[0] ? "; " : "", c->end,
+                evicted ? "; evicted: its place went to a newer connection (--max-conns, --max-per-peer)" : "",
+                c->stopped ? " (server stopping)" : "");
         return;
     }
     if (c->notices_quiet)

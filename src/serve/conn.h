@@ -36,9 +36,12 @@ struct conn_gate {
     /* The handshake is valid: 0 admits the connection, else it is refused,
      * with why (one line, said by the connection). */
     int (*admit)(void *arg, char *why, size_t why_len);
-    /* Its file is open: from now on it holds its place (until then it may
-     * be closed to make room, like one still shaking hands). */
+    /* Its first chunk of events has begun (its file opens when the chunk
+     * is whole): from now on it holds its place (until then it may be
+     * closed to make room, like one still shaking hands).  Called once. */
     void (*writing)(void *arg);
+    /* Was it closed to make room?  For its close line. */
+    int (*evicted)(void *arg);
     void *arg;
 };
 

@@ -135,7 +135,7 @@ ok $? "65 silent connections from the stream's own address do not keep it out"
 for fd in $fds; do exec {fd}<&-; done
 stop INT
 is "$(tail -n 1 "$SERVE_LOG")" \
-    "callsight serve: stopped after 66 connections (0 more refused; 50 closed before their handshake to make room)" \
+    "callsight serve: stopped after 66 connections (0 more refused; 50 closed to make room before sending events)" \
     "the 49 stalest silent ones, then one more for the stream, made room; none was refused"
 
 # --- the output directory is created, with parents ---

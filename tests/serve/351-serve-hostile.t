@@ -105,7 +105,7 @@ gen --events 0 --records "$T/bomb.rec"
 wait_serve_closed 5
 stop_serve
 last=$(tail -n 1 "$SERVE_LOG")
-re='^callsight serve: stopped after [0-9]+ connections \(([0-9]+) more refused; ([0-9]+) closed before their handshake to make room\)$'
+re='^callsight serve: stopped after [0-9]+ connections \(([0-9]+) more refused; ([0-9]+) closed to make room before sending events\)$'
 [[ $last =~ $re ]] && [ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -ge 350 ]
 ok $? "the stop line counts the connections refused or closed to make room: $last"
 timeout 60 "${LIM[@]}" "$CS" analyze "$T/s" --exe "$GEN" > "$T/bomb.out" 2>&1
