@@ -24,6 +24,28 @@ static long drop_summaries(struct sender *s, unsigned char *raw, long n)
     return out;
 }
 
+/* A tracer attached: connect again, if parked.  1, or -1 when the server
+ * cannot be reached now and --retry is 0 (with --retry the ring keeps the
+ * events while the link is down, as after any cut). */
+static int unpark(struct sender *s)
+{
+    if (!s->parked)
+        return 1;
+    s->parked = 0;
+    if ((s->sock = net_connect(s->o->host, s->o->port, 1)) >= 0)
+        return 1;
+    fprintf(stderr, "trace_stream: %s:%s, reached before, cannot be reached now that a tracer attached\n",
+            s->o->host, s->o->port);
+    sender_down(s);
+    if (s->o->retry_s == 0) {
+        s->link.gave_up = 1;
+        return -1;
+    }
+    fprintf(stderr, "trace_stream: reconnecting for up to %ld s; meanwhile the ring keeps what the tracers "
+                    "write (once it is full they drop new events, counted)\n", s->o->retry_s);
+    return 1;
+}
+
 /*
  * A tracer has been here once its `writers` increment is visible (acquire:
  * it wrote the header's lower half before), or once head moved: a tracer
@@ -39,13 +61,18 @@ static int wait_for_tracer(struct ring *r, struct sender *s, int quiet)
     if (!quiet)
         fprintf(stderr, "trace_stream: waiting for a tracer on %s\n", r->name);
     for (;;) {
+        if (s->sock >= 0) { /* reached: park until there is a handshake to send */
+            close(s->sock);
+            s->sock = -1;
+            s->parked = 1;
+        }
         if (atomic_load_explicit(a32(&h->writers), memory_order_acquire) > 0)
-            return 1;
+            return unpark(s);
         if (atomic_load_explicit(a64(&h->head), memory_order_acquire) != head0)
-            return 1;
+            return unpark(s);
         if (stop_requested)
             return 0;
-        if (maybe_reconnect(s, NULL) || idle_wait(s, 5))
+        if ((!s->parked && maybe_reconnect(s, NULL)) || idle_wait(s, 5))
             return -1;
     }
 }

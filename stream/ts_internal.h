@@ -167,6 +167,12 @@ struct ring {
 
 struct sender {
     int sock;             /* -1 while disconnected */
+    /* The server was reached, and the connection closed again by us while
+     * no tracer is here: a handshake needs the tracer's calibration, and a
+     * server closes a connection without one (serve after 10 s), so a
+     * waiting client would be cut and reconnect over and over.  It
+     * connects again when a tracer attaches. */
+    int parked;
     const struct options *o;
     /* The main connection's ring, whose drops while no connection is up
      * the link costs (NULL: a snapshot's sender, which counts none of it). */

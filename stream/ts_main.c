@@ -88,9 +88,9 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
 {
     int rc = wait_for_tracer(r, s, o->quiet);
     if (rc <= 0) {
-        if (rc == 0 && s->sock >= 0)
+        if (rc == 0 && (s->sock >= 0 || s->parked))
             fprintf(stderr, "trace_stream: stopped before a tracer attached; nothing sent\n");
-        return rc < 0 || s->sock < 0 ? end_failed(r, s) : 0;
+        return rc < 0 || (s->sock < 0 && !s->parked) ? end_failed(r, s) : 0;
     }
     /* A first look at the tracers' liveness locks now, while the one that
      * just attached surely holds its own (see ring_dead_writers). */
