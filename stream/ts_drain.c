@@ -60,8 +60,9 @@ static int wait_for_tracer(struct ring *r, struct sender *s, int quiet)
         return 1;
     if (!quiet)
         fprintf(stderr, "trace_stream: waiting for a tracer on %s\n", r->name);
+    uint64_t park_at = now_ms() + PARK_AFTER_MS;
     for (;;) {
-        if (s->sock >= 0) { /* reached: park until there is a handshake to send */
+        if (s->sock >= 0 && now_ms() >= park_at) { /* reached: park until there is a handshake to send */
             close(s->sock);
             s->sock = -1;
             s->parked = 1;

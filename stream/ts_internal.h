@@ -105,6 +105,10 @@ _Static_assert(CHUNK_RAW % TRACE_EVENT_SIZE == 0, "chunk holds whole records");
 #define LIVENESS_MS 200
 /* Reconnecting: the first retry after this, doubling up to the maximum. */
 #define BACKOFF_MIN_MS 100
+/* A connection made before any tracer has no handshake to send; serve
+ * closes such a one after 10 s.  Past this long without a tracer it is
+ * closed by us and made again when one attaches (struct sender's parked). */
+#define PARK_AFTER_MS 5000u
 #define BACKOFF_MAX_MS 2000
 #define DEFAULT_RETRY_S 30
 /* After this long without sending, repeat the resume notice: a heartbeat,
@@ -167,11 +171,11 @@ struct ring {
 
 struct sender {
     int sock;             /* -1 while disconnected */
-    /* The server was reached, and the connection closed again by us while
-     * no tracer is here: a handshake needs the tracer's calibration, and a
-     * server closes a connection without one (serve after 10 s), so a
-     * waiting client would be cut and reconnect over and over.  It
-     * connects again when a tracer attaches. */
+    /* The server was reached, and the connection closed again by us after
+     * PARK_AFTER_MS with no tracer: a handshake needs the tracer's
+     * calibration, and a server closes a connection without one (serve
+     * after 10 s), so a waiting client would be cut and reconnect over and
+     * over.  It connects again when a tracer attaches. */
     int parked;
     const struct options *o;
     /* The main connection's ring, whose drops while no connection is up

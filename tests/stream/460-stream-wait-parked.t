@@ -4,9 +4,9 @@
 # calibration, and serve closes a connection without one after 10 s:
 # before, a client waiting 12 s was cut and reconnected ("reconnecting",
 # "reconnected" lines, and one serve line every 10 s).  Now it checks the
-# server once, closes that connection itself, and connects when the tracer
-# attaches: after 12 s of waiting, its stderr and serve's log each have
-# one line about it, and the program's events all arrive.
+# server once, closes that connection itself after 5 s, and connects when
+# the tracer attaches: after 12 s of waiting, its stderr and serve's log
+# each have one line about it, and the program's events all arrive.
 source "$(dirname "$0")/../lib/lib.sh"
 plan 5
 
