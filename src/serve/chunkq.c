@@ -12,9 +12,11 @@
  */
 #include "chunkq.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct chunkq {
     pthread_mutex_t lock;
@@ -44,10 +46,17 @@ struct chunkq *chunkq_new(int slots, size_t cap)
     int ok = q->items != NULL;
     for (int i = 0; ok && i < slots; i++)
         ok = (q->items[i].buf = malloc(cap)) != NULL;
-    if (ok && pthread_mutex_init(&q->lock, NULL) == 0) {
-        if (pthread_cond_init(&q->changed, NULL) == 0)
+    pthread_condattr_t attr;
+    if (ok && pthread_condattr_init(&attr) == 0) {
+        /* the writer's deadlines are on the monotonic clock (net_now_ms's) */
+        ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 && pthread_mutex_init(&q->lock, NULL) == 0;
+        if (ok && pthread_cond_init(&q->changed, &attr) == 0) {
+            pthread_condattr_destroy(&attr);
             return q;
-        pthread_mutex_destroy(&q->lock);
+        }
+        if (ok)
+            pthread_mutex_destroy(&q->lock);
+        pthread_condattr_destroy(&attr);
     }
     free_items(q);
     free(q);
@@ -90,14 +99,26 @@ void chunkq_close(struct chunkq *q)
     pthread_mutex_unlock(&q->lock);
 }
 
-struct chunkq_item *chunkq_take(struct chunkq *q)
+struct chunkq_item *chunkq_take_by(struct chunkq *q, uint64_t by_ms, int *late)
 {
+    struct timespec by = {(time_t)(by_ms / 1000u), (long)(by_ms % 1000u) * 1000000L};
+    *late = 0;
     pthread_mutex_lock(&q->lock);
-    while (!q->closed && q->put == q->done)
-        pthread_cond_wait(&q->changed, &q->lock);
+    while (!q->closed && q->put == q->done && !*late)
+        if (!by_ms)
+            pthread_cond_wait(&q->changed, &q->lock);
+        else
+            *late = pthread_cond_timedwait(&q->changed, &q->lock, &by) == ETIMEDOUT;
+    *late = *late && q->put == q->done && !q->closed;
     struct chunkq_item *it = q->put == q->done ? NULL : &q->items[q->done % (uint64_t)q->n];
     pthread_mutex_unlock(&q->lock);
     return it;
+}
+
+struct chunkq_item *chunkq_take(struct chunkq *q)
+{
+    int late;
+    return chunkq_take_by(q, 0, &late);
 }
 
 void chunkq_release(struct chunkq *q)

@@ -43,6 +43,10 @@ void chunkq_close(struct chunkq *q);
  * closed and empty.  One at a time: release it before taking the next. */
 struct chunkq_item *chunkq_take(struct chunkq *q);
 
+/* Writer: the same, waiting no later than by_ms (net_now_ms's clock; 0: no
+ * limit).  NULL also when that time came first, and then *late is 1. */
+struct chunkq_item *chunkq_take_by(struct chunkq *q, uint64_t by_ms, int *late);
+
 /* Writer: done with the chunk chunkq_take gave; its buffer is free again. */
 void chunkq_release(struct chunkq *q);
 

@@ -2,7 +2,9 @@
  * chunkq.c - unit tests (TAP) of src/serve/chunkq.c, the bounded queue between a
  * serve connection's reader and writer threads: chunks arrive whole and in
  * order, the reader is never more than the queue's buffers ahead, closing
- * still delivers what was put, and quitting lets a waiting reader go.
+ * still delivers what was put, quitting lets a waiting reader go, and a
+ * take with a deadline (the writer's for open summary snapshots) gives up
+ * at it, but not while a chunk is there.
  * Also run under ThreadSanitizer by `make tsan-test`.
  */
 #include <pthread.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "serve/chunkq.h"
 
@@ -114,11 +117,35 @@ static void test_quit(void)
     chunkq_free(r.q);
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void test_deadline(void)
+{
+    struct run r = {chunkq_new(SLOTS, CAP), 1, 0, 0, 0};
+    int late = 0;
+    ok(chunkq_take_by(r.q, now_ms() + 50, &late) == NULL && late,
+       "an empty queue: a take with a deadline gives up at it, saying it was late");
+    struct chunkq_item *it = chunkq_claim(r.q);
+    it->h = (struct proto_chunk){1, 0, 0};
+    chunkq_put(r.q);
+    ok(chunkq_take_by(r.q, now_ms() - 1, &late) == it && !late, "a chunk waiting is taken though the time has passed");
+    chunkq_release(r.q);
+    chunkq_close(r.q);
+    ok(chunkq_take_by(r.q, now_ms() + 60000, &late) == NULL && !late, "a closed queue ends it at once, not late");
+    chunkq_free(r.q);
+}
+
 int main(void)
 {
     test_order();
     test_close_with_pending();
     test_quit();
+    test_deadline();
     ok(chunkq_new(0, CAP) == NULL, "a queue needs at least one buffer");
     chunkq_free(NULL);
     printf("1..%d\n", n_test);
