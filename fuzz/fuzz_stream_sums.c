@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "serve/sums.h"
@@ -34,10 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s)
         return 0;
     size_t n = size / TRACE_EVENT_SIZE, first = n / 2;
-    if (sums_take(s, data, first, put, &got, why, sizeof why) == 0)
-        (void)sums_take(s, data + first * TRACE_EVENT_SIZE, n - first, put, &got, why, sizeof why);
+    if (sums_take(s, data, first, 1, put, &got, why, sizeof why) == 0)
+        (void)sums_take(s, data + first * TRACE_EVENT_SIZE, n - first, 2, put, &got, why, sizeof why);
     sum = got;
     (void)sum;
     sums_free(s);
+    if (sums_held_all() != 0) /* every byte accounted is given back */
+        abort();
     return 0;
 }

@@ -564,7 +564,7 @@ static int on_summary_increments(struct conn *c, const struct proto_chunk *h, co
     size_t n = h->raw_len / TRACE_EVENT_SIZE;
     c->raw_in += h->raw_len;
     c->zstd_in += h->zstd_len;
-    if (sums_take(c->sums, raw, n, put_whole, c, why, sizeof why) == 0)
+    if (sums_take(c->sums, raw, n, net_now_ms(), put_whole, c, why, sizeof why) == 0)
         return 0;
     snprintf(c->writer_end, sizeof c->writer_end, "error: chunk %" PRIu64 ": %s", c->chunks_written, why);
     return 3;
