@@ -36,6 +36,7 @@
 #include "serve/files.h"
 #include "serve/net.h"
 #include "serve/resume.h"
+#include "serve/sums.h"
 
 #define MAX_CONNS ADMIT_MAX_CONNS
 #define DEFAULT_CONNS 64
@@ -44,6 +45,7 @@
 #define DEFAULT_TOTAL_MB 65536
 #define DEFAULT_FREE_INODES 1000
 #define DEFAULT_MIN_FREE_MB 1024
+#define DEFAULT_SNAPSHOT_S 60
 #define IDLE_MAX_S 86400
 #define STATUS_SECS 2
 #define MIB (1024u * 1024u)
@@ -56,6 +58,7 @@ struct serve_opts {
     long max_conns, idle_secs, min_free_mb;
     const char *allow; /* NULL: anyone */
     long max_per_peer, max_total_mb, min_free_inodes;
+    long max_summary_mb, snapshot_secs;
 };
 
 static atomic_int stopping;
@@ -76,6 +79,7 @@ static void usage(FILE *out)
             "usage: callsight serve [--host H] [--port P] [--out DIR] [--max-mb N] [--seg-mb N]\n"
             "                       [--max-conns N] [--max-per-peer N] [--idle-timeout S]\n"
             "                       [--max-total-mb N] [--min-free-mb N] [--min-free-inodes N]\n"
+            "                       [--max-summary-mb N] [--snapshot-timeout S]\n"
             "                       [--allow CIDR[,CIDR...]] [--quiet]\n"
             "\n"
             "Receive event streams from trace_stream clients and write one series of\n"
@@ -111,6 +115,13 @@ static void usage(FILE *out)
             "                      while DIR's filesystem has less than N MB free\n"
             "                      (default %d; 0: no floor)\n"
             "  --min-free-inodes N ... or fewer than N free inodes (default %d; 0: none)\n"
+            "  --max-summary-mb N  the totals serve keeps to rebuild summary snapshots\n"
+            "                      sent as increments, all connections' together, stay\n"
+            "                      within N MB (default %u; one connection's within %u);\n"
+            "                      a connection that needs more is closed, saying so\n"
+            "  --snapshot-timeout S  close a connection whose summary snapshot stays\n"
+            "                      open (begun, not ended) for S seconds, freeing its\n"
+            "                      totals (default %d; 0: never)\n"
             "  --allow CIDRS       only these IPv4/IPv6 prefixes may connect, e.g.\n"
             "                      10.0.0.0/8,192.168.1.7 (default: anyone; binding a\n"
             "                      non-loopback address without it prints a warning)\n"
@@ -125,7 +136,8 @@ static void usage(FILE *out)
             "recorders among its connections (trace_stream --flight-recorder) take a\n"
             "snapshot now.\n",
             DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_TOTAL_MB, DEFAULT_MIN_FREE_MB,
-            DEFAULT_FREE_INODES, STATUS_SECS,
+            DEFAULT_FREE_INODES, SUMS_DEFAULT_BUDGET_MB, (unsigned)(SUMS_MAX_BYTES >> 20), DEFAULT_SNAPSHOT_S,
+            STATUS_SECS,
             CONTROL_SOCKET_NAME);
 }
 
@@ -172,7 +184,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
     *o = (struct serve_opts){"0.0.0.0", "9001", "traces", 4096, 256, 0, DEFAULT_CONNS, DEFAULT_IDLE_S,
                              DEFAULT_MIN_FREE_MB, NULL, DEFAULT_PER_PEER, DEFAULT_TOTAL_MB,
-                             DEFAULT_FREE_INODES};
+                             DEFAULT_FREE_INODES, SUMS_DEFAULT_BUDGET_MB, DEFAULT_SNAPSHOT_S};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -209,6 +221,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                 return -1;
         } else if (!strcmp(a, "--idle-timeout")) {
             if (parse_count(a, v, 0, IDLE_MAX_S, &o->idle_secs))
+                return -1;
+        } else if (!strcmp(a, "--max-summary-mb")) {
+            if (parse_mb(a, v, &o->max_summary_mb))
+                return -1;
+        } else if (!strcmp(a, "--snapshot-timeout")) {
+            if (parse_count(a, v, 0, IDLE_MAX_S, &o->snapshot_secs))
                 return -1;
         } else if (!strcmp(a, "--min-free-mb")) {
             if (parse_count(a, v, 0, (long)MAX_MB, &o->min_free_mb))
@@ -314,16 +332,19 @@ int cmd_serve(int argc, char **argv)
     conn_opts = (struct conn_opts){o.out, (uint64_t)o.seg_mb * MIB, (uint64_t)o.max_mb * MIB,
                                    o.quiet, STATUS_SECS, &stopping, (int)o.idle_secs,
                                    min_free_bytes, (uint64_t)o.min_free_inodes,
-                                   (uint64_t)o.max_total_mb * MIB};
+                                   (uint64_t)o.max_total_mb * MIB, (int)o.snapshot_secs};
+    sums_set_budget((size_t)o.max_summary_mb * MIB);
     files_set_limits(conn_opts.total_bytes, min_free_bytes, (uint64_t)o.min_free_inodes);
     struct admit_opts ao = {(int)o.max_conns, (int)o.max_per_peer, &allow, o.out, &conn_opts};
     admit_init(&ao);
     size_t n = strlen(o.out);
     printf("callsight serve: listening on %s, writing %s%s\n", where, o.out,
            n && o.out[n - 1] == '/' ? "" : "/");
-    char idle[32] = "off", floor[32] = "off", inodes[32] = "off", total[32] = "none";
+    char idle[32] = "off", floor[32] = "off", inodes[32] = "off", total[32] = "none", open[32] = "off";
     if (o.idle_secs)
         snprintf(idle, sizeof idle, "%ld s", o.idle_secs);
+    if (o.snapshot_secs)
+        snprintf(open, sizeof open, "%ld s", o.snapshot_secs);
     if (o.min_free_mb)
         snprintf(floor, sizeof floor, "%ld MB", o.min_free_mb);
     if (o.min_free_inodes)
@@ -331,8 +352,9 @@ int cmd_serve(int argc, char **argv)
     if (o.max_total_mb)
         snprintf(total, sizeof total, "%ld MB", o.max_total_mb);
     printf("callsight serve: limits: %ld MB of files per connection in %ld MB segments, %s in all, at most "
-           "%ld connections (%ld per address), idle timeout %s, free-space floor %s and %s\n",
-           o.max_mb, o.seg_mb, total, o.max_conns, o.max_per_peer, idle, floor, inodes);
+           "%ld connections (%ld per address), idle timeout %s, free-space floor %s and %s, summary totals "
+           "%ld MB in all, snapshot timeout %s\n",
+           o.max_mb, o.seg_mb, total, o.max_conns, o.max_per_peer, idle, floor, inodes, o.max_summary_mb, open);
     warn_floors(&o);
     if (left_out)
         printf("callsight serve: warning: %" PRIu64 " series in %s are too many to index; their streams "
@@ -353,6 +375,10 @@ int cmd_serve(int argc, char **argv)
     close(lfd);
     admit_stop();
     conn_say_flush();
+    uint64_t capped = sums_refused_all();
+    if (capped)
+        printf("callsight serve: %" PRIu64 " connection%s closed at the summary totals' cap of %ld MB for all "
+               "connections (--max-summary-mb)\n", capped, capped == 1 ? " was" : "s were", o.max_summary_mb);
     struct admit_counts k;
     admit_counts(&k);
     printf("callsight serve: stopped after %lu connection%s", k.served, k.served == 1 ? "" : "s");

@@ -17,7 +17,10 @@
  * the protocol allows and one for the largest frame; for a client that
  * offered the codec also the decoder's state (70 KiB) and one more raw
  * buffer, the decoded records.  Every length read from the wire is checked
- * against those caps before anything is read into them.
+ * against those caps before anything is read into them.  A client that
+ * sends summary increments also gets the totals they add up to (sums.h),
+ * which grow with what it sends, within a cap per connection and a budget
+ * for all connections together (--max-summary-mb).
  *
  * The codec (trace_wire.h): a little-endian client that offers it in its
  * handshake gets the 16-byte ack once, right after the handshake was
@@ -55,7 +58,10 @@
  * A silent socket is closed after --idle-timeout; the handshake must be
  * whole CONN_HANDSHAKE_MS after accept, and a chunk that has begun must
  * end at CONN_MIN_RATE after a grace (net_read_by), so a peer that
- * trickles bytes holds nothing for long.  serve admits a connection (its
+ * trickles bytes holds nothing for long.  A summary snapshot begun must
+ * end within --snapshot-timeout (the writer's deadline, checked before
+ * every chunk and while it waits for one), so a peer cannot hold its
+ * totals by never ending one.  serve admits a connection (its
  * caps) only once its handshake is valid, and the buffers come with the
  * first chunk.  Free space is checked at most once a second (--min-free-mb).
  */
@@ -895,23 +901,50 @@ static int write_chunk(struct conn *c, const struct proto_chunk *h, unsigned cha
 }
 
 /*
+ * When the summary snapshot open longest must have ended (0: none is open,
+ * or no deadline): a snapshot's totals are held until its END, so a peer
+ * that begins one and never ends it would hold them for good.
+ */
+static uint64_t snapshot_deadline(const struct conn *c, struct sums_open *open)
+{
+    if (!c->sums || c->o->snapshot_secs <= 0 || !sums_oldest_open(c->sums, open))
+        return 0;
+    return open->since_ms + (uint64_t)c->o->snapshot_secs * 1000u;
+}
+
+/*
  * The writer thread: every chunk the reader puts, in order, to the files.
- * Having no file to write to, it quits the queue and shuts the socket's
+ * Having no file to write to, a malformed chunk, or a summary snapshot
+ * open past --snapshot-timeout, it quits the queue and shuts the socket's
  * reading side, so a reader waiting for a buffer or for the peer stops too.
+ * The deadline is checked before every chunk, so chunks that keep coming
+ * (heartbeats) do not put it off.
  */
 static void *writer_main(void *arg)
 {
     struct conn *c = arg;
     struct chunkq_item *it;
-    while ((it = chunkq_take(c->q))) {
-        int rc = write_chunk(c, &it->h, it->buf);
-        chunkq_release(c->q);
-        if (rc) {
-            c->writer_rc = rc;
-            chunkq_quit(c->q);
-            shutdown(c->fd, SHUT_RD);
+    struct sums_open open = {0, 0, 0};
+    int rc = 0, late = 0;
+    for (;;) {
+        uint64_t by = snapshot_deadline(c, &open);
+        late = by && net_now_ms() >= by;
+        if (late || !(it = chunkq_take_by(c->q, by, &late)))
             break;
-        }
+        rc = write_chunk(c, &it->h, it->buf);
+        chunkq_release(c->q);
+        if (rc)
+            break;
+    }
+    if (late) {
+        snprintf(c->writer_end, sizeof c->writer_end, "error: summary snapshot %" PRIu64 " of thread %" PRIu32
+                 " still open after %d s (--snapshot-timeout)", open.seq, open.tid, c->o->snapshot_secs);
+        rc = 3;
+    }
+    if (rc) {
+        c->writer_rc = rc;
+        chunkq_quit(c->q);
+        shutdown(c->fd, SHUT_RD);
     }
     return NULL;
 }

@@ -29,6 +29,7 @@ struct conn_opts {
     uint64_t min_free_bytes; /* stop writing below this much free space; 0 never */
     uint64_t min_free_inodes; /* ... or below this many free inodes; 0 never */
     uint64_t total_bytes;    /* the directory's cap (all connections, files_set_limits) */
+    int snapshot_secs;       /* close a connection whose summary snapshot stays open this long; 0 never */
 };
 
 /* serve's say in a connection's life, for its caps. */

@@ -23,8 +23,8 @@ if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
     is "$(sed -n 1p "$T/def.log")" "callsight serve: listening on 0.0.0.0:9001, writing $T/def/" \
         "default address 0.0.0.0:9001"
     is "$(sed -n 2p "$T/def.log")" \
-        "callsight serve: limits: 4096 MB of files per connection in 256 MB segments, 65536 MB in all, at most 64 connections (16 per address), idle timeout 300 s, free-space floor 1024 MB and 1000 inodes" \
-        "default limits: 4096 MB, 256 MB segments, 65536 MB in all, 64 connections, 16 per address, a 300 s idle timeout, 1024 MB and 1000 inodes floor"
+        "callsight serve: limits: 4096 MB of files per connection in 256 MB segments, 65536 MB in all, at most 64 connections (16 per address), idle timeout 300 s, free-space floor 1024 MB and 1000 inodes, summary totals 64 MB in all, snapshot timeout 60 s" \
+        "default limits: 4096 MB, 256 MB segments, 65536 MB in all, 64 connections, 16 per address, a 300 s idle timeout, 1024 MB and 1000 inodes floor, 64 MB of summary totals, a 60 s snapshot timeout"
 else
     for _ in 1 2 3; do skip "defaults: needs root and unshare -n for a network namespace of its own"; done
 fi
