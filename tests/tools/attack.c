@@ -13,6 +13,16 @@
  *   zeros       one connection (N: chunks): handshake, then N chunks of the
  *               largest size, 4 MiB of zero records each, which zstd makes
  *               a frame of about 140 bytes
+ *   sums        summary increments that hold serve's memory (MODE ARGS:
+ *               FUNCS [end]): each connection offers summaries, waits for
+ *               the ack and sends, in chunks of 11 functions (about 240 KiB
+ *               of records each, so that serve's chunk buffers stay small
+ *               beside the totals), snapshot 1 of thread 7 with FUNCS
+ *               functions of TRACE_SUMMARY_NBUCKETS calls each, one in
+ *               every bucket; without "end" the snapshot is never ended.
+ *               Then a drop notice counting FUNCS, so serve's log says when
+ *               it has taken everything before.  All connections send at
+ *               once (the same bytes), without blocking on any one.
  *   stream      one resumable stream: handshake, resume notice (MODE ARGS:
  *               SID START SEQ EVENTS [KEYHEX|-] [PAUSEFILE GOFILE]), with
  *               the resume key if KEYHEX, then EVENTS events in chunks of
@@ -204,6 +214,160 @@ static int many(const char *mode, int n, const char *host, int port)
     return 0;
 }
 
+/* ---- sums ---------------------------------------------------------------- */
+
+#define SUMS_FUNCS_PER_CHUNK 11
+#define SUMS_REC_MAX (1 + SUMS_FUNCS_PER_CHUNK * (2 + TRACE_SUMMARY_NBUCKETS / 2) + 2)
+
+static void sum_rec(unsigned char *r, unsigned part, uint64_t ts, uint64_t func, uint64_t site)
+{
+    memset(r, 0, TRACE_EVENT_SIZE);
+    wire_put_le64(r + offsetof(trace_event_t, ts), ts);
+    wire_put_le64(r + offsetof(trace_event_t, func), func);
+    wire_put_le64(r + offsetof(trace_event_t, call_site), site);
+    wire_put_le32(r + offsetof(trace_event_t, tid), 7);
+    r[offsetof(trace_event_t, kind)] = TRACE_KIND_SUMMARY;
+    r[offsetof(trace_event_t, pad)] = (unsigned char)part;
+}
+
+/* Append one chunk of type (n records, or len raw bytes) as sent to buf. */
+static int add_chunk(unsigned char **buf, size_t *len, size_t *cap, uint32_t type, const void *raw, size_t n)
+{
+    size_t bound = ZSTD_compressBound(n) + TRACE_STREAM_CHUNK_HEADER_SIZE;
+    if (*len + bound > *cap) {
+        size_t c = (*cap + bound) * 2;
+        unsigned char *p = realloc(*buf, c);
+        if (!p)
+            return -1;
+        *buf = p, *cap = c;
+    }
+    unsigned char *h = *buf + *len;
+    size_t zl = ZSTD_compress(h + TRACE_STREAM_CHUNK_HEADER_SIZE, bound - TRACE_STREAM_CHUNK_HEADER_SIZE, raw, n, 1);
+    if (ZSTD_isError(zl))
+        return -1;
+    wire_put_le32(h, type);
+    wire_put_le32(h + 4, (uint32_t)n);
+    wire_put_le32(h + 8, (uint32_t)zl);
+    *len += zl + TRACE_STREAM_CHUNK_HEADER_SIZE;
+    return 0;
+}
+
+/* Records rec[0..n) as a chunk of summary increments: in planes (trace_wire.h). */
+static int add_planes(unsigned char **buf, size_t *len, size_t *cap, const unsigned char *rec, size_t n,
+                      unsigned char *planes)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < TRACE_EVENT_SIZE; k++)
+            planes[k * n + i] = rec[i * TRACE_EVENT_SIZE + k];
+    return add_chunk(buf, len, cap, TRACE_CHUNK_SUMMARY_INCREMENTS, planes, n * TRACE_EVENT_SIZE);
+}
+
+/* Everything a sums connection sends after the handshake, as bytes. */
+static unsigned char *sums_bytes(long funcs, int end, size_t *len)
+{
+    size_t cap = 0, n = 0;
+    unsigned char *buf = NULL, v[8];
+    unsigned char *rec = malloc(SUMS_REC_MAX * TRACE_EVENT_SIZE), *planes = malloc(SUMS_REC_MAX * TRACE_EVENT_SIZE);
+    *len = 0;
+    if (!rec || !planes)
+        return NULL;
+    sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_BEGIN, 1000, 1, (uint64_t)funcs);
+    for (long f = 0; f < funcs; f++) {
+        sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_FUNC, 100u * TRACE_SUMMARY_NBUCKETS,
+                0x401000 + 0x10 * (uint64_t)f, TRACE_SUMMARY_NBUCKETS);
+        sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_TIMES, 50u * TRACE_SUMMARY_NBUCKETS, 1, 1u << 20);
+        for (uint64_t b = 0; b < TRACE_SUMMARY_NBUCKETS; b += 2)
+            sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_BUCKETS, 1, 1, b << 32 | (b + 1));
+        if ((f + 1) % SUMS_FUNCS_PER_CHUNK && f + 1 < funcs)
+            continue;
+        if (end && f + 1 == funcs) {
+            sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_META, 0, 0, 0);
+            sum_rec(rec + n++ * TRACE_EVENT_SIZE, TRACE_SUMMARY_END, 2000, 1, 0);
+        }
+        if (add_planes(&buf, len, &cap, rec, n, planes))
+            return NULL;
+        n = 0;
+    }
+    wire_put_le64(v, (uint64_t)funcs);
+    if (add_chunk(&buf, len, &cap, TRACE_CHUNK_NOTICE, v, sizeof v))
+        return NULL;
+    free(rec);
+    free(planes);
+    return buf;
+}
+
+/* The server's ack, waited for (10 s at most): 0, or -1. */
+static int read_ack(int fd)
+{
+    unsigned char ack[TRACE_STREAM_ACK_SIZE];
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got < sizeof ack && poll(&p, 1, 10000) > 0) {
+        ssize_t n = recv(fd, ack + got, sizeof ack - got, 0);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return got == sizeof ack ? 0 : -1;
+}
+
+/* buf to every fd at once, never blocking on one; a connection the server
+ * closed is left (hold counts it), and everything stops at hold_ms. */
+static void send_all_at_once(int *fds, int n, const unsigned char *buf, size_t len)
+{
+    size_t *off = calloc((size_t)n, sizeof *off);
+    struct pollfd *p = calloc((size_t)n, sizeof *p);
+    long end = now_ms() + hold_ms;
+    int left = n;
+    for (int i = 0; off && p && i < n; i++)
+        p[i] = (struct pollfd){fds[i], POLLOUT, 0};
+    while (off && p && left > 0 && now_ms() < end && poll(p, (nfds_t)n, 100) >= 0)
+        for (int i = 0; i < n; i++) {
+            if (p[i].fd < 0 || !p[i].revents)
+                continue;
+            ssize_t k = send(fds[i], buf + off[i], len - off[i], MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (k > 0)
+                off[i] += (size_t)k;
+            if ((k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || k == 0 || off[i] == len) {
+                p[i].fd = -1;
+                left--;
+            }
+        }
+    free(off);
+    free(p);
+}
+
+static int sums(int n, const char *host, int port, char **a, int na)
+{
+    static int fds[MAX_FDS];
+    unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE];
+    size_t len;
+    if (na < 1)
+        return 2;
+    unsigned char *buf = sums_bytes(atol(a[0]), na > 1 && !strcmp(a[1], "end"), &len);
+    if (!buf)
+        return 1;
+    make_hello(hello, TRACE_STREAM_FLAG_SUMMARY_OFFER);
+    int opened = 0;
+    for (int i = 0; i < n && i < MAX_FDS; i++) {
+        int fd = dial(host, port);
+        if (fd < 0)
+            break;
+        if (tk_send_all(fd, hello, sizeof hello) || read_ack(fd)) {
+            close(fd);
+            continue;
+        }
+        fds[opened++] = fd;
+    }
+    send_all_at_once(fds, opened, buf, len);
+    int closed = hold(fds, opened, 0);
+    printf("attack: sums: %d opened, %d closed by the server\n", opened, closed);
+    for (int i = 0; i < opened; i++)
+        close(fds[i]);
+    free(buf);
+    return 0;
+}
+
 static int notices(const char *host, int port, long count)
 {
     unsigned char hello[TRACE_STREAM_HANDSHAKE_SIZE], v[8];
@@ -321,6 +485,8 @@ int main(int argc, char **argv)
         return argc - i > 4 ? notices(host, port, atol(argv[i + 4])) : 2;
     if (!strcmp(mode, "zeros"))
         return zeros(host, port, n);
+    if (!strcmp(mode, "sums"))
+        return sums(n, host, port, argv + i + 4, argc - i - 4);
     if (!strcmp(mode, "stream"))
         return stream(host, port, argv + i + 4, argc - i - 4);
     fprintf(stderr, "attack: unknown mode %s\n", mode);
