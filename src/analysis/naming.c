@@ -19,6 +19,12 @@ struct run {
     size_t nsyms;
 };
 
+/* A module no --exe has: named from its own file (read/modfile.h). */
+static int from_modfile(const struct naming *n, const struct analysis_bin *b)
+{
+    return n->nexes && n->files && b->module && !b->exe_matches;
+}
+
 const char *naming_file(const struct naming *n, const struct analysis *a, uint32_t bin, char **owned, char *why,
                         size_t len, int *oom)
 {
@@ -31,7 +37,7 @@ const char *naming_file(const struct naming *n, const struct analysis *a, uint32
     const char *exe = n->exes[b->exe < n->nexes ? b->exe : 0].path;
     if (b->exe_matches || (!b->module && (!b->have_build_id || n->trust_exe)))
         return exe;
-    if (b->module && n->files) {
+    if (from_modfile(n, b)) {
         int rc = modfile_find(n->files, b->path ? b->path : "", b->id_bytes, b->id_len, owned, why, len);
         *oom |= rc == -2;
         return rc == 0 ? *owned : NULL;
@@ -105,6 +111,39 @@ static int name_unnamed(struct run *r, uint32_t bin, const char *why, const uint
     return 0;
 }
 
+/* The files of the modules with something to name (wanted[b]) asked of
+ * debuginfod all at once, before naming_file asks for each; the modules
+ * its deadline cut off are counted in one note, on the first one's
+ * source.  0, -1 out of memory. */
+static int ask_first(const struct naming *nm, struct analysis *a, char (*wanted)[600])
+{
+    struct modfile_want *w = calloc(a->nbins ? a->nbins : 1, sizeof *w);
+    uint32_t *bin = calloc(a->nbins ? a->nbins : 1, sizeof *bin);
+    size_t n = 0, late = 0, first = 0;
+    int rc = !w || !bin ? -1 : 0;
+    for (size_t b = 0; !rc && b < a->nbins; b++)
+        if (wanted[b][0] && from_modfile(nm, &a->bins[b])) {
+            const struct analysis_bin *m = &a->bins[b];
+            w[n] = (struct modfile_want){m->path ? m->path : "", m->id_bytes, m->id_len, 0};
+            bin[n++] = (uint32_t)b;
+        }
+    if (!rc && modfile_prefetch(nm->files, w, n) < 0)
+        rc = -1;
+    for (size_t i = n; !rc && i-- > 0;)
+        if (w[i].late) {
+            late++;
+            first = bin[i];
+        }
+    if (late)
+        analysis_note(a, a->procs[a->bins[first].proc].src, "debuginfod gave no answer within the %g s deadline "
+                      "for %zu module%s: shown by offset (--debuginfod-deadline gives it longer; "
+                      "DEBUGINFOD_TIMEOUT bounds each request)",
+                      (double)modfile_deadline_ms(nm->files) / 1000, late, late == 1 ? "" : "s");
+    free(w);
+    free(bin);
+    return rc;
+}
+
 /* Names for every function and call site: one addr2line run per file that
  * names any.  A call site is looked up one byte before its return
  * address, inside the call. */
@@ -137,6 +176,8 @@ int naming_resolve(const struct naming *nm, struct analysis *a, const struct add
     for (size_t i = 0; !rc && i < r->nsyms; i++) /* only binaries with something to name are looked for */
         if (bin_of[i] < a->nbins)
             why[bin_of[i]][0] = 1;
+    if (!rc && nm->files && ask_first(nm, a, why) < 0)
+        rc = -1;
     for (size_t b = 0; !rc && b < a->nbins; b++)
         files[b] = why[b][0] ? naming_file(nm, a, (uint32_t)b, &owned[b], why[b], sizeof why[b], &oom) : NULL;
     rc |= oom ? -1 : 0;

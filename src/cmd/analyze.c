@@ -86,6 +86,7 @@ static void usage(FILE *out)
 "                         [--max-threads N] [--max-funcs N] [--max-depth N]\n"
 "                         [--max-folded-depth N] [--max-folded-mb N] [--jobs N]\n"
 "                         [--max-modules N] [--max-modules-mb N]\n"
+"                         [--debuginfod-deadline T]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -124,6 +125,13 @@ static void usage(FILE *out)
 "                     (the layout GDB and perf use); may be repeated.  Then\n"
 "                     the debuginfod servers in DEBUGINFOD_URLS, if it is set\n"
 "                     (nothing is contacted otherwise)\n"
+"  --debuginfod-deadline T\n"
+"                     debuginfod: every module's answer within T of the first\n"
+"                     request (default %us; %d requests at a time, each also\n"
+"                     bounded by DEBUGINFOD_TIMEOUT); modules not answered by\n"
+"                     then are shown by offset, and a note says how many\n",
+            MODFILE_DEBUGINFOD_DEADLINE_MS / 1000, MODFILE_DEBUGINFOD_THREADS);
+    fprintf(out,
 "  --trigger          text: only the calls that fired TRACE_TRIGGER, each with\n"
 "                     its stack at that moment, a frame a line (file:line);\n"
 "                     exit 1 when the traces hold none\n"
@@ -320,6 +328,7 @@ static int take_value(struct options *o, const char *name, const char *v)
 {
     const char *bad = NULL;
     size_t mb = 0;
+    int64_t ns = 0;
     if (!strcmp(name, "--exe") && o->nexes == ANALYSIS_MAX_EXES)
         bad = "--exe is given at most " STR(ANALYSIS_MAX_EXES) " times";
     else if (!strcmp(name, "--exe"))
@@ -361,6 +370,8 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--jobs needs a count from 1 to " STR(ANALYSIS_MAX_JOBS);
     else if (!strcmp(name, "--interval") && (parse_time(v, &o->interval_ns) < 0 || o->interval_ns < 1000000))
         bad = "--interval needs a time of at least 1ms, such as 1, 500ms";
+    else if (!strcmp(name, "--debuginfod-deadline") && (parse_time(v, &ns) < 0 || ns < 1000000 || ns > INT64_MAX / 2))
+        bad = "--debuginfod-deadline needs a time of at least 1ms, such as 30, 500ms";
     else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
              !strcmp(name, "--since") || !strcmp(name, "--until"))
         bad = take_filter(&o->filter, name, v);
@@ -370,6 +381,8 @@ static int take_value(struct options *o, const char *name, const char *v)
     }
     if (mb)
         o->folded_bytes = (uint64_t)mb << 20;
+    if (ns)
+        o->where.debuginfod_deadline_ms = (uint64_t)(ns + 999999) / 1000000;
     return 0;
 }
 
@@ -379,7 +392,7 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--sysroot", "--debug-dir", "--max-threads", "--max-funcs",
                                              "--max-depth", "--max-folded-depth",
                                              "--max-folded-mb", "--jobs", "--max-modules",
-                                             "--max-modules-mb"};
+                                             "--max-modules-mb", "--debuginfod-deadline"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
