@@ -13,6 +13,10 @@
 #   N TID NAME               thread-name marker (TRACE_MARK_THREAD_NAME, 21):
 #                            name bytes 0-7 in call_site, 8-15 in ts, each
 #                            packed little-endian as a number
+#   D TS FUNC SITE TID PART [N]
+#                            a module-list record (TRACE_KIND_MODULE, 5):
+#                            PART in pad[0], N (default 0) in pad[1], the
+#                            fields as trace.h's "loaded modules" gives them
 #   RAW N                    N zero bytes (a partial record, say)
 # Numbers may be decimal or 0x-hex.
 use strict;
@@ -48,6 +52,8 @@ while (<STDIN>) {
         my (undef, $tid, @name) = @f;
         my ($lo, $hi) = unpack("Q< Q<", substr(join(' ', @name) . "\0" x 16, 0, 16));
         rec($hi, 21, $lo, $tid, 2);
+    } elsif ($f[0] eq 'D') {
+        print $o pack("Q$L Q$L Q$L L$L C C C x", num($f[1]), num($f[2]), num($f[3]), $f[4], 5, $f[5], $f[6] // 0);
     } elsif ($f[0] eq 'RAW') {
         print $o "\0" x $f[1];
     } else {
