@@ -152,7 +152,7 @@ static void table_close(void *ctx, const struct analysis_thread *t, const struct
     (void)t;
     (void)ts;
     if (how == CALLSTACK_RETURNED && f->tag.selected)
-        funcstats_add_call(ctx, (uint32_t)f->func, incl, self);
+        funcstats_add_call(ctx, (uint32_t)f->func, incl, self, f->nested);
 }
 
 void analysis_init(struct analysis *a, FILE *diag, const char *prog)

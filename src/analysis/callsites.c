@@ -68,7 +68,7 @@ static void sites_close(void *ctx, const struct analysis_thread *t, const struct
         return;
     }
     row->calls++;
-    row->incl_ns += incl;
+    row->incl_ns += f->nested ? 0 : incl; /* the time under the callee, once (callstack.h) */
     row->self_ns += self;
 }
 

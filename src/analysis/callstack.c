@@ -57,11 +57,32 @@ static void see_time(struct callstack *s, int64_t ts)
 }
 
 /* Fill the next frame, which there is room for, and tell the owner. */
+/* func's bit in a frame's `seen` set. */
+static uint64_t seen_bit(uint64_t func)
+{
+    return (uint64_t)1 << ((func * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+}
+
+/* func is open in frames[0..n), placeholders aside (their function is
+ * unknown: a recursion hidden in a hole is not seen, and its time counts
+ * as a call's of its own).  Only asked when func's bit is in the set, and
+ * most often it is the caller itself (direct recursion): looked at first. */
+static int open_anywhere(const struct callstack *s, uint64_t func)
+{
+    for (size_t i = s->n; i-- > 0;)
+        if (s->frames[i].func == func && !s->frames[i].placeholder)
+            return 1;
+    return 0;
+}
+
 static void place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
+    uint64_t below = s->n ? s->frames[s->n - 1].seen : 0, bit = placeholder ? 0 : seen_bit(func);
+    int nested = (below & bit) && open_anywhere(s, func);
     struct callstack_frame *f = &s->frames[s->n++];
     *f = (struct callstack_frame){.func = func, .start = ts, .excluded_at = s->excluded,
-                                  .depth = s->depth, .placeholder = placeholder};
+                                  .depth = s->depth, .placeholder = placeholder,
+                                  .seen = below | bit, .nested = (uint8_t)nested};
     if (s->hooks && s->hooks->open)
         s->hooks->open(s->ctx, s, f);
 }

@@ -44,6 +44,14 @@
  * is its span less what the total grew by meanwhile.  Self time follows,
  * since the children's inclusive times are net too.
  *
+ * A frame knows whether its function was already open below it (`nested`:
+ * a recursive call, direct or through others), so an owner can count a
+ * function's inclusive time once, over its outermost frames, the time
+ * spent under it, as perf's --children and uftrace do: fib(30)'s frames
+ * would otherwise add up to many times the time anything spent in fib.
+ * The check costs a bit test per enter: each frame carries a 64-bit set
+ * of hashes of what is open below, and only a hit walks the stack.
+ *
  * The owner watches frames come and go through two hooks: `open` when a
  * frame is pushed (it may fill the frame's tag: what the owner wants to
  * carry with the call, e.g. its call site and calling-context node), and
@@ -85,8 +93,10 @@ struct callstack_frame {
     uint64_t child_ns;  /* inclusive time of completed direct children */
     uint64_t excluded_at; /* the stack's `excluded` when it was pushed */
     int64_t depth;      /* running depth after this enter */
+    uint64_t seen;      /* a bit per function open here and below (a hash of func) */
     uint32_t placeholder; /* entered inside a hole, function unknown: how many levels
                           * it stands for (1, or more for a deep hole), 0: not one */
+    uint8_t nested;     /* func was already open below this frame (recursion) */
     struct callstack_tag tag;
 };
 

@@ -68,11 +68,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 /* Sums saturate: a hostile file can give any call 2^63 ns. */
-void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns)
+void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns, int nested)
 {
     struct funcstats_entry *e = &fs->v[id];
     e->calls++;
-    e->incl_ns = sat_add(e->incl_ns, incl_ns);
+    if (!nested)
+        e->incl_ns = sat_add(e->incl_ns, incl_ns);
     e->self_ns = sat_add(e->self_ns, self_ns);
     if (hist_add(&e->lat, incl_ns) < 0)
         fs->oom = 1;

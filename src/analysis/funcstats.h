@@ -27,7 +27,7 @@ struct funcstats_entry {
     uint64_t addr;    /* link-time address */
     uint32_t bin;     /* the binary it is in (analysis.bins) */
     uint64_t calls;   /* completed calls */
-    uint64_t incl_ns; /* sum of inclusive times */
+    uint64_t incl_ns; /* time under the function: its outermost calls' inclusive times */
     uint64_t self_ns; /* sum of self times */
     struct hist lat;  /* inclusive time per call */
 };
@@ -46,8 +46,10 @@ void funcstats_free(struct funcstats *fs);
 /* The dense index of (bin, addr), added on first sight; beyond max, the
  * "[other]" row's.  0 ok, -1 out of memory. */
 int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id);
-/* One completed call of function id. */
-void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns);
+/* One completed call of function id, which took incl_ns (its latency);
+ * nested: the function was open below it (callstack.h), so that time is
+ * already inside an outer call's and is not added to incl_ns again. */
+void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns, int nested);
 /* A summary snapshot's totals for function id (its histogram goes to
  * fs->v[id].lat bucket by bucket, hist_add_bucket). */
 void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);

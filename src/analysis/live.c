@@ -99,8 +99,9 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
         l->oom = 1;
         return;
     }
-    row_add(a, 1, incl, self, incl);
-    row_add(s, 1, incl, self, incl);
+    uint64_t under = f->nested ? 0 : incl; /* counted once, as analyze does (callstack.h) */
+    row_add(a, 1, under, self, incl);
+    row_add(s, 1, under, self, incl);
 }
 
 /* A summary trace's snapshot: what a thread gained of a function since its

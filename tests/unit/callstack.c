@@ -3,7 +3,7 @@
  * nesting and self time, unmatched exits, longjmp-style unwinding, the
  * THREAD_LOST/RESYNC repair with exact loss counts, stream gaps (holes of
  * unknown shape) and dead processes, THREAD_EXIT reset (tid reuse), and the
- * depth cap.
+ * depth cap; which frames are recursive (nested).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@ static int ok(int cond, const char *what)
 
 struct call {
     uint64_t func, incl, self;
+    int nested;
 };
 static struct call calls[64];
 static size_t ncalls;
@@ -54,7 +55,7 @@ static void on_close(void *ctx, const struct callstack_frame *f, int64_t ts,
         return;
     }
     if (ncalls < 64)
-        calls[ncalls++] = (struct call){f->func, incl, self};
+        calls[ncalls++] = (struct call){f->func, incl, self, f->nested};
 }
 
 static const struct callstack_hooks hooks = {on_open, on_close};
@@ -130,7 +131,7 @@ static void play(const char *script)
 
 int main(void)
 {
-    printf("1..47\n");
+    printf("1..49\n");
 
     /* A(0..100) { B(10..40) { C(20..30) } B(50..70) } */
     fresh(CALLSTACK_MAX_DEPTH);
@@ -356,6 +357,25 @@ int main(void)
     play("L1000 R0,500 L1000 R300,310"); /* down 200 inside the run, up 10 */
     ok(s.c.bad_resyncs == 0 && s.frames[0].placeholder == 300 && s.frames[0].depth == 300 &&
        s.n == 11 && s.depth == 310, "a hole inside a run keeps its levels below the low mark");
+
+    /* Recursion, direct and through others: only the outermost A is not
+     * nested; B and C never are. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    play("+A0 +B10 +A20 +C30 +A40 -A50 -C60 -A70 -B80 -A100");
+    ok(ncalls == 5 && calls[0].nested && !calls[1].nested && calls[2].nested && !calls[3].nested &&
+       !calls[4].nested && call_is(4, A, 100, 30), "nested: the inner A frames, not the outermost, not B or C");
+
+    /* 300 distinct functions open at once: their hashes collide in the
+     * 64-bit set, and the walk that settles a collision says none is
+     * nested; the 151st again is. */
+    fresh(CALLSTACK_MAX_DEPTH);
+    for (uint64_t f = 100; f < 400; f++)
+        callstack_enter(&s, f, (int64_t)f);
+    callstack_enter(&s, 250, 400);
+    int none = 1;
+    for (size_t i = 0; i < 300; i++)
+        none &= !s.frames[i].nested;
+    ok(none && s.n == 301 && s.frames[300].nested, "300 distinct functions: none nested; one open again is");
 
     callstack_free(&s);
     return 0;
