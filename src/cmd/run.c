@@ -46,6 +46,7 @@
 #define RUN_DRAIN_S 30          /* trace_stream's own exit after the program's */
 #define RUN_STOP_S 10           /* serve's exit after SIGINT */
 #define RUN_MAX_ANALYZE_ARGS 64
+#define RUN_MAX_STREAM_ARGS 32  /* trace_stream's own options: --flight-recorder, --stream-opt ... */
 
 extern char **environ;
 
@@ -53,6 +54,11 @@ struct run_opts {
     const char *dir;            /* the trace directory */
     const char *trace_stream;   /* the client's path (default: beside us, else PATH) */
     int stream;
+    int summary;                /* --summary: TRACE_MODE=summary */
+    const char *trigger;        /* --trigger NAME>LIMIT: TRACE_TRIGGER */
+    int recorder;               /* --flight-recorder given */
+    char *ts_args[RUN_MAX_STREAM_ARGS]; /* trace_stream's options, in order */
+    int nts;
     double timeout_s;           /* 0: none */
     char *analyze[RUN_MAX_ANALYZE_ARGS];
     int nanalyze;
@@ -69,7 +75,9 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: callsight run [--dir DIR] [--stream] [--timeout S] [analyze options] -- PROGRAM [ARGS...]\n"
+"usage: callsight run [--dir DIR] [--stream] [--summary] [--trigger NAME>LIMIT]\n"
+"                     [--flight-recorder [--after MS] [--max-triggers N]]\n"
+"                     [--stream-opt OPT] [--timeout S] [analyze options] -- PROGRAM [ARGS...]\n"
 "\n"
 "Trace PROGRAM and print its report: the steps of the quick start in one.\n"
 "DIR is emptied of earlier traces (saying so), PROGRAM runs with\n"
@@ -84,6 +92,19 @@ static void usage(FILE *out)
 "                  PROGRAM with TRACE_SHM; serve's lines are shown\n"
 "  --trace-stream PATH  the client to run (default: the trace_stream beside\n"
 "                  callsight, else from PATH)\n"
+"  --summary       PROGRAM with TRACE_MODE=summary: per-function totals and\n"
+"                  histograms instead of events (a few KB/s; no call tree)\n"
+"  --trigger NAME>LIMIT  PROGRAM with TRACE_TRIGGER=NAME>LIMIT: a call of\n"
+"                  NAME longer than LIMIT (ns, us, ms, s) is reported with its\n"
+"                  stack; with --flight-recorder it also takes a snapshot\n"
+"  --triggered-only  the report holds only the calls that fired the trigger\n"
+"                  (analyze's --trigger)\n"
+"  --flight-recorder  trace_stream keeps only the most recent events and sends\n"
+"                  them when a trigger fires (implies --stream); --after MS and\n"
+"                  --max-triggers N go to it as well\n"
+"  --stream-opt OPT  give trace_stream the option OPT (--NAME or --NAME=VALUE,\n"
+"                  e.g. --stream-opt --summary-threads, --stream-opt --level=1);\n"
+"                  repeat for more (implies --stream)\n"
 "  --timeout S     SIGTERM to PROGRAM after S seconds, SIGKILL %d s later;\n"
 "                  the report of what it wrote follows (a program killed by\n"
 "                  a signal loses the events still in its buffers: up to\n"
@@ -105,6 +126,36 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int add_analyze(struct run_opts *o, char *arg)
+{
+    if (o->nanalyze >= RUN_MAX_ANALYZE_ARGS) {
+        fprintf(stderr, PROG ": more than %d analyze arguments\n", RUN_MAX_ANALYZE_ARGS);
+        return -1;
+    }
+    o->analyze[o->nanalyze++] = arg;
+    return 0;
+}
+
+/* An option for trace_stream (checked by trace_stream), and its value. */
+static int add_stream_opt(struct run_opts *o, const char *name, const char *value)
+{
+    if (o->nts + 2 > RUN_MAX_STREAM_ARGS) {
+        fprintf(stderr, PROG ": more than %d trace_stream arguments\n", RUN_MAX_STREAM_ARGS);
+        return -1;
+    }
+    o->ts_args[o->nts++] = (char *)name;
+    if (value)
+        o->ts_args[o->nts++] = (char *)value;
+    return 0;
+}
+
+/* NAME>LIMIT with both parts there; the runtime checks the rest and says. */
+static int valid_trigger(const char *v)
+{
+    const char *gt = strchr(v, '>');
+    return gt && gt > v && gt[1];
+}
+
 /* -1 usage error (said), 0 run, 1 help printed. */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -118,6 +169,42 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             return 1;
         } else if (!strcmp(a, "--stream")) {
             o->stream = 1;
+        } else if (!strcmp(a, "--summary")) {
+            o->summary = 1;
+        } else if (!strcmp(a, "--trigger")) {
+            if (!v || !valid_trigger(v)) {
+                fprintf(stderr, PROG ": --trigger needs NAME>LIMIT, e.g. 'parse>2ms' (--triggered-only is analyze's "
+                                     "--trigger)\n");
+                return -1;
+            }
+            o->trigger = argv[++i];
+        } else if (!strcmp(a, "--triggered-only")) {
+            if (add_analyze(o, "--trigger") < 0)
+                return -1;
+        } else if (!strcmp(a, "--flight-recorder")) {
+            o->recorder = o->stream = 1;
+            if (add_stream_opt(o, a, NULL) < 0)
+                return -1;
+        } else if (!strcmp(a, "--after") || !strcmp(a, "--max-triggers")) {
+            if (!v) {
+                fprintf(stderr, PROG ": %s needs a value (try '" PROG " --help')\n", a);
+                return -1;
+            }
+            if (add_stream_opt(o, a, argv[++i]) < 0)
+                return -1;
+        } else if (!strcmp(a, "--stream-opt")) {
+            if (!v || strncmp(v, "--", 2) || !v[2] || v[2] == '=') {
+                fprintf(stderr, PROG ": --stream-opt needs one of trace_stream's options, --NAME or --NAME=VALUE, "
+                                     "not '%s'\n", v ? v : "");
+                return -1;
+            }
+            const char *eq = strchr(v, '=');
+            if (eq)
+                *(char *)eq = '\0'; /* our own argv: --NAME=VALUE as two arguments */
+            o->stream = 1;
+            if (add_stream_opt(o, v, eq ? eq + 1 : NULL) < 0)
+                return -1;
+            i++;
         } else if (v && !strcmp(a, "--dir")) {
             o->dir = argv[++i];
         } else if (v && !strcmp(a, "--trace-stream")) {
@@ -129,13 +216,18 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                 return -1;
             }
             i++;
-        } else if (o->nanalyze < RUN_MAX_ANALYZE_ARGS) {
-            o->analyze[o->nanalyze++] = argv[i]; /* analyze's, checked by analyze */
-        } else {
-            fprintf(stderr, PROG ": more than %d analyze arguments\n", RUN_MAX_ANALYZE_ARGS);
+        } else if (add_analyze(o, argv[i]) < 0) { /* analyze's, checked by analyze */
             return -1;
         }
     }
+    if (o->recorder && !o->trigger && !getenv("TRACE_TRIGGER"))
+        fprintf(stderr, PROG ": --flight-recorder without --trigger: only a tracer that dies, SIGUSR1 to trace_stream or "
+                             "`callsight trigger` takes a snapshot\n");
+    for (int k = 0; k < o->nts && !o->recorder; k++)
+        if (!strcmp(o->ts_args[k], "--after") || !strcmp(o->ts_args[k], "--max-triggers")) {
+            fprintf(stderr, PROG ": %s goes with --flight-recorder\n", o->ts_args[k]);
+            return -1;
+        }
     if (i >= argc - 1) {
         fprintf(stderr, PROG ": give the program after -- (try '" PROG " --help')\n");
         return -1;
@@ -491,7 +583,15 @@ static int start_pipeline(const struct run_opts *o, const char *self, const char
         return -1;
     if (ring_name(p->shm, sizeof p->shm) < 0)
         return -1;
-    char *ts_argv[] = {(char *)ts, p->shm, "127.0.0.1", p->port, NULL};
+    char *ts_argv[RUN_MAX_STREAM_ARGS + 5];
+    int n = 0;
+    ts_argv[n++] = (char *)ts;
+    for (int k = 0; k < o->nts; k++)
+        ts_argv[n++] = o->ts_args[k];
+    ts_argv[n++] = p->shm;
+    ts_argv[n++] = "127.0.0.1";
+    ts_argv[n++] = p->port;
+    ts_argv[n] = NULL;
     if ((p->client = spawn(ts_argv, NULL, 1, -1)) < 0)
         return -1;
     char path[96];
@@ -603,12 +703,23 @@ int cmd_run(int argc, char **argv)
     }
     snprintf(env_dir, sizeof env_dir, "TRACE_DIR=%s", realpath(o.dir, abs) ? abs : o.dir);
     snprintf(env_shm, sizeof env_shm, "TRACE_SHM=%s", p.shm);
-    char *env[] = {"TRACE_ENABLE=1", o.stream ? env_shm : env_dir, o.stream ? "TRACE_DIR" : "TRACE_SHM", NULL};
+    char env_trigger[PATH_MAX];
+    snprintf(env_trigger, sizeof env_trigger, "TRACE_TRIGGER=%s", o.trigger ? o.trigger : "");
+    char *env[6] = {"TRACE_ENABLE=1", o.stream ? env_shm : env_dir, o.stream ? "TRACE_DIR" : "TRACE_SHM", NULL};
+    int ne = 3;
+    if (o.summary)
+        env[ne++] = "TRACE_MODE=summary";
+    if (o.trigger)
+        env[ne++] = env_trigger;
+    char extra[PATH_MAX + 64] = "";
+    if (o.summary || o.trigger || o.recorder)
+        snprintf(extra, sizeof extra, "%s%s%s%s", o.summary ? "; summaries (TRACE_MODE=summary)" : "",
+                 o.trigger ? "; trigger " : "", o.trigger ? o.trigger : "", o.recorder ? "; flight recorder" : "");
     if (o.stream)
-        fprintf(stderr, PROG ": tracing %s (stream mode: shm ring %s, trace_stream, serve on 127.0.0.1)\n",
-                o.argv[0], p.shm);
+        fprintf(stderr, PROG ": tracing %s (stream mode: shm ring %s, trace_stream, serve on 127.0.0.1%s)\n",
+                o.argv[0], p.shm, extra);
     else
-        fprintf(stderr, PROG ": tracing %s (file mode)\n", o.argv[0]);
+        fprintf(stderr, PROG ": tracing %s (file mode%s)\n", o.argv[0], extra);
     pid_t pid = spawn(o.argv, env, 0, -1);
     int status = pid > 0 ? run_program(&o, pid, p.serve_fd) : -1;
     if (o.stream)
