@@ -387,7 +387,8 @@ static inline uint32_t trace_summary_bucket(uint64_t v, uint32_t *block)
  *   BEGIN     ts = the module's number (1, 2, ... per process, kept while it
  *             stays loaded), func = its load bias (added to its link-time
  *             addresses), call_site = TRACE_MODULE_MAIN for the program
- *             itself, else 0
+ *             itself, TRACE_MODULE_GONE for a module already closed
+ *             (see END), else 0
  *   TEXT      ts = the module's number, func = the lowest runtime address of
  *             its executable segments, call_site = the end of the highest
  *             (exclusive)
@@ -399,7 +400,15 @@ static inline uint32_t trace_summary_bucket(uint64_t v, uint32_t *block)
  *             (packed as BUILD_ID; pad[1] = how many); absent when it has
  *             none (the vDSO, an unnamed program)
  *   END       ts = the module's number, func = the path's length in bytes
- *             (the PATH records' sum: a reader checks it), call_site = 0
+ *             (the PATH records' sum: a reader checks it), call_site = 0,
+ *             or for a closed module (BEGIN says TRACE_MODULE_GONE) the
+ *             time (as ts) by which it had gone: the thread's records up
+ *             to then may be its, later ones are not.  The runtime hears
+ *             of each dlopen and dlclose as it happens, and a thread's
+ *             next list carries the modules closed since its last one, so
+ *             a plugin that lived between two flushes is listed, and one
+ *             that another took the place of is told apart by the time.
+ *             Readers before these fields take a closed module as loaded.
  *   LIST_END  ts = when, func = the list's number again, call_site =
  *             modules left out because the runtime's table was full
  *
@@ -419,6 +428,7 @@ enum trace_module_part {
 };
 
 #define TRACE_MODULE_MAIN 1u          /* BEGIN's call_site: the program itself */
+#define TRACE_MODULE_GONE 2u          /* BEGIN's call_site: closed by END's call_site */
 #define TRACE_MODULE_BYTES 24u        /* bytes a BUILD_ID or PATH record carries */
 #define TRACE_MODULE_PATH_MAX 4096u   /* a longer path is a damaged list */
 

@@ -17,6 +17,7 @@
 #include "trace.h"
 #include "trace_shm.h"
 
+#include <dlfcn.h> /* dlsym(RTLD_NEXT): the loader's dlopen and dlclose behind ours */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -165,6 +166,7 @@ static uint64_t g_build_id[2];   /* BUILD_ID payload: bytes 0-7, 8-15 (trace.h) 
 static int g_have_build_id;      /* the program has one: files start with it */
 static char g_threads[THREADS_MAX + 1]; /* TRACE_THREADS globs, comma-separated; "" = all */
 static _Atomic int g_announce_due; /* stream mode: LOAD_BIAS (+ BUILD_ID) not yet sent */
+static _Atomic uint64_t g_mod_gone; /* modules seen closed so far (trace_modules.c) */
 static uint64_t g_file_head;     /* a segment's bytes before its events */
 static int g_wrap;               /* TRACE_FULL=wrap: the oldest segments go, not the capture */
 
@@ -222,6 +224,7 @@ typedef struct tl_state {
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
+    uint64_t mod_gone;           /* g_mod_gone when it did (or began): the closed modules it has had */
     uint64_t rec_said_at;        /* flight recorder: the block's `overwritten` when it last wrote them */
     uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
     int trig_pending;            /* ... a slow call's trigger waits for its batch to be in the ring */

@@ -111,6 +111,8 @@ static void tl_start(tl_state_t *t)
         t->buf = t->own;
     t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
+    /* modules closed before its first event are none of its business */
+    t->mod_gone = atomic_load_explicit(&g_mod_gone, memory_order_relaxed);
     if (g_summary && !t->sum)
         t->sum = sum_alloc();
     (void)pthread_setspecific(g_key, t);

@@ -127,6 +127,7 @@ static enum modlist_step on_begin(struct modlist *m, const trace_event_t *ev)
     e->id = ev->ts;
     e->bias = ev->func;
     e->main = ev->call_site == TRACE_MODULE_MAIN;
+    e->gone_at = ev->call_site == TRACE_MODULE_GONE; /* its time comes at END */
     m->in_module = 1;
     m->text_seen = 0;
     m->path_len = 0;
@@ -213,6 +214,10 @@ static enum modlist_step on_end(struct modlist *m, const trace_event_t *ev)
         return damaged(m, "a module's end does not match its beginning or its path");
     if (m->path_nul)
         return damaged(m, "a module's path holds a NUL byte");
+    if (e->gone_at && !ev->call_site)
+        return damaged(m, "a closed module's time is missing");
+    if (e->gone_at)
+        e->gone_at = ev->call_site; /* closed by then */
     m->in_module = 0;
     return keep_module(m);
 }

@@ -36,6 +36,7 @@ struct modlist_entry {
     unsigned char build_id[TRACE_MODULE_BYTES];
     unsigned build_id_len;      /* 0: none recorded */
     int main;                   /* the program itself */
+    uint64_t gone_at;           /* closed by then (the records' clock); 0: loaded (trace.h) */
     char *path;                 /* as the loader opened it, "" if none (malloc'ed) */
 };
 

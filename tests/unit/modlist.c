@@ -187,10 +187,36 @@ static void test_budget(void)
     modlist_init(&m, NULL);
 }
 
+/* A closed module (trace.h: BEGIN says GONE, END carries the time it
+ * went): read with its time; without one the list is damaged. */
+static void test_gone(void)
+{
+    ok(put(TRACE_MODULE_LIST, 0, 100, 7, 2) == MODLIST_MORE, "a list of 2, one of them closed");
+    put_module(1, 0x400000, "", 1);
+    put(TRACE_MODULE_BEGIN, 0, 9, 0x7f0000000000, TRACE_MODULE_GONE);
+    put(TRACE_MODULE_TEXT, 0, 9, 0x7f0000001000, 0x7f0000002000);
+    put_bytes(TRACE_MODULE_PATH, "/p/codec_a.so", 13);
+    ok(put(TRACE_MODULE_END, 0, 9, 13, 123456) == MODLIST_MORE, "the closed module's END with its time");
+    ok(put(TRACE_MODULE_LIST_END, 0, 101, 7, 0) == MODLIST_DONE, "whole");
+    size_t n;
+    struct modlist_entry *v = modlist_take(&m, &n);
+    ok(n == 2 && v[0].gone_at == 0 && v[1].gone_at == 123456 && !v[1].main && !strcmp(v[1].path, "/p/codec_a.so"),
+       "the program loaded, module 9 closed by 123456");
+    modlist_entries_free(v, n);
+    put(TRACE_MODULE_LIST, 0, 200, 8, 1);
+    put(TRACE_MODULE_BEGIN, 0, 9, 0x7f0000000000, TRACE_MODULE_GONE);
+    put(TRACE_MODULE_TEXT, 0, 9, 0x7f0000001000, 0x7f0000002000);
+    expect_damaged(put(TRACE_MODULE_END, 0, 9, 0, 0), "closed module's time is missing",
+                   "a closed module without its time: damaged");
+    modlist_free(&m);
+    modlist_init(&m, NULL);
+}
+
 int main(void)
 {
     modlist_init(&m, NULL);
     test_whole();
+    test_gone();
     test_damaged();
     test_claims();
     test_budget();
