@@ -36,6 +36,7 @@ struct thread_mod {
     uint64_t lo, hi, bias;
     uint32_t bin;
     int retired; /* gone in this list, kept from the one before (see take_modlist) */
+    uint64_t until; /* closed: the thread's records after this time are not its (0: loaded) */
 };
 
 /* A thread's modules by lo, shared: by the threads whose lists are the
@@ -53,6 +54,7 @@ struct proc_mods {
     uint32_t proc;
     struct modset *mods;
     size_t last;
+    struct modset *timed; /* that thread's whole list, when it has closed modules */
 };
 
 struct thread {
@@ -70,6 +72,8 @@ struct thread {
     struct modlist *mlist;      /* its module list being read, once one began */
     struct modset *mods;        /* its last whole list; none (or empty): its process's, else the program's bias */
     size_t mod_last;            /* ... the one an address was last found in */
+    struct modset *timed;       /* that list whole, when it has closed modules: mods is its part for now */
+    uint64_t mods_until;        /* ... until a record later than this (UINT64_MAX: for good) */
     int mlist_counted;          /* counted in the series' mlists_open */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
     int have_exit;
@@ -688,6 +692,8 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->mlist = NULL;
     t->mods = NULL;
     t->mod_last = 0;
+    t->timed = NULL;
+    t->mods_until = UINT64_MAX;
     t->mlist_counted = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
@@ -788,6 +794,22 @@ static void summary_thread_seen(struct analysis *a, struct thread *t, int used)
     }
 }
 
+static struct proc_mods *proc_mods_of(struct analysis_run *run, uint32_t proc, int create);
+
+/* Two modules of the thread's list with closed ones (t->timed) held addr:
+ * a summary row there adds up the calls of both. */
+static int addr_shared(struct thread *t, uint64_t addr)
+{
+    const struct modset *all = t->timed;
+    struct proc_mods *pm;
+    if ((!t->mods || !t->mods->n) && (pm = proc_mods_of(t->run, t->proc, 0))) /* as addr_listed */
+        all = pm->timed;
+    size_t n = 0;
+    for (size_t i = 0; all && i < all->n && n < 2; i++)
+        n += all->v[i].lo <= addr && addr < all->v[i].hi;
+    return n >= 2;
+}
+
 /* A whole snapshot was just read, ending at end_ns: what the thread did
  * since the one before goes into the function table and the timeline when
  * the thread is selected and the interval ends inside the window; the
@@ -809,7 +831,12 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
         a->calls = sat_add(a->calls, d.calls);
         if (!d.calls)
             continue;
-        uint32_t in = addr_in(t, bin, t->sum_bias, d.fn->addr, &off);
+        uint32_t in = bin;
+        off = d.fn->addr - t->sum_bias;
+        if (addr_shared(t, d.fn->addr))
+            a->src[run->src].shared_modules++;
+        else
+            in = addr_in(t, bin, t->sum_bias, d.fn->addr, &off);
         if (func_id(run, in, off, &id) < 0) { /* all input: the header counts it */
             a->oom = 1;
             break;
@@ -1217,7 +1244,7 @@ static int modset_same(const struct modset *s, const struct thread_mod *m, size_
         return 0;
     for (size_t i = 0; i < n; i++)
         if (s->v[i].lo != m[i].lo || s->v[i].hi != m[i].hi || s->v[i].bias != m[i].bias ||
-            s->v[i].bin != m[i].bin || s->v[i].retired != m[i].retired)
+            s->v[i].bin != m[i].bin || s->v[i].retired != m[i].retired || s->v[i].until != m[i].until)
             return 0;
     return 1;
 }
@@ -1237,7 +1264,7 @@ static struct proc_mods *proc_mods_of(struct analysis_run *run, uint32_t proc, i
     if (!create || vec_grow(&run->pmods, &run->cappmods, run->npmods, sizeof *run->pmods, 16) < 0 ||
         u64map_put(&run->pmod_index, proc, (uint32_t)run->npmods) < 0)
         return NULL;
-    run->pmods[run->npmods] = (struct proc_mods){proc, NULL, 0};
+    run->pmods[run->npmods] = (struct proc_mods){proc, NULL, 0, NULL};
     return &run->pmods[run->npmods++];
 }
 
@@ -1324,6 +1351,88 @@ static void thread_mods_set(struct analysis_run *run, struct thread *t, struct m
     run->gen++; /* the thread's (and its process's) modules change */
 }
 
+/* Of a list with closed modules (until set), the part in force for records
+ * at time ts on, in place; its new count, and in *next the time after
+ * which another part is.  A closed module covers its addresses up to its
+ * time: over a loaded one there, and over a later-closed one (which has
+ * them once it has gone).  m[0..k) by lo on entry and on return. */
+static size_t mods_at(struct thread_mod *m, size_t k, uint64_t ts, uint64_t *next)
+{
+    size_t j = 0, ntimed = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!m[i].until || m[i].until >= ts)
+            m[j++] = m[i];
+    k = j;
+    /* the closed ones first, by time: each keeps its range if no earlier one took it */
+    for (size_t i = 0; i < k; i++)
+        if (m[i].until) {
+            struct thread_mod x = m[i];
+            memmove(&m[ntimed + 1], &m[ntimed], (i - ntimed) * sizeof *m);
+            m[ntimed++] = x;
+        }
+    for (size_t i = 1; i < ntimed; i++)
+        for (size_t h = i; h > 0 && m[h].until < m[h - 1].until; h--) {
+            struct thread_mod x = m[h];
+            m[h] = m[h - 1];
+            m[h - 1] = x;
+        }
+    size_t kept = 0;
+    *next = UINT64_MAX;
+    for (size_t i = 0; i < k; i++) {
+        int taken = 0;
+        for (size_t h = 0; h < kept && h < ntimed && !taken; h++)
+            taken = m[h].until && m[h].lo < m[i].hi && m[i].lo < m[h].hi;
+        if (taken)
+            continue;
+        if (m[i].until && m[i].until < *next)
+            *next = m[i].until;
+        m[kept++] = m[i];
+    }
+    qsort(m, kept, sizeof *m, mod_by_lo);
+    return kept;
+}
+
+/* A new list with closed modules is kept whole (charged, t->timed), and
+ * m[0..*k) becomes its first part; one without them ends the last such. */
+static int keep_timed(struct analysis *a, struct thread *t, struct thread_mod *m, size_t *k, int cut)
+{
+    int timed = 0;
+    for (size_t i = 0; i < *k && !timed; i++)
+        timed = m[i].until != 0;
+    modset_put(a, t->timed);
+    t->timed = NULL;
+    t->mods_until = UINT64_MAX;
+    if (!timed)
+        return 0;
+    if (!(t->timed = modset_new(a, m, *k, cut)))
+        return -1;
+    *k = mods_at(m, *k, 0, &t->mods_until);
+    return 0;
+}
+
+/* A record later than the part of the thread's list in force: the part
+ * for its time takes over. */
+static void mods_advance(struct analysis_run *run, struct thread *t, uint64_t ts)
+{
+    const struct modset *all = t->timed;
+    struct thread_mod *m = malloc((all->n + 1) * sizeof *m);
+    if (!m) {
+        run->a->oom = 1;
+        t->mods_until = UINT64_MAX;
+        return;
+    }
+    memcpy(m, all->v, all->n * sizeof *m);
+    size_t k = mods_at(m, all->n, ts, &t->mods_until);
+    struct modset *set = modset_new(run->a, m, k, all->cut);
+    free(m);
+    if (!set) {
+        run->a->oom = 1;
+        t->mods_until = UINT64_MAX;
+        return;
+    }
+    thread_mods_set(run, t, set);
+}
+
 /* A whole list becomes the thread's: its modules by address, within the
  * caps: a list's first a->modules.per_list modules (the reader kept no
  * more; its retired ones fill what room is left), and what the module
@@ -1343,7 +1452,8 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
             free(m);
             m = NULL;
         } else if (bin >= 0)
-            m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin, 0};
+            m[k++] = (struct thread_mod){e[i].lo, e[i].hi, e[i].bias, e[i].main ? BIN_PROGRAM : (uint32_t)bin, 0,
+                                         e[i].main ? 0 : e[i].gone_at};
     }
     modlist_entries_free(e, n);
     if (!m || !top) {
@@ -1357,6 +1467,11 @@ static void take_modlist(struct analysis_run *run, struct thread *t)
     k = keep_retired(t, m, k, per, top, &cut_list);
     free(top);
     qsort(m, k, sizeof *m, mod_by_lo);
+    if (keep_timed(a, t, m, &k, cut_list || cut_bytes) < 0) {
+        free(m);
+        a->oom = 1;
+        return;
+    }
     struct proc_mods *pm = proc_mods_of(run, t->proc, 0);
     struct modset *set = NULL;
     int cut = cut_list || cut_bytes;
@@ -1394,6 +1509,8 @@ static int keep_proc_list(struct analysis_run *run, const struct thread *t)
         return -1;
     struct modset *was = pm->mods;
     pm->mods = modset_get(t->mods);
+    modset_put(run->a, pm->timed);
+    pm->timed = modset_get(t->timed);
     pm->last = 0;
     modset_put(run->a, was);
     return 0;
@@ -1660,6 +1777,8 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     if (!(t = thread_of(run, ev->tid, 1))) {
         return;
     }
+    if (ev->ts > t->mods_until) /* a closed module's time passed */
+        mods_advance(run, t, ev->ts);
     if (call_func(run, t, r, ev->func, &id) < 0) {
         a->oom = 1;
         return;
@@ -1824,6 +1943,7 @@ static void close_thread(struct analysis_run *run, struct thread *t)
     run->mlists_open -= (size_t)t->mlist_counted;
     free(t->mlist);
     modset_put(run->a, t->mods);
+    modset_put(run->a, t->timed);
     callstack_free(&t->cs);
     free(t);
 }
@@ -1871,8 +1991,10 @@ void analysis_run_end(struct analysis_run *run)
         close_thread(run, run->threads[i]);
     free(run->threads);
     u64map_free(&run->tids);
-    for (size_t i = 0; i < run->npmods; i++)
+    for (size_t i = 0; i < run->npmods; i++) {
         modset_put(run->a, run->pmods[i].mods);
+        modset_put(run->a, run->pmods[i].timed);
+    }
     free(run->pmods);
     u64map_free(&run->pmod_index);
     free(run->cache);

@@ -102,6 +102,7 @@ struct analysis_source {
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
     uint64_t outside_modules; /* addresses looked up in no module of their thread's list */
+    uint64_t shared_modules;  /* summary rows at an address two modules held in turn */
     uint64_t modules_left_out; /* modules the runtime's table could not list (most in a list) */
     uint64_t tracer_ns, tracer_flushes; /* TRACER_TIME: ns (saturating) and how many */
     uint64_t waited_ns, waits;          /* TRACER_WAIT: ns (saturating) and how many */

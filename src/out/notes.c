@@ -164,6 +164,10 @@ static void module_notes(const struct emit *e)
         emit(e, "%llu function addresses were in no module of their thread's list (a module opened and "
              "closed again between two flushes of the thread?): they are named as the program's",
              (unsigned long long)s->outside_modules);
+    if (s->shared_modules)
+        emit(e, "%llu summary rows are of an address that two modules held in turn: the device's table "
+             "adds their calls up, so they are shown by address (event mode names each)",
+             (unsigned long long)s->shared_modules);
     if (s->modules_left_out)
         emit(e, "the runtime's table of modules was full: %llu loaded modules are in no list, and their "
              "functions are named as the program's", (unsigned long long)s->modules_left_out);
