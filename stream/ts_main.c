@@ -73,6 +73,14 @@ static int stream_report(const struct ring *r, const struct sender *s, const str
         fprintf(stderr, "trace_stream: the server does not take summary snapshots (it predates them, or "
                         "did not answer within %u ms): %" PRIu64 " summary records not sent, counted as "
                         "dropped\n", TRACE_ACK_WAIT_MS, s->sum_dropped);
+    /* More than 5% lost (and 1000 events at least, as analyze's advice): the levers, named (analyze names the busiest functions);
+     * before the counts, which stay the last line */
+    uint64_t made = s->events + s->dropped_sent;
+    if (s->dropped_sent >= 1000 && made > s->events && s->dropped_sent * 20 > made)
+        fprintf(stderr, "trace_stream: %.1f%% of the events were dropped: TRACE_MODE=summary counts every call on "
+                        "the device at a few KB/s; `callsight analyze` names the functions that made most (leave them "
+                        "out in trace.config); a bigger TRACE_SHM_SIZE or a TRACE_SHM_WAIT_US rides out bursts\n",
+                100.0 * (double)s->dropped_sent / (double)made);
     fprintf(stderr,
             "trace_stream: forwarded %" PRIu64 " events in %" PRIu64 " chunks (%" PRIu64
             " bytes on the wire), dropped %" PRIu64 "%s\n",

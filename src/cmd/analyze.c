@@ -27,6 +27,7 @@
 #include "analysis/cctree.h"
 #include "analysis/jobs.h"
 #include "analysis/naming.h"
+#include "out/advice.h"
 #include "out/notes.h"
 #include "commands.h"
 #include "out/out.h"
@@ -680,6 +681,7 @@ static int resolve(struct run *r)
 static int write_text(FILE *out, const struct out_view *v, int trigger)
 {
     notes_write_text(v->a, out);
+    (void)advice_write_text(v, out); /* out of memory is said in a line of its own */
     notes_write_filter(v->a, out);
     out_triggers_text(out, v);
     if (trigger) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/textesc.h"
+#include "advice.h"
 #include "notes.h"
 
 /* A string from a device: UTF-8 stays as it is, a byte that is not UTF-8
@@ -278,6 +279,7 @@ int out_json_write(FILE *out, const struct out_view *v)
     write_filter(out, a);
     fputs("  \"notes\": [", out);
     notes_each(a, write_note, &notes);
+    (void)advice_each(v, write_note, &notes);
     fputs(notes.n ? "\n  ],\n" : "],\n", out);
     write_sources(out, a);
     write_threads(out, a);
