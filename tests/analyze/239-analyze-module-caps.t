@@ -56,10 +56,10 @@ is "$?:$(row '?+0x10001010'):$(capnotes | wc -l)" "0:64:0" "--max-modules 4096: 
 # --- 64 lists that all differ, under --max-modules-mb 1 ---
 gen dist modules 64 1024 distinct
 run 128 dist --max-modules-mb 1
-is "$?:$(row '?+0x10001010'):$(row 0x10001010):$(row 0x1000)" "0:43:21:6" \
-   "--max-modules-mb 1: 43 threads kept their first module, the calls of the 21 others named as the program's"
-is "$(capnotes)" "note: module lists held at once reached analyze's cap of 1 MiB (--max-modules-mb): 32816 modules in the lists of 34 thread(s) were not kept; addresses in them are named as the program's (raw addresses or offsets)
-note: 48 function addresses were in no module kept of a module list cut by a cap: they are named as the program's" \
+is "$?:$(row '?+0x10001010'):$(row 0x10001010):$(row 0x1000)" "0:34:30:6" \
+   "--max-modules-mb 1: 34 threads kept their first module, the calls of the 30 others named as the program's"
+is "$(capnotes)" "note: module lists held at once reached analyze's cap of 1 MiB (--max-modules-mb): 39352 modules in the lists of 40 thread(s) were not kept; addresses in them are named as the program's (raw addresses or offsets)
+note: 66 function addresses were in no module kept of a module list cut by a cap: they are named as the program's" \
    "--max-modules-mb 1: a note counts the modules and threads, and the addresses named as the program's"
 run 128 dist
 is "$(row '?+0x10001010'):$(capnotes | wc -l)" "64:0" "the same within the default 64 MiB: all kept, no note"
