@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "commands.h"
+#include "lib/fileopen.h"
 #include "out/out_json.h"
 
 #define PROG "callsight diff"
@@ -122,46 +123,24 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
     return 0;
 }
 
-/* The whole file, NUL-terminated, in *out.  0 ok; -1 with msg set. */
+/* The whole file, NUL-terminated, in *out, opened only as a regular file
+ * (a FIFO or a directory named by mistake must neither block nor read as
+ * an I/O error).  0 ok; -1 with msg set (without the path). */
 static int read_file(const char *path, char **out, size_t *len, char *msg, size_t msglen)
 {
-    FILE *f = fopen(path, "rb");
-    char *b = NULL;
-    size_t n = 0, cap = 0;
-    int err = 0;
-    if (!f) {
-        snprintf(msg, msglen, "%s", strerror(errno));
-        return -1;
-    }
-    while (!err) {
-        if (n == cap) {
-            char *nb = cap < DIFF_MAX_BYTES ? realloc(b, (cap = cap ? cap * 2 : 65536) + 1) : NULL;
-            if (!nb) {
-                err = cap >= DIFF_MAX_BYTES ? EFBIG : ENOMEM;
-                break;
-            }
-            b = nb;
-        }
-        size_t k = fread(b + n, 1, cap - n, f);
-        n += k;
-        if (!k) {
-            err = ferror(f) ? EIO : 0;
-            break;
-        }
-    }
-    fclose(f);
-    if (err) {
-        free(b);
-        if (err == EFBIG)
-            snprintf(msg, msglen, "larger than %zu bytes: not a callsight report", DIFF_MAX_BYTES);
-        else
-            snprintf(msg, msglen, "%s", strerror(err));
-        return -1;
-    }
-    b[n] = 0;
-    *out = b;
-    *len = n;
-    return 0;
+    char m[512];
+    if (fileopen_read(path, DIFF_MAX_BYTES, out, len, m, sizeof m) == 0)
+        return 0;
+    size_t pl = strlen(path);
+    const char *why = !strncmp(m, path, pl) && m[pl] == ':' && m[pl + 1] == ' ' ? m + pl + 2 : m;
+    if (!strcmp(why, "not a regular file"))
+        snprintf(msg, msglen, "not a report file: diff compares two JSON reports (callsight analyze DIR --exe BIN "
+                              "--format json -o FILE)");
+    else if (!strncmp(why, "larger than", 11))
+        snprintf(msg, msglen, "%.400s: not a callsight report", why);
+    else
+        snprintf(msg, msglen, "%.450s", why);
+    return -1;
 }
 
 /* The string under key, or NULL when there is none (or obj is no object). */

@@ -6,7 +6,7 @@
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 
-plan 22
+plan 24
 
 # report FILE ROWS...: a minimal report; a row is "name file calls self incl p99"
 report() {
@@ -29,7 +29,7 @@ report "$T/new.json" "fib /src/w.c 1000 6000000 9500000 2100" "merge /src/w.c 60
     "main /other/w.c 1 100000 20000000 20000000" "added /src/new.c 3 300000 300000 100000"
 
 # run ARGS...: callsight diff, stdout/stderr in files, rc
-run() { "$CS" diff "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+run() { timeout 60 "$CS" diff "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 same() { # same WHAT RC < expected stdout
     cat >"$T/want"
     if [ "$rc" = "$2" ] && [ ! -s "$T/err" ] && diff "$T/want" "$T/out" >"$T/diff"; then ok 0 "$1"
@@ -111,6 +111,10 @@ err_is() { # err_is PATTERN WHAT ARGS...
     fi
 }
 err_is "^callsight diff: $T/nope.json: No such file or directory\$" "missing file" "$T/nope.json" "$T/new.json"
+mkdir -p "$T/adir" && mkfifo "$T/afifo"
+err_is "^callsight diff: $T/adir: not a report file: diff compares two JSON reports (callsight analyze DIR --exe BIN --format json -o FILE)\$" \
+    "a directory: what diff takes, not an I/O error" "$T/adir" "$T/new.json"
+err_is "^callsight diff: $T/afifo: not a report file" "a FIFO: refused at once, never read" "$T/base.json" "$T/afifo"
 printf '{"format": "callsight-analysis",\n  "version": 1 "functions": []}' >"$T/bad1.json"
 err_is "^callsight diff: $T/bad1.json: line 2 column 26: '}' expected near '\"functions\"'\$" "malformed JSON: line and column" "$T/base.json" "$T/bad1.json"
 printf '{"format": "other", "version": 1, "functions": []}' >"$T/bad2.json"
