@@ -11,6 +11,7 @@
  */
 #include "analysis.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,7 +393,7 @@ static int thread_matches(const struct analysis *a, const struct analysis_thread
         return 1;
     if (want[strspn(want, "0123456789")] == 0)
         return strtoul(want, NULL, 10) == t->tid;
-    return strcmp(want, t->name) == 0;
+    return fnmatch(want, t->name, 0) == 0; /* a glob, as TRACE_THREADS takes: worker-* */
 }
 
 static void tell_thread(struct analysis *a, const struct analysis_thread *t)

@@ -148,7 +148,8 @@ static void usage(FILE *out)
 "  --top N            text and callers: print the N rows with the most self\n"
 "                     (callers: inclusive) time (default 20; 0 prints all)\n"
 "  --thread TID|NAME  only the threads with this tid, or this name (as the\n"
-"                     runtime recorded it)\n"
+"                     runtime recorded it; a glob as TRACE_THREADS takes,\n"
+"                     e.g. 'worker-*'); when it matches none, a note lists them\n"
 "  --since T, --until T\n"
 "                     only calls that start inside this window; T is a time\n"
 "                     from the trace's first event: a number with a unit,\n"
@@ -510,10 +511,14 @@ static int collect(const struct options *o, struct trace_files *tf)
         total += n;
     }
     if (total == 0) {
+        /* the commonest cause by far: the program ran untraced */
         if (o->npaths == 1)
-            fprintf(stderr, PROG ": no trace files found in %s\n", o->paths[0]);
+            fprintf(stderr, PROG ": no trace files found in %s (trace.*.bin): was the program run with "
+                            "TRACE_ENABLE=1 and TRACE_DIR=%s? (`callsight run` sets both; `callsight doctor` checks "
+                            "a set-up)\n", o->paths[0], o->paths[0]);
         else
-            fprintf(stderr, PROG ": no trace files found in the %zu paths given\n", o->npaths);
+            fprintf(stderr, PROG ": no trace files found in the %zu paths given (trace.*.bin): was the program run "
+                            "with TRACE_ENABLE=1? (`callsight run` sets it)\n", o->npaths);
         return 1;
     }
     if (trace_files_group(tf) < 0) {

@@ -335,6 +335,44 @@ void notes_write_text(const struct analysis *a, FILE *out)
     notes_each(a, print_note, out);
 }
 
+/* A filter that selected nothing says what there is to select: the
+ * threads by name (the first NOTES_MAX_THREADS) or the span. */
+#define NOTES_MAX_THREADS 12
+static void filter_misses(const struct analysis *a, FILE *out)
+{
+    const struct analysis_filter *f = &a->filter;
+    if (a->calls_selected || !a->calls)
+        return;
+    size_t selected = 0, with = 0, shown = 0;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        selected += a->threads[i].selected && a->threads[i].has_events;
+        with += a->threads[i].has_events != 0;
+    }
+    if (f->thread && !selected) {
+        fputs("note: --thread ", out);
+        textesc_put(out, f->thread);
+        fprintf(out, " is none of the %zu threads with calls:", with);
+        for (size_t i = 0; i < a->nthreads && shown < NOTES_MAX_THREADS; i++) {
+            const struct analysis_thread *t = &a->threads[i];
+            if (!t->has_events)
+                continue;
+            fprintf(out, "%s %u", shown++ ? "," : "", t->tid);
+            if (t->name[0]) {
+                fputs(" (", out);
+                textesc_put(out, t->name);
+                fputc(')', out);
+            }
+        }
+        if (with > shown)
+            fprintf(out, " and %zu more", with - shown);
+        fputs(" (a tid or a name, as given)\n", out);
+    }
+    double span = (double)analysis_span(a) / 1e9;
+    if (f->has_since && (double)f->since_ns / 1e9 >= span)
+        fprintf(out, "note: --since %.6fs is at or past the end of the trace: it spans %.6f s from its first event\n",
+                (double)f->since_ns / 1e9, span);
+}
+
 void notes_write_filter(const struct analysis *a, FILE *out)
 {
     const struct analysis_filter *f = &a->filter;
@@ -355,4 +393,5 @@ void notes_write_filter(const struct analysis *a, FILE *out)
     }
     fprintf(out, ": %llu of %llu calls selected\n", (unsigned long long)a->calls_selected,
             (unsigned long long)a->calls);
+    filter_misses(a, out);
 }

@@ -74,7 +74,8 @@ out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
 expect_err 1 "./traces: No such file or directory" "default ./traces missing"
 
 run "$tmp/empty" --exe "$exe"
-expect_err 1 "no trace files found in $tmp/empty" "directory without trace files"
+expect_err 1 "no trace files found in $tmp/empty (trace.\*.bin): was the program run with TRACE_ENABLE=1 and TRACE_DIR=$tmp/empty? (\`callsight run\` sets both; \`callsight doctor\` checks a set-up)\$" \
+    "directory without trace files: and the likely cause, TRACE_ENABLE"
 
 run "$tmp/good" --exe "$exe" --addr2line "$tmp/no-addr2line"
 expect_err 1 "cannot run '$tmp/no-addr2line'" "--addr2line not found"
