@@ -244,7 +244,17 @@ enum trace_mark {
      * restarted into the directory checks a resume against it; the key
      * itself never reaches a file.  Readers ignore it.
      */
-    TRACE_MARK_STREAM_KEY = 36
+    TRACE_MARK_STREAM_KEY = 36,
+    /*
+     * Written by trace_stream from the ring's loss table (trace_shm.h),
+     * whenever a count in it changed and at the end: payload = the
+     * cumulative count of enter/exit events the device dropped for the
+     * thread `tid`, the same events its THREAD_LOST markers count (so a
+     * reader takes a thread's loss from the last of these when it has one,
+     * else from its markers, never from both); tid 0: the threads that
+     * found the table full, together.  Older readers skip it.
+     */
+    TRACE_MARK_THREAD_DROPPED = 40
 };
 
 /* A tracer asks for at most one snapshot per this many ms (a storm of slow

@@ -29,8 +29,30 @@
 #define RING_MAP_FLAGS MAP_SHARED
 #endif
 
-static void ring_add_dropped(uint64_t events)
+/* Cold: the loss table (trace_shm.h): the slot of tid, claimed if it has
+ * none and one is free; &other when every slot is taken.  Bounded: one
+ * look at each slot. */
+static TR_COLD _Atomic uint64_t *ring_loss_counter(uint32_t tid)
 {
+    for (uint32_t i = 0; i < TRACE_SHM_LOSS_SLOTS && tid; i++) {
+        _Atomic uint32_t *owner = (_Atomic uint32_t *)(void *)&g_losses->slot[i].tid;
+        /* relaxed: the tid is only a key; the counts are counters */
+        uint32_t v = atomic_load_explicit(owner, memory_order_relaxed);
+        if (v == 0 && !atomic_compare_exchange_strong_explicit(owner, &v, tid, memory_order_relaxed,
+                                                               memory_order_relaxed) && v != tid)
+            continue; /* another thread claimed it first */
+        if (v == 0 || v == tid)
+            return (_Atomic uint64_t *)(void *)&g_losses->slot[i].events;
+    }
+    return (_Atomic uint64_t *)(void *)&g_losses->other;
+}
+
+/* events of thread tid are lost: in its slot of the loss table first (so
+ * the table never holds more than `dropped`), then in `dropped`. */
+static void ring_add_dropped(uint32_t tid, uint64_t events)
+{
+    if (g_losses) /* relaxed: a counter, final for the reader once we detach, as `dropped` */
+        atomic_fetch_add_explicit(ring_loss_counter(tid), events, memory_order_relaxed);
     /* relaxed: a counter only; it is ordered for the reader by our later
      * release of `writers` (trace_exit) */
     atomic_fetch_add_explicit(RING_U64(dropped), events, memory_order_relaxed);
@@ -296,7 +318,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 {
     uint64_t reentered = tl_take_reentered(t);
     if (reentered)
-        ring_add_dropped(reentered);
+        ring_add_dropped(t->tid, reentered);
     uint32_t first = tl_head_marks(t);
     uint32_t count = TL_HEAD - first + t->n + t->ntail;
     uint64_t wait = final && g_wait_ns < RING_FINAL_WAIT_NS ? RING_FINAL_WAIT_NS : g_wait_ns;
@@ -307,7 +329,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
          * waited: no later flush will count them. */
         uint64_t late = tl_take_reentered(t);
         if (late)
-            ring_add_dropped(late);
+            ring_add_dropped(t->tid, late);
     }
     if (put) {
         tl_head_sent(t);
@@ -323,7 +345,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
         t->flush_at = t->n + TL_NOTE_SLOTS + RING_RETRY_EVENTS(g_batch);
         return 0;
     }
-    ring_add_dropped(t->n - t->nmarks);
+    ring_add_dropped(t->tid, t->n - t->nmarks);
     tl_note_drop(t);
     t->trig_pending = 0; /* a slow call's batch that is lost asks for nothing (its loss is counted) */
     if (t->ntail)
@@ -352,6 +374,7 @@ static void ring_unuse(void)
     munmap(g_ring, g_ring_map_len);
     g_ring = NULL;
     g_rec = NULL;
+    g_losses = NULL;
     g_ring_data = NULL;
     g_ring_cap = 0;
     g_ring_commit = 0;
@@ -371,7 +394,7 @@ static uint64_t ring_magic(void)
 static const char *ring_create(int fd, uint64_t size)
 {
     uint64_t cap = (size - TRACE_SHM_HEADER_SIZE) & ~(EV_BYTES - 1);
-    uint64_t len = TRACE_SHM_HEADER_SIZE + cap;
+    uint64_t len = TRACE_SHM_HEADER_SIZE + cap + TRACE_SHM_LOSSES_SIZE; /* the loss table after the storage */
     if (len > SIZE_MAX)
         return "TRACE_SHM_SIZE is too large for this machine";
     if (ftruncate(fd, (off_t)len) != 0)
@@ -383,10 +406,15 @@ static const char *ring_create(int fd, uint64_t size)
     h->version = TRACE_SHM_VERSION; /* what every tracer and trace_stream reads; 3 is trace_stream's to offer */
     h->capacity = (uint32_t)cap;
     g_ring_commit = 0; /* so its batches are written as version 2's */
+    trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
+    l->version = TRACE_SHM_LOSSES_VERSION;
+    l->slots = TRACE_SHM_LOSS_SLOTS;
+    memcpy(l->magic, TRACE_SHM_LOSSES_MAGIC, sizeof l->magic); /* before the ring's magic */
     /* release: pairs with an opener's acquire load of the magic (ring_open,
      * trace_stream): whoever sees it sees version and capacity */
     atomic_store_explicit((_Atomic uint64_t *)(void *)h->magic, ring_magic(), memory_order_release);
     ring_use(map, (uint32_t)cap, (size_t)len);
+    g_losses = l;
     return NULL;
 }
 
@@ -434,14 +462,20 @@ static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t dea
     return NULL;
 }
 
-/* The flight-recorder block, if its magic is there: the creator wrote it
- * before the ring's magic, which ring_check read with acquire. */
-static void ring_find_recorder(unsigned char *block)
+/* The block after the storage (`room` bytes of it mapped), if its magic
+ * is there: the flight recorder's, or the loss table.  The creator wrote
+ * it before the ring's magic, which ring_check read with acquire. */
+static void ring_find_block(unsigned char *block, size_t room, uint32_t version)
 {
     trace_shm_recorder_t *r = (trace_shm_recorder_t *)(void *)block;
-    if (memcmp(r->magic, TRACE_SHM_RECORDER_MAGIC, sizeof r->magic) == 0 &&
+    trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)block;
+    if (version == TRACE_SHM_VERSION && room >= TRACE_SHM_RECORDER_SIZE &&
+        memcmp(r->magic, TRACE_SHM_RECORDER_MAGIC, sizeof r->magic) == 0 &&
         r->version == TRACE_SHM_RECORDER_VERSION)
         g_rec = r;
+    else if (room >= TRACE_SHM_LOSSES_SIZE && memcmp(l->magic, TRACE_SHM_LOSSES_MAGIC, sizeof l->magic) == 0 &&
+             l->version == TRACE_SHM_LOSSES_VERSION && l->slots == TRACE_SHM_LOSS_SLOTS)
+        g_losses = l;
 }
 
 /* Someone else made the segment, maybe a moment ago: wait a bounded time
@@ -461,17 +495,16 @@ static const char *ring_open(int fd)
     if (why)
         return why;
     /* trace_stream --flight-recorder made the segment of a version-2 ring
-     * longer for its block */
+     * longer for its block, a creator of this tree for its loss table */
     size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
-    int recorder = version == TRACE_SHM_VERSION && size >= (uint64_t)len + TRACE_SHM_RECORDER_SIZE;
-    len += recorder ? TRACE_SHM_RECORDER_SIZE : 0;
-    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+    size_t room = size - len >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : (size_t)(size - len);
+    void *map = mmap(NULL, len + room, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
     if (map == MAP_FAILED)
         return strerror(errno);
-    ring_use(map, cap, len);
+    ring_use(map, cap, len + room);
     g_ring_commit = version == TRACE_SHM_VERSION_COMMIT;
-    if (recorder)
-        ring_find_recorder((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
+    if (room)
+        ring_find_block((unsigned char *)map + len, room, version);
     return NULL;
 }
 

@@ -9,7 +9,9 @@
  *   traced process --(POSIX shm ring)--> trace_stream --(TCP)--> callsight serve
  *
  * The ring (TRACE_SHM=/name) is a 96-byte trace_shm_header_t followed by
- * `capacity` bytes of event storage, in the device's native byte order.
+ * `capacity` bytes of event storage, in the device's native byte order,
+ * and, after the storage, one optional block: the flight recorder's, or
+ * the per-thread loss table (both below, each found by its magic).
  *
  *   0      8    12   16   20   24     32     40       48   52  56  ...  96
  *   +------+----+----+----+----+------+------+--------+----+---+--------+----
@@ -206,5 +208,75 @@ _Static_assert(offsetof(trace_shm_recorder_t, overwritten) == 16, "overwritten a
 _Static_assert(offsetof(trace_shm_recorder_t, triggers) == 24, "triggers at 24");
 _Static_assert(offsetof(trace_shm_recorder_t, held) == 32, "held at 32");
 _Static_assert(offsetof(trace_shm_recorder_t, reserved) == 40, "reserved at 40");
+
+/* ---- per-thread losses ------------------------------------------------
+ *
+ * Which thread lost the events counted in `dropped`.  A thread says what it
+ * lost in a TRACE_MARK_THREAD_LOST at the head of its next flush that gets
+ * in (trace.h); a thread whose later flushes never get in (the ring stays
+ * full until it ends) never says.  So the ring's creator may put this
+ * table right after the storage (offset TRACE_SHM_HEADER_SIZE + capacity,
+ * the segment TRACE_SHM_LOSSES_SIZE bytes longer), where the flight
+ * recorder's block would be: a ring has one or the other, never both
+ * (--flight-recorder rings have no table).  Its magic and version are the
+ * negotiation: it is written before the ring's magic, so whoever sees the
+ * ring sees the table.  Older tracers and clients never look past the
+ * storage (an older tracer maps the first TRACE_SHM_RECORDER_SIZE bytes of
+ * it and finds no recorder magic), so a ring without the table, or a table
+ * nobody writes, works as it always has.
+ *
+ * The contract:
+ *   - Coverage: every event a party that knows the table adds to `dropped`
+ *     it adds here first, to its thread's slot: a tracer's dropped batches
+ *     and the hooks it dropped while busy (the same events its
+ *     THREAD_LOST markers count), trace_stream's version-3 batches whose
+ *     writer died (the batch's tid).  So, once every writer is gone, sum of
+ *     slots + `other` = `dropped` minus what tracers that predate the table
+ *     dropped, and those are the only drops the table leaves out.
+ *   - A writer finds its tid's slot, or claims the first free one (CAS of
+ *     `tid` from 0; a slot is never freed: a tid reused later adds to the
+ *     same slot, as the analyzer keeps one thread per tid), and adds with
+ *     fetch_add, relaxed: no lock, bounded (TRACE_SHM_LOSS_SLOTS looks).
+ *     Every slot taken: it adds to `other`.
+ *   - trace_stream reads the counts (relaxed; they only grow, and are
+ *     final once `writers` is 0) and sends them in-band, cumulative, as
+ *     TRACE_MARK_THREAD_DROPPED records (trace.h).  Those say what each
+ *     thread lost; its THREAD_LOST markers still repair its call stack,
+ *     and their counts are the same events again, so a reader counts a
+ *     thread's loss from one or the other, never both.
+ *   - Nothing here is trusted by the reader: a count that goes down, or a
+ *     slots value that is not TRACE_SHM_LOSS_SLOTS, is ignored.
+ */
+#define TRACE_SHM_LOSSES_MAGIC "TKLOSSES" /* exactly 8 chars, no NUL */
+#define TRACE_SHM_LOSSES_VERSION 1u
+#define TRACE_SHM_LOSS_SLOTS 252u
+#define TRACE_SHM_LOSSES_SIZE 4096u
+
+typedef struct trace_shm_loss_slot {
+    uint32_t tid;    /* 0 while free; claimed by CAS, never given back */
+    uint32_t pad;    /* zero */
+    uint64_t events; /* enter/exit events of this tid counted in `dropped` (fetch_add) */
+} trace_shm_loss_slot_t;
+
+typedef struct trace_shm_losses {
+    char magic[8];        /* "TKLOSSES"; written before the ring's magic by its creator */
+    uint32_t version;     /* TRACE_SHM_LOSSES_VERSION */
+    uint32_t slots;       /* TRACE_SHM_LOSS_SLOTS */
+    uint64_t other;       /* events of threads that found every slot taken (fetch_add) */
+    uint64_t reserved[5]; /* zero */
+    trace_shm_loss_slot_t slot[TRACE_SHM_LOSS_SLOTS];
+} trace_shm_losses_t;
+
+_Static_assert(sizeof(trace_shm_loss_slot_t) == 16, "loss slot is 16 bytes");
+_Static_assert(offsetof(trace_shm_loss_slot_t, tid) == 0, "tid at 0");
+_Static_assert(offsetof(trace_shm_loss_slot_t, pad) == 4, "pad at 4");
+_Static_assert(offsetof(trace_shm_loss_slot_t, events) == 8, "events at 8");
+_Static_assert(sizeof(trace_shm_losses_t) == TRACE_SHM_LOSSES_SIZE, "loss table is 4096 bytes");
+_Static_assert(offsetof(trace_shm_losses_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_shm_losses_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_shm_losses_t, slots) == 12, "slots at 12");
+_Static_assert(offsetof(trace_shm_losses_t, other) == 16, "other at 16");
+_Static_assert(offsetof(trace_shm_losses_t, reserved) == 24, "reserved at 24");
+_Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 
 #endif /* CALLSIGHT_TRACE_SHM_H */

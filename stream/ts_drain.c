@@ -107,6 +107,53 @@ static int send_records(struct sender *s, unsigned char *raw, long n)
     return 0;
 }
 
+/*
+ * The loss table's counts (trace_shm.h) that changed since this connection
+ * last had them, all of them on a new connection, as TRACE_MARK_THREAD_DROPPED
+ * records (tid 0: `other`) in a chunk of their own, before the notice that
+ * carries the total they are part of.  Cumulative, so a lost chunk costs
+ * nothing once a later one arrives; the counts are final once no tracer is
+ * attached, and the drain's last look comes after that.  0, or -1 fatal.
+ */
+static int send_losses(struct sender *s)
+{
+    const trace_shm_losses_t *l = s->losses;
+    if (!l || s->sock < 0)
+        return 0;
+    unsigned char buf[(TRACE_SHM_LOSS_SLOTS + 1) * TRACE_EVENT_SIZE];
+    uint64_t now[TRACE_SHM_LOSS_SLOTS + 1], ts = ring_now_ts(s->ring);
+    uint32_t tid[TRACE_SHM_LOSS_SLOTS + 1];
+    long n = 0;
+    for (uint32_t i = 0; i <= TRACE_SHM_LOSS_SLOTS; i++) {
+        /* relaxed: counters; what a tracer added before it detached is seen
+         * through the acquire load of `writers` that ended the drain */
+        tid[i] = i < TRACE_SHM_LOSS_SLOTS
+                     ? atomic_load_explicit(a32((uint32_t *)&l->slot[i].tid), memory_order_relaxed) : 0;
+        now[i] = atomic_load_explicit(a64((uint64_t *)(i < TRACE_SHM_LOSS_SLOTS ? &l->slot[i].events : &l->other)),
+                                      memory_order_relaxed);
+        int changed = now[i] != s->loss_sent[i] || (i < TRACE_SHM_LOSS_SLOTS && tid[i] != s->loss_tid[i]);
+        if (now[i] == 0 || (i < TRACE_SHM_LOSS_SLOTS && tid[i] == 0) || !(changed || s->notice_due))
+            continue;
+        unsigned char *p = buf + n;
+        memset(p, 0, TRACE_EVENT_SIZE);
+        wire_put_le64(p + offsetof(trace_event_t, ts), ts);
+        wire_put_le64(p + offsetof(trace_event_t, func), TRACE_MARK_THREAD_DROPPED);
+        wire_put_le64(p + offsetof(trace_event_t, call_site), now[i]);
+        wire_put_le32(p + offsetof(trace_event_t, tid), tid[i]);
+        p[offsetof(trace_event_t, kind)] = TRACE_KIND_MARKER;
+        n += TRACE_EVENT_SIZE;
+    }
+    if (n == 0)
+        return 0;
+    if (send_records(s, buf, n))
+        return -1;
+    if (s->sock >= 0) { /* sent whole: a cut resends them all (notice_due) */
+        memcpy(s->loss_sent, now, sizeof s->loss_sent);
+        memcpy(s->loss_tid, tid, sizeof s->loss_tid);
+    }
+    return 0;
+}
+
 /* The server surely does not take summaries: it said so, or did not
  * answer in time. */
 static int sum_refused(const struct sender *s)
@@ -201,7 +248,7 @@ static int drain(struct ring *r, struct sender *s)
         if (!r->vanished)
             r->vanished = ring_dead_writers(r);
         int rc = forward_chunk(r, s);
-        if (rc < 0 || send_notice_if_changed(s, r->hdr) || (s->merge && merge_emit(s, s->merge, 0)))
+        if (rc < 0 || send_losses(s) || send_notice_if_changed(s, r->hdr) || (s->merge && merge_emit(s, s->merge, 0)))
             return -1;
         if (rc == 0) {
             idle_ms = IDLE_MIN_MS;

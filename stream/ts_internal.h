@@ -163,6 +163,7 @@ struct ring {
     uint32_t vanished; /* tracers found dead while still counted in `writers` */
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
     trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
+    trace_shm_losses_t *losses; /* the loss table after the storage (NULL: the ring has none) */
     int vanished_said; /* the dead tracers were reported (once) */
     uint32_t version;  /* TRACE_SHM_VERSION, or TRACE_SHM_VERSION_COMMIT (batches committed) */
     uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
@@ -181,6 +182,11 @@ struct sender {
     /* The main connection's ring, whose drops while no connection is up
      * the link costs (NULL: a snapshot's sender, which counts none of it). */
     const trace_shm_header_t *ring;
+    /* Its loss table (NULL: none), and each slot's count (the last:
+     * `other`) as this connection last had it (send_losses). */
+    const trace_shm_losses_t *losses;
+    uint64_t loss_sent[TRACE_SHM_LOSS_SLOTS + 1];
+    uint32_t loss_tid[TRACE_SHM_LOSS_SLOTS];
 
     /* What a chunk goes through: drained, coded, framed. */
     unsigned char *raw;   /* CHUNK_RAW bytes drained from the ring */
@@ -279,6 +285,7 @@ static uint32_t ring_dead_writers(struct ring *r);
 static long ring_take(struct ring *r, unsigned char *buf, size_t max);
 static uint64_t ring_records_left(const struct ring *r, uint64_t head);
 static uint64_t ring_dropped(const trace_shm_header_t *h);
+static uint64_t ring_now_ts(const trace_shm_header_t *h);
 
 /* ts_frames.c: one zstd frame per chunk. */
 static int frame_init(struct sender *s);
@@ -299,6 +306,7 @@ static int send_hello(struct sender *s, const trace_shm_header_t *h);
 static int send_chunk(struct sender *s, uint32_t type, const void *payload, size_t len);
 static int send_small(struct sender *s, uint32_t type, const void *payload, size_t len);
 static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h);
+static int send_losses(struct sender *s);
 static int heartbeat(struct sender *s);
 static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
 

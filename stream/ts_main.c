@@ -123,7 +123,7 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
             break;
     }
     /* A final look, so a drop counted after the last chunk is still reported. */
-    if (send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
+    if (send_losses(s) || send_notice_if_changed(s, r->hdr) || (r->vanished && report_vanished(r, s)))
         return end_failed(r, s);
     if (s->sock < 0 && reach_server_at_end(s, r->hdr))
         return end_failed(r, s);
@@ -139,6 +139,7 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
 static int start(struct ring *r, struct sender *s)
 {
     s->ring = r->hdr;
+    s->losses = r->losses;
     resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
     s->link.ever_up = s->sock >= 0;
     if (s->sock >= 0)

@@ -136,18 +136,6 @@ static size_t recorder_whole(struct ring *r, struct recorder *rc, size_t max)
     return (size_t)(pos - r->tail);
 }
 
-/* A trace-time stamp for now: the tracer's clock, by its calibration. */
-static uint64_t recorder_now_ts(const trace_shm_header_t *h)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    if (!(h->flags & TRACE_FLAG_TICKS) || h->tick_hz == 0 || ns < h->t0_ns)
-        return ns;
-    uint64_t d = ns - h->t0_ns;
-    return h->t0_ticks + d / 1000000000u * h->tick_hz + d % 1000000000u * h->tick_hz / 1000000000u;
-}
-
 static void recorder_mark(unsigned char *p, uint64_t ts, uint64_t code, uint64_t payload)
 {
     memset(p, 0, TRACE_EVENT_SIZE);
@@ -207,7 +195,7 @@ static int recorder_snapshot(struct ring *r, struct recorder *rc, struct sender 
                              unsigned cause)
 {
     const struct options *o = main->o;
-    uint64_t ts = recorder_now_ts(r->hdr), end, over, t0 = now_ms();
+    uint64_t ts = ring_now_ts(r->hdr), end, over, t0 = now_ms();
     if (recorder_freeze(r, &end, &over)) {
         fprintf(stderr, "trace_stream: snapshot (%s) not taken: the ring's lock stays taken\n", cause_name[cause]);
         rc->failed++;
@@ -263,7 +251,7 @@ static int recorder_send_skipped(struct ring *r, struct recorder *rc, struct sen
         return 0;
     unsigned char m[TRACE_EVENT_SIZE];
     uint64_t lo = rc->skipped < UINT32_MAX ? rc->skipped : UINT32_MAX, hi = held < UINT32_MAX ? held : UINT32_MAX;
-    recorder_mark(m, recorder_now_ts(r->hdr), TRACE_MARK_TRIGGERS_SKIPPED, hi << 32 | lo);
+    recorder_mark(m, ring_now_ts(r->hdr), TRACE_MARK_TRIGGERS_SKIPPED, hi << 32 | lo);
     if (send_records(s, m, sizeof m))
         return -1;
     rc->skipped_sent = rc->skipped;

@@ -25,6 +25,18 @@ static void sleep_ms(int ms)
 static _Atomic uint64_t *a64(uint64_t *p) { return (_Atomic uint64_t *)p; }
 static _Atomic uint32_t *a32(uint32_t *p) { return (_Atomic uint32_t *)p; }
 
+/* A trace-time stamp for now: the tracers' clock, by its calibration. */
+static uint64_t ring_now_ts(const trace_shm_header_t *h)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!(h->flags & TRACE_FLAG_TICKS) || h->tick_hz == 0 || ns < h->t0_ns)
+        return ns;
+    uint64_t d = ns - h->t0_ns;
+    return h->t0_ticks + d / 1000000000u * h->tick_hz + d % 1000000000u * h->tick_hz / 1000000000u;
+}
+
 /* The magic is published last, with release; read it as one 8-byte word. */
 static int magic_ok(trace_shm_header_t *h)
 {
@@ -91,8 +103,53 @@ static void ring_init_recorder(struct ring *r)
     r->rec = b;
 }
 
+/* The loss table after the storage (trace_shm.h); its magic, too, goes
+ * before the ring's. */
+static void ring_init_losses(struct ring *r)
+{
+    trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)(r->data + r->hdr->capacity);
+    l->version = TRACE_SHM_LOSSES_VERSION;
+    l->slots = TRACE_SHM_LOSS_SLOTS;
+    memcpy(l->magic, TRACE_SHM_LOSSES_MAGIC, sizeof l->magic);
+    r->losses = l;
+}
+
+/* A ring a tracer made: its loss table, if it has one (a tracer of this
+ * tree or newer made it). */
+static void ring_find_losses(struct ring *r, uint64_t seg_size)
+{
+    trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)(r->data + r->hdr->capacity);
+    if (seg_size - TRACE_SHM_HEADER_SIZE - r->hdr->capacity >= TRACE_SHM_LOSSES_SIZE &&
+        memcmp(l->magic, TRACE_SHM_LOSSES_MAGIC, sizeof l->magic) == 0 && l->version == TRACE_SHM_LOSSES_VERSION &&
+        l->slots == TRACE_SHM_LOSS_SLOTS)
+        r->losses = l;
+}
+
+/* events of thread tid count as dropped: in its slot of the loss table
+ * first, claimed if need be (as a tracer does: trace_shm.h), then in the
+ * header's count. */
+static void ring_add_dropped(struct ring *r, uint32_t tid, uint64_t events)
+{
+    trace_shm_losses_t *l = r->losses;
+    _Atomic uint64_t *c = l ? a64(&l->other) : NULL;
+    for (uint32_t i = 0; l && tid && i < TRACE_SHM_LOSS_SLOTS; i++) {
+        uint32_t v = atomic_load_explicit(a32(&l->slot[i].tid), memory_order_relaxed);
+        if (v == 0 && !atomic_compare_exchange_strong_explicit(a32(&l->slot[i].tid), &v, tid, memory_order_relaxed,
+                                                               memory_order_relaxed) && v != tid)
+            continue;
+        if (v == 0 || v == tid) {
+            c = a64(&l->slot[i].events);
+            break;
+        }
+    }
+    if (c) /* relaxed: counters, as the writers' own adds */
+        atomic_fetch_add_explicit(c, events, memory_order_relaxed);
+    atomic_fetch_add_explicit(a64(&r->hdr->dropped), events, memory_order_relaxed);
+}
+
 /* Create the ring; 1 if it exists already, -1 on error.  A recorder's is
- * version 2: its writers move tail over whole batches under the lock. */
+ * version 2: its writers move tail over whole batches under the lock; it
+ * has the recorder's block after the storage, any other the loss table. */
 static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t version)
 {
     int fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -111,7 +168,7 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
         shm_unlink(r->name);
         return -1;
     }
-    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : 0);
+    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : TRACE_SHM_LOSSES_SIZE);
     if (ftruncate(fd, (off_t)len) != 0) {
         fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
                 strerror(errno));
@@ -132,6 +189,8 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
     h->capacity = cap;
     if (recorder)
         ring_init_recorder(r);
+    else
+        ring_init_losses(r);
     char magic[8] = {0};
     memcpy(magic, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
     uint64_t word;
@@ -241,6 +300,7 @@ static int ring_attach(struct ring *r)
     r->fd = fd;
     r->capacity = r->hdr->capacity;
     r->version = r->hdr->version;
+    ring_find_losses(r, (uint64_t)st.st_size);
     r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
     return 0;
 }
@@ -398,8 +458,7 @@ static void batch_skip(struct ring *r, const trace_shm_batch_t *b)
             "trace_stream: ring %s: a tracer thread (tid %" PRIu32 ") died in the middle of a batch; "
             "its %" PRIu32 " events count as dropped\n",
             r->name, b->tid, b->events);
-    /* relaxed: a counter, as the writers' own adds */
-    atomic_fetch_add_explicit(a64(&r->hdr->dropped), b->events, memory_order_relaxed);
+    ring_add_dropped(r, b->tid, b->events);
     r->tail += ((uint64_t)b->records + 1u) * TRACE_EVENT_SIZE;
 }
 

@@ -76,6 +76,8 @@ struct thread {
     struct modset *timed;       /* that list whole, when it has closed modules: mods is its part for now */
     uint64_t mods_until;        /* ... until a record later than this (UINT64_MAX: for good) */
     int mlist_counted;          /* counted in the series' mlists_open */
+    uint64_t dropped;           /* the ring's loss table's count for it (TRACE_MARK_THREAD_DROPPED) ... */
+    int have_dropped;           /* ... once one came: its loss, in place of its THREAD_LOST counts */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
     int have_exit;
     struct callstack cs;
@@ -111,6 +113,9 @@ struct analysis_run {
     size_t nthreads, capthreads;
     struct u64map tids;      /* tid -> position in threads */
     struct thread *by_tid[256]; /* cache: the last thread seen of each tid % 256 */
+    uint64_t others_dropped; /* the loss table's `other`: threads it had no slot for (tid 0) ... */
+    int have_others;         /* ... once said */
+    uint64_t untabled_lost;  /* THREAD_LOST counts of threads the table did not name */
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
     uint64_t file_bias;      /* the segment's header load bias */
@@ -911,16 +916,31 @@ static void on_summary(struct analysis_run *run, const struct trace_reader *r, c
         summary_take(run, t, ns);
 }
 
+/* trace_stream's copy of the ring's loss table: cumulative, so the
+ * largest count is the latest (one that goes down is not believed). */
+static void on_thread_dropped(struct analysis_run *run, const trace_event_t *ev)
+{
+    uint64_t n = ev->call_site;
+    if (ev->tid == 0) {
+        run->others_dropped = n > run->others_dropped ? n : run->others_dropped;
+        run->have_others = 1;
+        return;
+    }
+    struct thread *t = thread_of(run, ev->tid, 1);
+    if (!t)
+        return;
+    t->dropped = n > t->dropped ? n : t->dropped;
+    t->have_dropped = 1;
+}
+
 static void on_thread_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
-    struct analysis_source *src = &a->src[run->src];
     struct thread *t = thread_of(run, ev->tid, ev->func != TRACE_MARK_THREAD_EXIT);
     if (!t)
         return;
     switch (ev->func) {
-    case TRACE_MARK_THREAD_LOST:
-        src->thread_lost = sat_add(src->thread_lost, ev->call_site);
+    case TRACE_MARK_THREAD_LOST: /* counted in src->thread_lost when the thread closes */
         callstack_lost(&t->cs, ev->call_site);
         instant(run, &a->threads[t->index], ns, "%llu events lost",
                 (unsigned long long)ev->call_site);
@@ -1673,6 +1693,9 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
     case TRACE_MARK_TRACER_WAIT:
         on_tracer_marker(run, ev, ns);
         break;
+    case TRACE_MARK_THREAD_DROPPED:
+        on_thread_dropped(run, ev);
+        break;
     case TRACE_MARK_DEVICE_DROPPED:
         src->have_device = 1;
         src->device_dropped = payload;
@@ -1922,10 +1945,17 @@ static void close_thread(struct analysis_run *run, struct thread *t)
     a->unmatched_exits += c->unmatched_exits;
     a->unclosed_enters += c->unclosed_enters;
     a->src[run->src].dead_frames += c->dead_frames;
-    if (c->lost_events)
+    /* The loss table's count covers the events its markers count, and
+     * more (those of flushes that never got in): one or the other. */
+    uint64_t lost = t->have_dropped ? t->dropped : c->lost_events;
+    if (!t->have_dropped)
+        run->untabled_lost = sat_add(run->untabled_lost, c->lost_events);
+    a->src[run->src].thread_lost = sat_add(a->src[run->src].thread_lost, lost);
+    a->threads[t->index].lost = lost;
+    if (lost)
         analysis_note(a, run->src,
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,
-                 (unsigned long long)c->lost_events, (unsigned long long)c->lost_frames,
+                 (unsigned long long)lost, (unsigned long long)c->lost_frames,
                  (unsigned long long)c->orphan_exits);
     else if (run->truncated_start && !a->src[run->src].gaps && c->orphan_exits)
         analysis_note(a, run->src, "%s: %llu calls truncated: entered before the oldest record kept, "
@@ -1980,6 +2010,24 @@ struct analysis_run *analysis_run_begin(struct analysis *a, const struct trace_s
     return run;
 }
 
+/* The loss table's `other`: the threads it had no slot for.  Those of
+ * them whose markers got in said their part, counted with them (and any
+ * tracer that predates the table said its part the same way); the rest is
+ * theirs together, so that nothing is counted twice. */
+static void others_lost(struct analysis_run *run)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    if (!run->have_others)
+        return;
+    if (run->others_dropped <= run->untabled_lost)
+        return;
+    uint64_t rest = run->others_dropped - run->untabled_lost;
+    src->others_lost = sat_add(src->others_lost, rest);
+    src->thread_lost = sat_add(src->thread_lost, rest);
+    analysis_note(run->a, run->src, "threads the ring's loss table had no slot for lost %llu events",
+                  (unsigned long long)rest);
+}
+
 void analysis_run_end(struct analysis_run *run)
 {
     if (!run)
@@ -1990,6 +2038,8 @@ void analysis_run_end(struct analysis_run *run)
     }
     for (size_t i = 0; i < run->nthreads; i++)
         close_thread(run, run->threads[i]);
+    if (run->have_src)
+        others_lost(run);
     free(run->threads);
     u64map_free(&run->tids);
     for (size_t i = 0; i < run->npmods; i++) {

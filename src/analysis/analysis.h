@@ -85,7 +85,10 @@ struct analysis_source {
     uint64_t anchor_ticks, anchor_ns;
     int have_device;
     uint64_t device_dropped; /* last TRACE_MARK_DEVICE_DROPPED payload */
-    uint64_t thread_lost;    /* sum of TRACE_MARK_THREAD_LOST payloads */
+    uint64_t thread_lost;    /* what its threads lost, each by the ring's loss table
+                              * (TRACE_MARK_THREAD_DROPPED) or else its THREAD_LOST
+                              * markers, plus others_lost */
+    uint64_t others_lost;    /* the loss table's threads without a slot, beyond their markers */
     uint64_t capture_count[ANALYSIS_CAPTURE_CODES];
     uint64_t capture_payload[ANALYSIS_CAPTURE_CODES]; /* first one; wrap: the sum */
     /* Stream losses serve recorded (see docs/analysis.md for the rules). */
@@ -171,6 +174,7 @@ struct analysis_thread {
     uint32_t tid;
     char name[ANALYSIS_NAME_MAX + 1];  /* "" until the runtime names it */
     int has_events;                    /* had enter/exit records */
+    uint64_t lost;                     /* events it lost on the device (its thread_lost share) */
     int selected;                      /* matches the thread filter */
     unsigned modules_cut;              /* a list of it was cut: 1 by --max-modules, 2 by --max-modules-mb */
 };

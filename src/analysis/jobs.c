@@ -316,6 +316,7 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
         d->device_dropped = s->device_dropped;
     }
     d->thread_lost = sat_add(d->thread_lost, s->thread_lost);
+    d->others_lost = sat_add(d->others_lost, s->others_lost);
     d->gaps += s->gaps;
     d->gap_events = sat_add(d->gap_events, s->gap_events);
     d->gaps_unknown += s->gaps_unknown;

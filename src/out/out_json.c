@@ -103,6 +103,7 @@ static void write_source_losses(FILE *out, const struct analysis_source *s)
         size_t off;
     } field[] = {
         {"thread_lost", offsetof(struct analysis_source, thread_lost)},
+        {"others_lost", offsetof(struct analysis_source, others_lost)},
         {"gap_events", offsetof(struct analysis_source, gap_events)},
         {"gaps", offsetof(struct analysis_source, gaps)},
         {"gaps_unknown", offsetof(struct analysis_source, gaps_unknown)},
@@ -140,7 +141,7 @@ static void write_threads(FILE *out, const struct analysis *a)
     fputs("  \"threads\": [", out);
     for (size_t i = 0; i < a->nthreads; i++) {
         const struct analysis_thread *t = &a->threads[i];
-        if (!t->has_events)
+        if (!t->has_events && !t->lost) /* a thread whose every event was lost is still one */
             continue;
         const struct analysis_source *s = &a->src[t->src];
         const struct analysis_process *p = &a->procs[t->proc];
@@ -149,7 +150,7 @@ static void write_threads(FILE *out, const struct analysis *a)
         p->announced || s->kind == ANALYSIS_SOURCE_PID ? fprintf(out, "%u", p->pid) : fputs("null", out);
         fputs(", \"name\": ", out);
         json_str(out, t->name[0] ? t->name : NULL);
-        fputc('}', out);
+        fprintf(out, ", \"lost\": %llu}", (unsigned long long)t->lost);
     }
     fputs(n ? "\n  ],\n" : "],\n", out);
 }
