@@ -701,6 +701,8 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->timed = NULL;
     t->mods_until = UINT64_MAX;
     t->mlist_counted = 0;
+    t->dropped = 0;
+    t->have_dropped = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
@@ -1951,7 +1953,7 @@ static void close_thread(struct analysis_run *run, struct thread *t)
     if (!t->have_dropped)
         run->untabled_lost = sat_add(run->untabled_lost, c->lost_events);
     a->src[run->src].thread_lost = sat_add(a->src[run->src].thread_lost, lost);
-    a->threads[t->index].lost = lost;
+    a->threads[t->index].lost = sat_add(a->threads[t->index].lost, lost);
     if (lost)
         analysis_note(a, run->src,
                  "%s lost %llu events (%llu open frames cut short, %llu orphaned exits)", label,

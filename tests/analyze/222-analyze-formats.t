@@ -76,12 +76,12 @@ assert r["filter"] is None
 assert r["notes"] == ["pid 500: thread 501 (worker-1) lost 3 events "
                       "(0 open frames cut short, 1 orphaned exits)"], r["notes"]
 assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3, "device_dropped": None,
-                         "thread_lost": 3, "gap_events": 0, "gaps": 0, "gaps_unknown": 0,
+                         "thread_lost": 3, "others_lost": 0, "gap_events": 0, "gaps": 0, "gaps_unknown": 0,
                          "cuts": 0, "resumes": 0, "tracers_vanished": 0,
                          "dead_frames": 0, "tracer_ns": 0, "tracer_flushes": 0,
                          "waited_ns": 0, "waits": 0}], r["sources"]
-assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main"},
-    {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1"}], r["threads"]
+assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main", "lost": 0},
+    {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1", "lost": 3}], r["threads"]
 rows = {f["name"]: f for f in r["functions"]}
 assert [f["name"] for f in r["functions"]] == ["main", "work", "helper"]
 want = {"main": (4, 1, 10000000, 8700000, 10000000, 10000000, 10000000, 10000000, 10000000),

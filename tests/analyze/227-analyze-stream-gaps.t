@@ -78,7 +78,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["summary"]["dropped"] == 105 and r["summary"]["unmatched_exits"] == 0, r["summary"]
 assert r["sources"] == [{"kind": "stream", "id": 1, "dropped": 105, "device_dropped": 5,
-                         "thread_lost": 3, "gap_events": 100, "gaps": 1, "gaps_unknown": 0,
+                         "thread_lost": 3, "others_lost": 0, "gap_events": 100, "gaps": 1, "gaps_unknown": 0,
                          "cuts": 1, "resumes": 1, "tracers_vanished": 0,
                          "dead_frames": 0, "tracer_ns": 0, "tracer_flushes": 0,
                          "waited_ns": 0, "waits": 0}], r["sources"]
