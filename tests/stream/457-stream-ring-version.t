@@ -109,10 +109,11 @@ is "$(cat "$T/d2.rw")" "ringwriter: generated 3000 written 3000 dropped 0" \
 wait $cd_
 is $? 3 "trace_stream skips the dead writer's batch and ends: exit 3, a tracer died attached"
 grep -Eq "^trace_stream: ring $SHMD: a tracer thread \(tid [0-9]+\) died in the middle of a batch; its 100 events count as dropped$" "$T/d.err" &&
-    grep -Eq "^trace_stream: forwarded 4000 events in [0-9]+ chunks \([0-9]+ bytes on the wire\), dropped 100" "$T/d.err"
-ok $? "it says so; forwarded 4000, dropped 100: $(grep -E 'died in the middle|forwarded' "$T/d.err" | tr '\n' ' ')"
+    grep -Eq "^trace_stream: forwarded 4001 events in [0-9]+ chunks \([0-9]+ bytes on the wire\), dropped 100" "$T/d.err"
+# 4001: the 4000 events and the loss table's record of the dead writer's tid (marker 40)
+ok $? "it says so; forwarded 4000 and the dead writer's loss, dropped 100: $(grep -E 'died in the middle|forwarded' "$T/d.err" | tr '\n' ' ')"
 wait_serve_closed 1
-grep -Eq "^callsight serve: conn [0-9]+ closed \($P\): 4000 events, .*dropped 100$" "$SERVE_LOG"
-ok $? "serve: 4000 events, dropped 100: $(grep ' closed (' "$SERVE_LOG" | tail -n 1)"
+grep -Eq "^callsight serve: conn [0-9]+ closed \($P\): 4001 events, .*dropped 100$" "$SERVE_LOG"
+ok $? "serve: 4000 events and the loss record, dropped 100: $(grep ' closed (' "$SERVE_LOG" | tail -n 1)"
 stop_serve
 exit $_failed
