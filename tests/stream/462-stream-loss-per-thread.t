@@ -11,10 +11,11 @@
 # threads than the table has slots.  A ring in the
 # format before the table (no block after the storage, as an older tracer
 # or trace_stream makes it) gives today's output: the threads' markers
-# only, and the note for the rest.
+# only, and the note for the rest; so does a ring with the table that a
+# tracer predating it writes.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 30
+plan 32
 RING=65536
 WL="8 25 12 64 8" # the workload's arguments: iterations, workers, sizes
 
@@ -129,4 +130,28 @@ read -r dev tl sum nthr text <<<"$got"
 ok $? "old: the device's count is $DEV, the threads' own counts ($tl) less, the same in text and JSON"
 grep -qx "note: stream 1: $((DEV - tl)) of the device's dropped events are not attributed to a thread (no later flush of the thread that lost them reached the ring)" "$T/old.txt"
 ok $? "old: analyze notes what no thread could attribute ($((DEV - tl)))"
+
+# A tracer that predates the table writing a ring that has one: ringwriter
+# plays it (it counts its drops in `dropped` only, and writes no markers).
+# Nothing is attributed to a thread by mistake; the note says it all.
+shm=/cs-test-lossthr-pre-$$
+track_shm "$shm"
+start_serve "$T/pre"
+TRACE_SHM_SIZE=$RING start_stoppable_stream "$B/trace_stream" "$shm" "$T/pre.err"
+client=$CLIENT_PID
+kill -STOP $client
+timeout 60 "$TOOLBIN/ringwriter" "$shm" 5000 >"$T/pre.rw"
+wait_stream_client $client
+wait_serve_closed 1
+stop_serve
+"$CS" analyze "$T/pre" --exe "$TOOLBIN/ringwriter" --top 0 >"$T/pre.txt" 2>&1 &&
+    "$CS" analyze "$T/pre" --exe "$TOOLBIN/ringwriter" --format json -o "$T/pre.json"
+rwd=$(sed -n 's/^ringwriter: generated 5000 written [0-9]* dropped \([0-9]*\)$/\1/p' "$T/pre.rw")
+losses pre
+read -r dev tl sum nthr text <<<"$GOT"
+[ -n "$rwd" ] && [ "$rwd" -gt 0 ]
+is "$DEV $dev $tl $sum $nthr $text" "$rwd $rwd 0 0 0 0" \
+    "pre: the ring's $rwd drops are the device's, and no thread is given any of them"
+grep -qx "note: stream 1: $rwd of the device's dropped events are not attributed to a thread (no later flush of the thread that lost them reached the ring)" "$T/pre.txt"
+ok $? "pre: analyze notes them all as not attributed"
 exit $_failed
