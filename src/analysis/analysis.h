@@ -249,6 +249,8 @@ struct analysis {
     uint64_t modules_cut_addrs;   /* function addresses in no module kept of a cut list */
     uint64_t records;             /* every record read */
     uint64_t bad_kinds;           /* ... of a kind trace.h does not define: skipped */
+    uint64_t unnamed_program;     /* set after naming: the program's functions, all without a name ... */
+    const char *unnamed_exe;      /* ... from this --exe (stripped?); NULL when some were named */
     size_t files_read, files_bad;
     struct analysis_filter filter;
     int filtering;                /* any filter set */

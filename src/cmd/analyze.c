@@ -683,6 +683,24 @@ static int resolve(struct run *r)
     return rc;
 }
 
+/* A program none of whose functions has a name (a stripped --exe) gets a
+ * note rather than a report of bare addresses without a word. */
+static void note_unnamed(struct run *r)
+{
+    uint64_t program = 0, unnamed = 0;
+    for (size_t i = 0; i < r->a.funcs.n && i < r->nsyms; i++) {
+        uint32_t b = r->a.funcs.v[i].bin;
+        if (b < r->a.nbins && r->a.bins[b].module)
+            continue; /* a shared object's: its own notes say why */
+        program++;
+        unnamed += !r->syms[i].name;
+    }
+    if (program && unnamed == program && r->o->nexes && symbols_dw_has_functions(r->o->exes[0].path) == 0) {
+        r->a.unnamed_program = program;
+        r->a.unnamed_exe = r->o->exes[0].path;
+    }
+}
+
 static int write_text(FILE *out, const struct out_view *v, int trigger)
 {
     notes_write_text(v->a, out);
@@ -905,6 +923,8 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
         rc = check_build_ids(&r);
     if (!rc)
         rc = resolve(&r);
+    if (!rc)
+        note_unnamed(&r);
     if (!rc)
         rc = write_output(&r);
     run_free(&r);

@@ -293,6 +293,13 @@ static void limit_notes(const struct analysis *a, void (*fn)(void *ctx, const ch
                  "are named as the program's", (unsigned long long)a->modules_cut_addrs);
         fn(ctx, buf);
     }
+    if (a->unnamed_exe) {
+        char exe[300];
+        textesc(exe, sizeof exe, a->unnamed_exe, TEXTESC_TERMINAL);
+        snprintf(buf, sizeof buf, "none of the program's %llu functions has a name in --exe %s: it has no symbols "
+                 "(stripped?); give the binary as built, before strip", (unsigned long long)a->unnamed_program, exe);
+        fn(ctx, buf);
+    }
     if (a->bad_kinds) {
         snprintf(buf, sizeof buf, "%llu of %llu records are of no kind trace.h defines (damaged, or not written "
                  "by callsight?): skipped", (unsigned long long)a->bad_kinds, (unsigned long long)a->records);

@@ -41,6 +41,10 @@ int symbols_resolve(const char *tool, const char *exe, const uint64_t *addrs, si
  */
 int symbols_dw_resolve(const char *file, const uint64_t *addrs, size_t n, struct symbol *out, char *msg,
                        size_t msglen);
+/* 1 when file has a symbol table of its own (.symtab) or DWARF (its own
+ * or a debug file's), 0 when it has neither (stripped), -1 when it cannot
+ * be read. */
+int symbols_dw_has_functions(const char *file);
 void symbols_free(struct symbol *syms, size_t n);
 /* The nm beside an addr2line ("aarch64-linux-gnu-addr2line" ->
  * "aarch64-linux-gnu-nm"; anything else -> "nm"). */

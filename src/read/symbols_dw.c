@@ -378,3 +378,25 @@ int symbols_dw_resolve(const char *file, const uint64_t *addrs, size_t n, struct
         symbols_free(out, n);
     return rc;
 }
+
+int symbols_dw_has_functions(const char *file)
+{
+    Dwfl *dwfl = dwfl_begin(&offline);
+    Dwfl_Module *mod = dwfl ? dwfl_report_offline(dwfl, "", file, -1) : NULL;
+    GElf_Addr bias = 0;
+    Elf *elf = NULL;
+    int found = -1;
+    if (mod && dwfl_report_end(dwfl, NULL, NULL) == 0 && (elf = dwfl_module_getelf(mod, &bias))) {
+        /* a .symtab of its own: .dynsym alone (what strip leaves) names only exports */
+        found = 0;
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !found; scn = elf_nextscn(elf, scn)) {
+            GElf_Shdr sh;
+            found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+        }
+        /* or DWARF from a debug file libdwfl found for it */
+        Dwarf_Addr b2;
+        found = found || dwfl_module_getdwarf(mod, &b2) != NULL;
+    }
+    dwfl_end(dwfl);
+    return found;
+}

@@ -3,9 +3,11 @@
 # 38): --thread takes a glob as TRACE_THREADS does ('worker-*'), and a
 # filter that selects nothing says what there is instead of printing an
 # empty table: the threads with calls by tid and name (the first 12, the
-# rest counted), and the trace's span for a --since past its end.  Counts exact on the demo workload (16 iterations, 25 workers).
+# rest counted), and the trace's span for a --since past its end.  A
+# stripped --exe, whose report would be bare addresses, gets a note.
+# Counts exact on the demo workload (16 iterations, 25 workers).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 7
+plan 9
 
 W=$B/examples/workload
 TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$W" > /dev/null
@@ -33,3 +35,12 @@ is "$(sel) $(grep -c "^note: --since 100.000000s is at or past the end of the tr
     "0 $all 1" "--since past the end: nothing selected, and the span said"
 an --since 100 --format json -o "$T/j.json"
 is "$? $(wc -c < "$T/err" | tr -d ' ')" "0 0" "JSON output is unchanged by the note (exit 0, nothing on stderr)"
+
+# --- a stripped binary: addresses only, and a note that says why ---
+strip -o "$T/stripped" "$W"
+TRACE_ENABLE=1 TRACE_DIR="$T/st" "$T/stripped" > /dev/null
+"$CS" analyze "$T/st" --exe "$T/stripped" --top 0 > "$T/out" 2>&1
+is "$(grep -c "^note: none of the program's 15 functions has a name in --exe $T/stripped: it has no symbols (stripped?); give the binary as built, before strip\$" "$T/out")" 1 \
+    "a stripped --exe: one note says why every row is an address"
+an
+is "$(grep -c 'has no symbols' "$T/out")" 0 "and the binary as built has none"
