@@ -620,7 +620,7 @@ static int ring_attach(const char *name, uint64_t size)
     long share_gid = ring_share_gid(name);
     if (share_gid == -2)
         return -1;
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600), made = fd >= 0;
     if (fd >= 0) {
         /* shared: its group's tracers and trace_stream may open it (fchmod:
          * the umask has had its say over shm_open's mode) */
@@ -651,6 +651,13 @@ static int ring_attach(const char *name, uint64_t size)
         return 0;
     }
     g_ring_fd = fd;
+    if (made) { /* no trace_stream yet: say what becomes of the events and of the segment */
+        char mb[24];
+        say("TRACE_SHM=", name, ": no trace_stream had made this ring, so the program made it (",
+            num((size + (1u << 20) - 1) >> 20, mb), " MiB): it keeps events until a trace_stream ", name,
+            " HOST PORT drains it, then drops new ones, counted; only trace_stream removes it (or rm /dev/shm",
+            name[0] == '/' ? "" : "/", name, ")", (char *)0);
+    }
     return 1;
 }
 

@@ -7,10 +7,11 @@
 # busiest functions by name (fib first: its calls are most of the
 # workload's), and summary mode; following it, the same run with
 # TRACE_MODE=summary drops nothing and has the exact counts, and there is
-# no advice.  A run that drops nothing has none either.
+# no advice.  A run that drops nothing has none either.  A program given a
+# TRACE_SHM no trace_stream has made says what becomes of the ring.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 12
+plan 13
 
 W=$B/examples/workload
 # stopped NAME [ENV=VALUE...]: the workload through a 1 MiB ring whose drain
@@ -68,3 +69,11 @@ is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$T/summary.txt" | sort)
 stream_through "$T/plain" /cs-test-advice-plain-$$ "$W"
 "$CS" analyze "$T/plain" --exe "$W" --top 3 > "$T/plain.txt" 2>&1
 is "$(field dropped "$(head -n 1 "$T/plain.txt")") $(grep -c 'advice: ' "$T/plain.txt")" "0 0" "nothing dropped: no advice"
+
+# --- no trace_stream: the program makes the ring, and says what becomes of it ---
+made=/cs-test-adv-made-$$
+track_shm "$made"
+TRACE_ENABLE=1 TRACE_SHM=$made "$W" 1 2 5 8 2 > /dev/null 2> "$T/made.err"
+is "$? $(cat "$T/made.err") $(ls /dev/shm | grep -c "^${made#/}\$")" \
+    "0 callsight: TRACE_SHM=$made: no trace_stream had made this ring, so the program made it (16 MiB): it keeps events until a trace_stream $made HOST PORT drains it, then drops new ones, counted; only trace_stream removes it (or rm /dev/shm$made) 1" \
+    "TRACE_SHM without a trace_stream: one line says the program made the ring, what becomes of it, and how to remove it"
