@@ -114,8 +114,10 @@ scenario crowd client
 exact crowd 252
 n=$(sed -n "s/^note: stream 1: threads the ring's loss table had no slot for lost \([0-9]*\) events$/\1/p" "$T/crowd.txt")
 others=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sources"][0].get("others_lost"))' "$T/crowd.json")
-[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" = "$others" ] && [ "$nthr" = 252 ]
-ok $? "crowd: 252 threads have a count of their own, the rest ($n) is noted together, the JSON's others_lost too ($others)"
+# (a thread without a slot that flushes again after its loss names its own
+# markers' count, so more than 252 may be named; the sums are exact either way)
+[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" = "$others" ] && [ "$nthr" -ge 252 ]
+ok $? "crowd: 252 threads or more have a count of their own ($nthr), the rest ($n) is noted together, the JSON's others_lost too ($others)"
 WL="8 25 12 64 8"
 
 # The ring before the table: each thread's markers only (a thread whose
