@@ -661,6 +661,18 @@ static void instant(struct analysis_run *run, const struct analysis_thread *t, i
             a->sinks[i].instant(a->sinks[i].ctx, t, (uint32_t)run->src, ts, what);
 }
 
+/* The loss beside its instant, as a number (sink.h), under the same rule. */
+static void loss(struct analysis_run *run, const struct analysis_thread *t, int64_t ts, enum sink_loss what,
+                 uint64_t n)
+{
+    struct analysis *a = run->a;
+    if ((t && !t->selected) || !in_window(a, ts))
+        return;
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (a->sinks[i].loss)
+            a->sinks[i].loss(a->sinks[i].ctx, t, (uint32_t)run->src, ts, what, n);
+}
+
 /* ---- the main pass ------------------------------------------------------ */
 
 /* The thread of tid in this series from the map, created if `create`;
@@ -946,6 +958,7 @@ static void on_thread_marker(struct analysis_run *run, const trace_event_t *ev, 
         callstack_lost(&t->cs, ev->call_site);
         instant(run, &a->threads[t->index], ns, "%llu events lost",
                 (unsigned long long)ev->call_site);
+        loss(run, &a->threads[t->index], ns, SINK_LOSS_THREAD, ev->call_site);
         break;
     case TRACE_MARK_THREAD_RESYNC:
         callstack_resync(&t->cs, low_half(ev->call_site), low_half(ev->call_site >> 32));
@@ -1113,6 +1126,7 @@ static void on_stream_marker(struct analysis_run *run, const trace_event_t *ev, 
         src->gap_events = sat_add(src->gap_events, payload);
         src->gaps_unknown += payload == 0;
         stream_hole(run);
+        loss(run, NULL, ns, SINK_LOSS_GAP, payload);
         if (payload)
             instant(run, NULL, ns, "stream gap: %llu events lost", payload);
         else
@@ -1702,6 +1716,7 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
         src->have_device = 1;
         src->device_dropped = payload;
         instant(run, NULL, ns, "device dropped %llu events in all", (unsigned long long)payload);
+        loss(run, NULL, ns, SINK_LOSS_DEVICE, payload);
         break;
     case TRACE_MARK_STREAM_GAP:
     case TRACE_MARK_STREAM_CUT:

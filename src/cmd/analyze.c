@@ -1,12 +1,13 @@
 /*
  * analyze.c - `callsight analyze`: per-function call counts and timing from
  * trace files, local or streamed, as a table, JSON, folded stacks, a flame
- * graph, a Perfetto timeline or a call-site table.
+ * graph, a Perfetto timeline, Chrome trace-event JSON or a call-site table.
  *
  * The command wires the modules together and owns the exit status:
  *   trace_files (find and group) -> analysis (pre-passes, then one
  *   streaming pass: trace_reader -> callstack -> sinks: funcstats always,
- *   plus cctree, callsites or out_perfetto as the format needs) -> symbols
+ *   plus cctree, callsites, out_perfetto or out_chrome as the format
+ *   needs) -> symbols
  *   (one batched addr2line for functions and call sites) -> the format's
  *   writer (report.c, out_*.c).  Before any name is looked up, each
  *   build-id the runtime recorded is matched to an --exe's (elf_buildid.c):
@@ -34,6 +35,7 @@
 #include "out/out_callers.h"
 #include "out/out_folded.h"
 #include "out/out_json.h"
+#include "out/out_chrome.h"
 #include "out/out_perfetto.h"
 #include "out/out_svg.h"
 #include "out/report.h"
@@ -47,8 +49,8 @@
 #define STR(x) STR_(x)
 _Static_assert(MODLIST_MAX == 4096, "--max-modules' message says its bound");
 
-enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS };
-static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers"};
+enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS, FMT_CHROME };
+static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers", "chrome"};
 
 struct options {
     struct analysis_exe exes[ANALYSIS_MAX_EXES]; /* --exe, in the order given */
@@ -143,7 +145,8 @@ static void usage(FILE *out)
 "                     waits for the ring) in the calls it interrupted, as\n"
 "                     before traces recorded it; by default it is taken out\n"
 "                     of every call open at the time, and a note says how much\n"
-"  --format F         text (default), json, folded, svg, perfetto or callers\n"
+"  --format F         text (default), json, folded, svg, perfetto, chrome or\n"
+"                     callers\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
 "                     (callers: inclusive) time (default 20; 0 prints all)\n"
@@ -186,7 +189,7 @@ static void usage(FILE *out)
 "  --jobs N           read the series (a thread's files, a connection's) on N\n"
 "                     threads (default: the CPUs online; 1: one pass); the\n"
 "                     output is the same whatever N.  A trace of one series\n"
-"                     gains nothing; --format perfetto always uses one\n"
+"                     gains nothing; --format perfetto and chrome always use one\n"
 "  --addr2line TOOL   name functions with this addr2line instead of libdw\n"
 "                     (the default, which reads any architecture's ELF in-\n"
 "                     process), e.g. aarch64-linux-gnu-addr2line; --function\n"
@@ -204,6 +207,9 @@ static void usage(FILE *out)
 "  svg       an interactive flame graph in one self-contained file\n"
 "  perfetto  a Perfetto protobuf trace: a timeline per thread, slices per call,\n"
 "            losses as instants; open it in ui.perfetto.dev\n"
+"  chrome    Chrome's trace-event JSON: complete events per call, thread and\n"
+"            process names, losses as instants and counters, the header and\n"
+"            notes in otherData; for ui.perfetto.dev, about:tracing, speedscope\n"
 "  callers   the hottest call sites: caller file:line -> function\n"
 "\n"
 "text output:\n"
@@ -237,7 +243,7 @@ static void usage(FILE *out)
 "aggregates: calls, incl, self, min and max exact, percentiles from its\n"
 "histograms; json adds \"intervals\", each function's calls and time per\n"
 "interval.  span runs from the start of the first interval to the end of\n"
-"the last; folded, svg, perfetto, callers and --function need events.\n"
+"the last; folded, svg, perfetto, chrome, callers and --function need events.\n"
 "\n"
 "Functions that cannot be named are shown by address in hex.\n"
 "Exit status: 0 success (notes included), 1 error, 2 usage error.\n");
@@ -348,7 +354,7 @@ static int take_value(struct options *o, const char *name, const char *v)
     else if (!strcmp(name, "--top") && parse_count(v, &o->top) < 0)
         bad = "--top needs a count (0 = all)";
     else if (!strcmp(name, "--format") && parse_format(v, &o->format) < 0)
-        bad = "--format needs one of text, json, folded, svg, perfetto, callers";
+        bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers";
     else if (!strcmp(name, "--max-stacks") && (parse_count(v, &o->max_stacks) < 0 || o->max_stacks < 2))
         bad = "--max-stacks needs a count of at least 2";
     else if (!strcmp(name, "--max-threads") && (parse_count(v, &o->max_threads) < 0 || !o->max_threads))
@@ -604,7 +610,8 @@ struct run {
     struct cctree tree;
     struct callsites sites;
     struct out_perfetto perf;
-    int have_tree, have_sites, have_perf;
+    struct out_chrome chrome;
+    int have_tree, have_sites, have_perf, have_chrome;
     struct symbol *syms; /* functions, then call sites */
     size_t nsyms;
     struct modfile files; /* shared objects' files, found by build-id */
@@ -657,6 +664,13 @@ static int setup(struct run *r)
         }
         r->have_perf = 1;
         bad |= analysis_add_sink(&r->a, out_perfetto_sink(&r->perf)) < 0;
+    } else if (o->format == FMT_CHROME) {
+        if (out_chrome_init(&r->chrome, &r->a, dir_of(o->out_path, dir, sizeof dir)) < 0) {
+            fprintf(stderr, PROG ": temporary file for the timeline: %s\n", strerror(errno));
+            return 1;
+        }
+        r->have_chrome = 1;
+        bad |= analysis_add_sink(&r->a, out_chrome_sink(&r->chrome)) < 0;
     }
     if (bad) {
         fprintf(stderr, PROG ": out of memory\n");
@@ -744,6 +758,7 @@ static int write_output(struct run *r)
     case FMT_SVG: rc = out_svg_write(r->out, &v); break;
     case FMT_CALLERS: rc = out_callers_write(r->out, &v); break;
     case FMT_PERFETTO: rc = out_perfetto_finish(&r->perf, &v, r->out); break;
+    case FMT_CHROME: rc = out_chrome_finish(&r->chrome, &v, r->out); break;
     default: rc = write_text(r->out, &v, o->trigger); break;
     }
     if (rc < 0) {
@@ -758,12 +773,12 @@ static int write_output(struct run *r)
     return 0;
 }
 
-/* --jobs, or the CPUs online; one for Perfetto, whose timeline is written
+/* --jobs, or the CPUs online; one for the timelines (perfetto, chrome), written
  * as the pass goes (in series order: it cannot be put together after). */
 static size_t jobs_of(const struct options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->format == FMT_PERFETTO)
+    if (o->format == FMT_PERFETTO || o->format == FMT_CHROME)
         return 1;
     if (o->jobs)
         return o->jobs;
@@ -870,6 +885,8 @@ static void run_free(struct run *r)
         callsites_free(&r->sites);
     if (r->have_perf)
         out_perfetto_free(&r->perf);
+    if (r->have_chrome)
+        out_chrome_free(&r->chrome);
     modfile_free(&r->files);
     analysis_free(&r->a);
 }
@@ -887,7 +904,8 @@ static int check_summary(const struct run *r)
                                           : NULL;
     else if (a->events)
         why = "the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own";
-    else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CALLERS)
+    else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CHROME ||
+             o->format == FMT_CALLERS)
         why = "summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)";
     else if (o->filter.nfuncs)
         why = "--function needs event traces: summary traces hold each function's totals, not its callees";

@@ -109,3 +109,28 @@ void textesc_put_xml(FILE *out, const char *s)
             fwrite(p, 1, n, out), p += n;
     }
 }
+
+void textesc_put_json(FILE *out, const char *s)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    while (*s) {
+        size_t n = textesc_clean_prefix(s, TEXTESC_UTF8);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '"' || c == '\\')
+                fprintf(out, "\\%c", c);
+            else if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc(c, out);
+        }
+        s += n;
+        if (*s)
+            fprintf(out, "\\\\x%02x", (unsigned char)*s++);
+    }
+    fputc('"', out);
+}

@@ -41,4 +41,10 @@ void textesc_say(const char *prog, const char *msg);
  * written to out. */
 void textesc_put_xml(FILE *out, const char *s);
 
+/* s as a JSON string with its quotes (NULL: null), written to out: UTF-8
+ * stays as it is, a quote and a backslash are escaped, a control character
+ * is \u00NN, and a byte that is not UTF-8 becomes the four characters \xNN
+ * (written \\xNN), so that the document is valid JSON and nothing is lost. */
+void textesc_put_json(FILE *out, const char *s);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/textesc.h"
 
@@ -16,6 +17,42 @@ const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size
         return v->funcs[id].name;
     snprintf(buf, len, "0x%llx", (unsigned long long)v->a->funcs.v[id].addr);
     return buf;
+}
+
+FILE *out_temp_file(const char *dir, const char *what)
+{
+    const char *d = dir ? dir : getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.callsight-%s.XXXXXX", d && *d ? d : "/tmp", what);
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    unlink(path);
+    FILE *f = fdopen(fd, "w+");
+    if (!f)
+        close(fd);
+    return f;
+}
+
+#define STREAM_PID_BASE (1u << 30)
+
+uint32_t out_process_pid(const struct analysis *a, uint32_t proc)
+{
+    const struct analysis_process *pr = &a->procs[proc];
+    const struct analysis_source *s = &a->src[pr->src];
+    if (pr->announced || s->kind != ANALYSIS_SOURCE_STREAM)
+        return pr->pid;
+    return STREAM_PID_BASE + (s->id & (STREAM_PID_BASE - 1));
+}
+
+void out_process_label(const struct analysis *a, uint32_t proc, char *buf, size_t len)
+{
+    const struct analysis_process *pr = &a->procs[proc];
+    const struct analysis_source *s = &a->src[pr->src];
+    if (pr->announced && s->kind == ANALYSIS_SOURCE_STREAM)
+        snprintf(buf, len, "pid %u (stream %u)", pr->pid, s->id);
+    else
+        snprintf(buf, len, "%s %u", analysis_source_word(s), s->id);
 }
 
 /* Thread and function names are a device's: the label is escaped for the

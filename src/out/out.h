@@ -33,6 +33,15 @@ struct out_view {
 
 /* The function's bare name, or its address in hex (in buf). */
 const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size_t len);
+/* The pid a timeline shows a process under: its own, or for a stream's
+ * default process (which has none) 2^30 + the stream's id, above any real
+ * pid.  Its label: "pid 500", "stream 4" or "pid 500 (stream 4)". */
+uint32_t out_process_pid(const struct analysis *a, uint32_t proc);
+void out_process_label(const struct analysis *a, uint32_t proc, char *buf, size_t len);
+/* An unlinked temporary file for a timeline's events, in dir (NULL:
+ * $TMPDIR or /tmp), named .callsight-<what>.XXXXXX while it is being made;
+ * NULL with errno set. */
+FILE *out_temp_file(const char *dir, const char *what);
 /* A tree node's label: a thread, a function, "[lost frames]", "[other stacks]". */
 void out_node_label(const struct out_view *v, uint32_t node, char *buf, size_t len);
 /*

@@ -12,32 +12,10 @@
 #include "advice.h"
 #include "notes.h"
 
-/* A string from a device: UTF-8 stays as it is, a byte that is not UTF-8
- * is written \\xNN (textesc.h), a control character \\u00NN, so that the
- * document is valid JSON and nothing is lost. */
+/* A string from a device, as JSON (textesc.h). */
 static void json_str(FILE *out, const char *s)
 {
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    while (*s) {
-        size_t n = textesc_clean_prefix(s, TEXTESC_UTF8);
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = (unsigned char)s[i];
-            if (c == '"' || c == '\\')
-                fprintf(out, "\\%c", c);
-            else if (c < 0x20 || c == 0x7f)
-                fprintf(out, "\\u%04x", c);
-            else
-                fputc(c, out);
-        }
-        s += n;
-        if (*s)
-            fprintf(out, "\\\\x%02x", (unsigned char)*s++);
-    }
-    fputc('"', out);
+    textesc_put_json(out, s);
 }
 
 static void json_u64(FILE *out, const char *key, uint64_t v, const char *after)

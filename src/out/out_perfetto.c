@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/textesc.h"
 
@@ -27,7 +26,6 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 
 #define SEQ_ID 1
-#define STREAM_PID_BASE (1u << 30)
 
 /* A name from a device or a binary as a string field: Perfetto shows it as
  * text, so a control byte or one that is not UTF-8 goes as \xNN
@@ -60,36 +58,11 @@ static uint64_t thread_uuid(uint32_t index)
     return (uint64_t)2 << 32 | index;
 }
 
-/* A stream's default process has no pid: give it one no real pid uses. */
-static uint32_t process_pid(const struct analysis *a, uint32_t proc)
-{
-    const struct analysis_process *pr = &a->procs[proc];
-    const struct analysis_source *s = &a->src[pr->src];
-    if (pr->announced || s->kind != ANALYSIS_SOURCE_STREAM)
-        return pr->pid;
-    return STREAM_PID_BASE + (s->id & (STREAM_PID_BASE - 1));
-}
-
-static FILE *temp_in(const char *dir)
-{
-    const char *d = dir ? dir : getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/.callsight-perfetto.XXXXXX", d && *d ? d : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    unlink(path);
-    FILE *f = fdopen(fd, "w+");
-    if (!f)
-        close(fd);
-    return f;
-}
-
 int out_perfetto_init(struct out_perfetto *p, const struct analysis *a, const char *dir)
 {
     memset(p, 0, sizeof *p);
     p->a = a;
-    p->body = temp_in(dir);
+    p->body = out_temp_file(dir, "perfetto");
     return p->body ? 0 : -1;
 }
 
@@ -149,15 +122,10 @@ static void flush_descriptor(struct out_perfetto *p)
 
 static void describe_process(struct out_perfetto *p, uint32_t proc)
 {
-    const struct analysis_process *pr = &p->a->procs[proc];
-    const struct analysis_source *s = &p->a->src[pr->src];
     char name[64];
-    if (pr->announced && s->kind == ANALYSIS_SOURCE_STREAM)
-        snprintf(name, sizeof name, "pid %u (stream %u)", pr->pid, s->id);
-    else
-        snprintf(name, sizeof name, "%s %u", analysis_source_word(s), s->id);
+    out_process_label(p->a, proc, name, sizeof name);
     pb_clear(&p->sub);
-    pb_uint(&p->sub, PROC_PID, process_pid(p->a, proc));
+    pb_uint(&p->sub, PROC_PID, out_process_pid(p->a, proc));
     pb_str(&p->sub, PROC_NAME, name);
     pb_clear(&p->ev);
     pb_uint(&p->ev, DESC_UUID, process_uuid(proc));
@@ -185,7 +153,7 @@ static void describe_thread(struct out_perfetto *p, const struct analysis_thread
     char label[64];
     analysis_thread_label(t, label, sizeof label);
     pb_clear(&p->sub);
-    pb_uint(&p->sub, THR_PID, process_pid(p->a, t->proc));
+    pb_uint(&p->sub, THR_PID, out_process_pid(p->a, t->proc));
     pb_uint(&p->sub, THR_TID, t->tid);
     name_field(&p->sub, THR_NAME, t->name[0] ? t->name : label);
     pb_clear(&p->ev);
