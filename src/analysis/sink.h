@@ -24,7 +24,7 @@
  *            longest call of it so far
  *
  * The function table, the calling-context tree, the call-site table and
- * the Perfetto timeline are sinks; each keeps what it needs and nothing
+ * the Perfetto and Chrome timelines are sinks; each keeps what it needs and nothing
  * that grows with the number of events.
  */
 #ifndef CALLSIGHT_SINK_H

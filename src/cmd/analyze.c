@@ -209,7 +209,7 @@ static void usage(FILE *out)
 "            losses as instants; open it in ui.perfetto.dev\n"
 "  chrome    Chrome's trace-event JSON: complete events per call, thread and\n"
 "            process names, losses as instants and counters, the header and\n"
-"            notes in otherData; for ui.perfetto.dev, about:tracing, speedscope\n"
+"            notes in otherData; for ui.perfetto.dev, about:tracing or speedscope\n"
 "  callers   the hottest call sites: caller file:line -> function\n"
 "\n"
 "text output:\n"

@@ -6,8 +6,8 @@
  * analysis, the names, and the optional aggregates (calling-context tree,
  * call sites) that the format asked for.  Output modules (report.c for the
  * text table, out_json.c, out_folded.c, out_svg.c, out_callers.c; the
- * timeline is out_perfetto.c, a sink that writes while the pass runs) only
- * read it.
+ * timelines are out_perfetto.c and out_chrome.c, sinks that write while the
+ * pass runs) only read it.
  */
 #ifndef CALLSIGHT_OUT_H
 #define CALLSIGHT_OUT_H
