@@ -1,7 +1,7 @@
 /*
  * textesc.c - unit test of src/lib/textesc.c: control bytes, DEL, C1 and
  * bytes that are not UTF-8 shown as \xNN for a terminal; only the bytes
- * that are not UTF-8 for JSON; XML's & < > ", no control character; valid
+ * that are not UTF-8 for JSON (and JSON strings written whole); XML's & < > ", no control character; valid
  * UTF-8 kept whole, also where a buffer cuts.
  */
 #include <stdio.h>
@@ -24,13 +24,16 @@ static int is(const char *in, enum textesc_mode mode, const char *want)
     return !strcmp(buf, want);
 }
 
+/* xml: 0 terminal, 1 XML, 2 JSON. */
 static int put_is(const char *in, int xml, const char *want)
 {
     char buf[256] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     if (!f)
         return 0;
-    if (xml)
+    if (xml == 2)
+        textesc_put_json(f, in);
+    else if (xml)
         textesc_put_xml(f, in);
     else
         textesc_put(f, in);
@@ -64,6 +67,9 @@ int main(void)
     ok(put_is("x\x1by", 0, "x\\x1by"), "textesc_put writes the same");
     ok(put_is("<a href=\"q\">&\x01\xff</a>", 1, "&lt;a href=&quot;q&quot;&gt;&amp;\\x01\\xff&lt;/a&gt;"),
        "XML: & < > and quote escaped, no control byte, valid UTF-8 only");
+    ok(put_is("q\"b\\\x1b\x01\x7f\xff\xfe\xc3\xa9\n", 2, "\"q\\\"b\\\\\\u001b\\u0001\\u007f\\\\xff\\\\xfe\xc3\xa9\\u000a\""),
+       "JSON: quote, backslash and control bytes escaped, not UTF-8 as \\\\xNN, UTF-8 kept");
+    ok(put_is(NULL, 2, "null"), "JSON: NULL is null");
     printf("1..%d\n", test_no);
     return 0;
 }
