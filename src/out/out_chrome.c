@@ -4,7 +4,12 @@
  * The pass hands us frames, notes and losses in each thread's order; each
  * becomes one fixed record in the temporary file (an instant's text
  * follows its record), read back once at the end and written as one JSON
- * event a line.  The format's facts: "ph" X (complete: ts and dur), i
+ * event a line.  A frame's record is written when it opens and its
+ * duration filled in when it closes (in the write buffer, or in the file
+ * with pwrite when it has gone there), so the complete events of a thread
+ * come in the order they start, each caller before its callees: viewers
+ * that take events of one start time in file order (speedscope,
+ * about:tracing, Perfetto's importer) then nest them right.  The format's facts: "ph" X (complete: ts and dur), i
  * (instant, "s" its scope), C (counter: process-local, one series per
  * args key), M (metadata: process_name, thread_name with args.name); ts
  * and dur in microseconds, fractions allowed.
@@ -12,8 +17,10 @@
 #include "out_chrome.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/textesc.h"
 #include "notes.h"
@@ -45,6 +52,11 @@ int out_chrome_init(struct out_chrome *c, const struct analysis *a, const char *
 {
     memset(c, 0, sizeof *c);
     c->a = a;
+    c->buf = malloc(OUT_CHROME_BUF);
+    if (!c->buf) {
+        errno = ENOMEM;
+        return -1;
+    }
     c->body = out_temp_file(dir, "chrome");
     return c->body ? 0 : -1;
 }
@@ -58,6 +70,7 @@ void out_chrome_free(struct out_chrome *c)
     free(c->threads);
     free(c->procs_used);
     free(c->gap_events);
+    free(c->buf);
     memset(c, 0, sizeof *c);
 }
 
@@ -108,35 +121,80 @@ static int64_t thread_ts(struct out_chrome_thread *th, int64_t ts)
     return ts;
 }
 
-static void put(struct out_chrome *c, const struct rec *r, const char *text)
+static void pwrite_all(struct out_chrome *c, const void *p, size_t n, uint64_t off)
 {
-    if (c->err)
-        return;
-    if (fwrite(r, sizeof *r, 1, c->body) != 1 || (r->len && fwrite(text, 1, r->len, c->body) != r->len))
-        c->err = errno ? errno : EIO;
+    const unsigned char *b = p;
+    while (n && !c->err) {
+        ssize_t w = pwrite(fileno(c->body), b, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            c->err = w < 0 ? errno : EIO;
+            return;
+        }
+        b += w, n -= (size_t)w, off += (uint64_t)w;
+    }
 }
 
-static void put_slice(struct out_chrome *c, uint32_t thread, uint32_t func, unsigned flags, int64_t start,
-                      int64_t end)
+static void flush_buf(struct out_chrome *c)
 {
-    struct rec r = {.kind = REC_SLICE, .flags = (uint8_t)flags, .who = thread, .func = func, .ts = start,
-                    .val = (uint64_t)end - (uint64_t)start};
+    pwrite_all(c, c->buf, c->nbuf, c->buf_off);
+    c->buf_off += c->nbuf;
+    c->nbuf = 0;
+}
+
+/* Append the record (and its text); returns where it is in the file. */
+static uint64_t put(struct out_chrome *c, const struct rec *r, const char *text)
+{
+    size_t n = sizeof *r + r->len;
+    if (c->nbuf + n > OUT_CHROME_BUF)
+        flush_buf(c);
+    uint64_t at = c->buf_off + c->nbuf;
+    memcpy(c->buf + c->nbuf, r, sizeof *r);
+    if (r->len)
+        memcpy(c->buf + c->nbuf + sizeof *r, text, r->len);
+    c->nbuf += n;
+    return at;
+}
+
+/* Fill in the flags and duration of the slice record at `at`. */
+static void patch(struct out_chrome *c, uint64_t at, uint8_t flags, uint64_t dur)
+{
+    if (at >= c->buf_off) {
+        struct rec *r = (struct rec *)(void *)(c->buf + (at - c->buf_off));
+        r->flags = flags;
+        r->val = dur;
+        return;
+    }
+    pwrite_all(c, &flags, 1, at + offsetof(struct rec, flags));
+    pwrite_all(c, &dur, sizeof dur, at + offsetof(struct rec, val));
+}
+
+/* A slice's record, its duration to come; where it is. */
+static uint64_t open_slice(struct out_chrome *c, uint32_t thread, uint32_t func, unsigned flags, int64_t start)
+{
+    struct rec r = {.kind = REC_SLICE, .flags = (uint8_t)flags, .who = thread, .func = func, .ts = start};
+    return put(c, &r, NULL);
+}
+
+static void close_slice(struct out_chrome *c, uint64_t at, unsigned flags, int64_t start, int64_t end)
+{
     if (!(flags & REC_FLUSH)) {
         c->slices++;
         c->cut_slices += (flags & REC_CUT) != 0;
     }
-    put(c, &r, NULL);
+    patch(c, at, (uint8_t)flags, (uint64_t)end - (uint64_t)start);
 }
 
 /* End a pending flush before the thread's next event at ts: at its own
  * end, or at ts when that comes first (a hostile duration must not drag
  * the thread's time along, nor leave the call it interrupted). */
-static void settle_flush(struct out_chrome *c, struct out_chrome_thread *th, uint32_t thread, int64_t ts)
+static void settle_flush(struct out_chrome *c, struct out_chrome_thread *th, int64_t ts)
 {
     if (!th->flush_open)
         return;
     th->flush_open = 0;
-    put_slice(c, thread, 0, REC_FLUSH, th->flush_start, th->flush_end < ts ? th->flush_end : ts);
+    close_slice(c, th->flush_at, REC_FLUSH, th->flush_start, th->flush_end < ts ? th->flush_end : ts);
 }
 
 static void on_open(void *ctx, const struct analysis_thread *t, const struct callstack *s,
@@ -148,11 +206,12 @@ static void on_open(void *ctx, const struct analysis_thread *t, const struct cal
     if (!f->tag.selected || !(th = thread_of(c, t)))
         return;
     int64_t ts = thread_ts(th, f->start);
-    settle_flush(c, th, t->index, ts);
-    int64_t *at = slot(c, &th->open, &th->capopen, th->nopen, sizeof *at);
-    if (!at)
+    settle_flush(c, th, ts);
+    struct out_chrome_open *o = slot(c, &th->open, &th->capopen, th->nopen, sizeof *o);
+    if (!o)
         return;
-    *at = ts;
+    o->start = ts;
+    o->at = open_slice(c, t->index, (uint32_t)f->func, f->placeholder ? REC_PLACEHOLDER : 0, ts);
     th->nopen++;
 }
 
@@ -166,9 +225,10 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
     if (!f->tag.selected || !(th = thread_of(c, t)) || !th->nopen)
         return;
     ts = thread_ts(th, ts);
-    settle_flush(c, th, t->index, ts);
+    settle_flush(c, th, ts);
     unsigned flags = (how == CALLSTACK_CUT ? REC_CUT : 0) | (f->placeholder ? REC_PLACEHOLDER : 0);
-    put_slice(c, t->index, (uint32_t)f->func, flags, th->open[--th->nopen], ts);
+    const struct out_chrome_open *o = &th->open[--th->nopen];
+    close_slice(c, o->at, flags, o->start, ts);
 }
 
 static void on_instant(void *ctx, const struct analysis_thread *t, uint32_t src, int64_t ts,
@@ -182,7 +242,7 @@ static void on_instant(void *ctx, const struct analysis_thread *t, uint32_t src,
         if (!th)
             return;
         r.ts = thread_ts(th, ts);
-        settle_flush(c, th, t->index, r.ts);
+        settle_flush(c, th, r.ts);
         r.who = t->index;
     } else {
         r.flags = REC_PROCESS;
@@ -231,9 +291,10 @@ static void on_tracer(void *ctx, const struct analysis_thread *t, int64_t ts, ui
     if (!th)
         return;
     ts = thread_ts(th, ts);
-    settle_flush(c, th, t->index, ts);
+    settle_flush(c, th, ts);
     th->flush_open = 1;
     th->flush_start = ts;
+    th->flush_at = open_slice(c, t->index, 0, REC_FLUSH, ts);
     th->flush_end = ns > (uint64_t)(INT64_MAX - ts) ? INT64_MAX : ts + (int64_t)ns; /* untrusted */
 }
 
@@ -371,7 +432,8 @@ static void write_body(struct out_chrome *c, struct doc *d, const struct out_vie
 {
     struct rec r;
     char text[UINT16_MAX + 1];
-    if (fflush(c->body) != 0 || fseek(c->body, 0, SEEK_SET) != 0) {
+    flush_buf(c);
+    if (c->err || fseek(c->body, 0, SEEK_SET) != 0) {
         c->err = errno;
         return;
     }
@@ -452,7 +514,7 @@ int out_chrome_finish(struct out_chrome *c, const struct out_view *v, FILE *out)
 {
     struct doc d = {out, 0, 0};
     for (size_t i = 0; i < c->capthreads; i++) /* flushes still open at the end of their thread */
-        settle_flush(c, &c->threads[i], (uint32_t)i, c->threads[i].flush_end);
+        settle_flush(c, &c->threads[i], c->threads[i].flush_end);
     if (c->err) {
         errno = c->err;
         return -1;

@@ -29,8 +29,10 @@
  *
  * Names come from addr2line only after the pass: so the events go, as
  * fixed records naming functions by id, to an unlinked temporary file as
- * they are made, and out_chrome_finish writes them out as JSON with their
- * names.  Memory stays bounded by threads and their depth.
+ * they are made (a frame's when it opens, its duration filled in when it
+ * closes, so each thread's calls come in the order they start, callers
+ * first), and out_chrome_finish writes them out as JSON with their names.
+ * Memory stays bounded by threads and their depth.
  */
 #ifndef CALLSIGHT_OUT_CHROME_H
 #define CALLSIGHT_OUT_CHROME_H
@@ -41,20 +43,31 @@
 #include "analysis/sink.h"
 #include "out.h"
 
+#define OUT_CHROME_BUF (256u * 1024u) /* the records' write buffer (more than one record and its text) */
+
+struct out_chrome_open {
+    int64_t start; /* its time */
+    uint64_t at;   /* where its record is in the file */
+};
+
 struct out_chrome_thread {
     int used;           /* an event of it is out: its thread_name goes too */
     int have_ts;
     int64_t last_ts;    /* its latest time, never going backwards */
-    int64_t *open;      /* start of each selected frame still open, innermost last */
+    struct out_chrome_open *open; /* each selected frame still open, innermost last */
     size_t nopen, capopen;
     uint64_t lost;      /* events it lost so far (its counter) */
     int flush_open;     /* a [callsight flush] began at flush_start and ends at ... */
     int64_t flush_start, flush_end; /* ... flush_end, or at its next event if that is sooner */
+    uint64_t flush_at;  /* where its record is */
 };
 
 struct out_chrome {
     const struct analysis *a;
-    FILE *body;                     /* the records so far */
+    FILE *body;                     /* the records so far (written with pwrite, read with stdio) */
+    unsigned char *buf;             /* records not yet in body ... */
+    size_t nbuf;
+    uint64_t buf_off;               /* ... which go at this offset */
     struct out_chrome_thread *threads; /* by analysis thread index */
     size_t capthreads;
     unsigned char *procs_used;      /* by analysis process index */

@@ -3,8 +3,10 @@
 # Chrome's trace-event JSON.  Perfetto's trace_processor is not available
 # offline here, so the gate is tests/tools/chrome_check.py: the bytes are
 # UTF-8 and strict JSON in the object form, every event well formed, ts and
-# dur whole ns written as us, complete events strictly nested per thread,
-# every pid and thread named by metadata.  Then exact values: one X event
+# dur whole ns written as us, complete events of a thread in the order they
+# start (callers first: viewers keep events of one start time in file
+# order) and strictly nested in that order, every pid and thread named by
+# metadata.  Then exact values: one X event
 # per call of examples/workload (tests/lib/workload_expect.sh), the tiny
 # traces' every event, loss as counters and instants, frames without their
 # exit closed at the thread's latest time and said so, a hostile thread
@@ -17,7 +19,7 @@ GEN="perl $TESTS/tools/tracegen.pl"
 WL=$B/examples/workload
 CHECK="python3 $TESTS/tools/chrome_check.py"
 
-plan 15
+plan 16
 
 # okd STATUS DESCRIPTION FILES...: ok, and the files as diagnostics when it failed.
 okd() {
@@ -79,18 +81,18 @@ M thread_name 500 500 "main"
 M thread_name 500 501 "worker-1"
 C 500 0 0.000 events=0 dropped
 C 500 0 10000.000 events=3 dropped
-X 500 500 200.000 500.000 whole helper
-X 500 500 100.000 1000.000 whole work
-X 500 500 2000.000 300.000 whole helper
 X 500 500 0.000 10000.000 whole main
-X 500 501 5500.000 500.000 whole helper
+X 500 500 100.000 1000.000 whole work
+X 500 500 200.000 500.000 whole helper
+X 500 500 2000.000 300.000 whole helper
 X 500 501 5000.000 2000.000 whole work
+X 500 501 5500.000 500.000 whole helper
 i 500 501 7050.000 t 3 events lost
 C 500 501 7050.000 events=3 tid 501 lost
-X 500 501 7100.000 100.000 whole helper
 X 500 501 7050.000 250.000 cut [lost frames]
-X 500 501 8100.000 300.000 whole helper
+X 500 501 7100.000 100.000 whole helper
 X 500 501 8000.000 400.000 cut work
+X 500 501 8100.000 300.000 whole helper
 L
 diff "$T/want" "$T/got" >"$T/diff" && [ ! -s "$T/err" ]
 okd $? "tiny trace: names, calls in us with exact ns, the loss as an instant and counters, cut frames marked" "$T/err" "$T/diff"
@@ -133,9 +135,9 @@ M process_name 1073741828 0 "stream 4"
 M thread_name 1073741828 7 "second"
 C 1073741828 0 1.000 events=0 dropped
 C 1073741828 0 5.000 events=47 dropped
-X 1073741828 7 3.000 1.000 cut 0x30
-X 1073741828 7 2.000 2.000 cut 0x20
 X 1073741828 7 1.000 3.000 whole 0x10
+X 1073741828 7 2.000 2.000 cut 0x20
+X 1073741828 7 3.000 1.000 cut 0x30
 i 1073741828 7 4.500 t capture stopped: byte budget reached (1048576)
 X 1073741828 7 5.000 0.000 whole 0x20
 i 1073741828 0 6.000 p device dropped 25 events in all
@@ -189,13 +191,42 @@ S
 "$CS" analyze "$T/flush" --exe "$T/tiny" --format chrome -o "$T/flush.json" 2>"$T/err" &&
     $CHECK "$T/flush.json" | grep '^X' >"$T/got" 2>>"$T/err"
 cat >"$T/want" <<'L'
-X 500 500 100.000 50.000 whole [callsight flush]
-X 500 500 300.000 100.000 whole [callsight flush]
-X 500 500 200.000 200.000 whole work
 X 500 500 0.000 1000.000 whole main
+X 500 500 100.000 50.000 whole [callsight flush]
+X 500 500 200.000 200.000 whole work
+X 500 500 300.000 100.000 whole [callsight flush]
 L
 diff "$T/want" "$T/got" >"$T/diff" && [ ! -s "$T/err" ]
 okd $? "tracer time: [callsight flush] events nested in the call, the hostile one cut at the next event" "$T/err" "$T/diff"
+
+# Calls that start at the same time (one of them lasting no time at all):
+# the caller comes first, so a viewer that keeps such events in file order
+# nests them right.
+mkdir -p "$T/same"
+$GEN "$T/same/trace.500.500.0.bin" <<S
+H pid=500
+E 1000 $M 500
+E 1000 $W 500 $MS
+E 1000 $H 500 $WS
+X 1000 $H 500
+X 1000 $W 500
+E 2000 $W 500 $MS
+E 2000 $H 500 $WS
+X 2500 $H 500
+X 3000 $W 500
+X 3000 $M 500
+S
+"$CS" analyze "$T/same" --exe "$T/tiny" --format chrome -o "$T/same.json" 2>"$T/err" &&
+    $CHECK "$T/same.json" | grep '^X' >"$T/got" 2>>"$T/err"
+cat >"$T/want" <<'L'
+X 500 500 1.000 2.000 whole main
+X 500 500 1.000 0.000 whole work
+X 500 500 1.000 0.000 whole helper
+X 500 500 2.000 1.000 whole work
+X 500 500 2.000 0.500 whole helper
+L
+diff "$T/want" "$T/got" >"$T/diff" && [ ! -s "$T/err" ]
+okd $? "calls starting at one time: callers first, in the order they were entered" "$T/err" "$T/diff"
 
 "$CS" analyze "$T/named" --exe "$T/tiny" --format chrome >"$T/stdout.json" 2>"$T/err"
 cmp -s "$T/stdout.json" "$T/named.json" && [ ! -s "$T/err" ]
@@ -203,15 +234,17 @@ ok $? "to stdout: the same bytes as -o"
 
 # Memory does not grow with the trace: 10x the events, the same peak RSS
 # (within 2 MB): the events go to a temporary file as the pass makes them.
-bigtrace() { # bigtrace DIR ITERATIONS: a 4-deep call tree, ITERATIONS times
+bigtrace() { # bigtrace DIR ITERATIONS: inside one outer call, a 4-deep call tree ITERATIONS times
     mkdir -p "$1"
     perl -e 'open(my $o, ">:raw", $ARGV[0]) or die; my ($n) = $ARGV[1];
         print $o pack("a8 L< L< L< L< Q< Q< Q< Q< Q< L< L< Q<", "MLTRACE", 2, 32, 80, 0, 0, 0, 0, 0, 0, 7, 0, 0);
-        my ($t, $buf) = (0, "");
+        my ($t, $buf) = (0, pack("Q< Q< Q< L< C x3", 0, 0x100000, 0x99, 7, 0));
+        $t++;
         for my $i (1..$n) { my $f = ($i % 50) * 0x1000;
             $buf .= pack("Q< Q< Q< L< C x3", $t++, $f + 0x10 * $_, 0x99, 7, 0) for 1..4;
             $buf .= pack("Q< Q< Q< L< C x3", $t++, $f + 0x10 * $_, 0, 7, 1) for reverse 1..4;
             if (length($buf) > 1 << 20) { print $o $buf; $buf = "" } }
+        $buf .= pack("Q< Q< Q< L< C x3", $t, 0x100000, 0, 7, 1);
         print $o $buf; close $o or die' "$1/trace.7.7.0.bin" "$2"
 }
 maxrss() { # maxrss ARGS...: run callsight, print the peak RSS in KiB
@@ -226,8 +259,13 @@ big=$(maxrss "$CS" analyze "$T/big" --exe "$T/tiny" --format chrome -o "$T/big.j
 diag "peak RSS: 320k events ${small} KiB, 3.2M events ${big} KiB"
 [ "$small" != failed ] && [ "$big" != failed ] && [ $((big - small)) -lt 2048 ]
 ok $? "peak memory the same for 320k and 3.2M events"
-$CHECK "$T/big.json" 2>"$T/err" | awk '$1 == "X" && $6 == "whole" { n++ } END { print n + 0 }' >"$T/got"
-is "$(cat "$T/got") $(wc -c <"$T/err")" "1600000 0" "the large document checks too: 1,600,000 nested complete events"
+# Each iteration's 4 frames last 7, 5, 3 and 1 ns (16 ns), the outer call
+# 8 ns an iteration and 1 more: 9,600,001 ns.  Frames whose records left
+# the write buffer before they closed (the outer one, and those open when
+# it was written out) get their durations in the file: a lost one shows.
+$CHECK "$T/big.json" 2>"$T/err" | awk '$1 == "X" && $6 == "whole" { n++; d += $5 * 1000 } END { printf "%d %d\n", n, d }' >"$T/got"
+is "$(cat "$T/got") $(wc -c <"$T/err")" "1600001 9600001 0" \
+    "the large document checks too: 1,600,001 nested complete events, 9,600,001 ns in all"
 
 "$CS" analyze --help >"$T/help" 2>&1
 grep -q '^  chrome    Chrome.s trace-event JSON' "$T/help" && grep -q 'perfetto, chrome or' "$T/help"

@@ -9,9 +9,11 @@
 # and a list of notes) and traceEvents; every event has a known phase, a
 # string name, integer pid and tid; ts and dur are microseconds written
 # with exactly three decimals (whole ns), never negative; the complete
-# events of each (pid, tid) nest strictly (each one inside or after the one
-# it starts in); every pid has a process_name and every thread that has an
-# event a thread_name.
+# events of each (pid, tid) come in the order they start, and in that order
+# nest strictly (each one inside the one before that is still open, or
+# after it), so a viewer that keeps events of one start time in file order
+# nests them right; every pid has a process_name and every thread that has
+# an event a thread_name.
 #
 # Listing:
 #   M process_name PID 0 "NAME"          M thread_name PID TID "NAME"
@@ -94,10 +96,12 @@ def main():
                 fail("counter without events: %r" % ev)
             out.append("C %d %d %s events=%d %s" % (pid, tid, ts, n, name))
     for key, v in slices.items():
-        v.sort(key=lambda s: (s[0], -s[1]))
-        stack = []
+        stack, last = [], None
         for ts, dur in v:
-            while stack and stack[-1] <= ts:
+            if last is not None and ts < last:
+                fail("pid %d tid %d: slice at %s after one at %s: not in start order" % (key[0], key[1], ts, last))
+            last = ts
+            while stack and stack[-1] <= ts and not (dur == 0 and stack[-1] == ts):
                 stack.pop()
             if stack and ts + dur > stack[-1]:
                 fail("pid %d tid %d: slice at %s dur %s crosses its parent's end %s" % (key[0], key[1], ts, dur, stack[-1]))
