@@ -9,10 +9,12 @@
  * with pwrite when it has gone there), so the complete events of a thread
  * come in the order they start, each caller before its callees: viewers
  * that take events of one start time in file order (speedscope,
- * about:tracing, Perfetto's importer) then nest them right.  The format's facts: "ph" X (complete: ts and dur), i
- * (instant, "s" its scope), C (counter: process-local, one series per
- * args key), M (metadata: process_name, thread_name with args.name); ts
- * and dur in microseconds, fractions allowed.
+ * about:tracing, Perfetto's importer) then nest them right.
+ *
+ * The format's facts used: "ph" X (complete: ts and dur), i (instant, "s"
+ * its scope), C (counter: process-local, one series per args key), M
+ * (metadata: process_name, thread_name with args.name); ts and dur in
+ * microseconds, fractions allowed; complete events in any order.
  */
 #include "out_chrome.h"
 
@@ -80,9 +82,9 @@ static void *slot(struct out_chrome *c, void *vp, size_t *cap, size_t i, size_t 
     void **v = vp;
     if (i >= *cap) {
         size_t n = *cap ? *cap : 16;
-        while (n <= i)
+        while (n <= i && n <= SIZE_MAX / 2)
             n *= 2;
-        char *m = realloc(*v, n * size);
+        char *m = n > i && n <= SIZE_MAX / size ? realloc(*v, n * size) : NULL;
         if (!m) {
             c->err = ENOMEM;
             return NULL;
@@ -157,13 +159,14 @@ static uint64_t put(struct out_chrome *c, const struct rec *r, const char *text)
     return at;
 }
 
-/* Fill in the flags and duration of the slice record at `at`. */
+/* Fill in the flags and duration of the slice record at `at` (records
+ * after an instant's text are not aligned: bytes are copied). */
 static void patch(struct out_chrome *c, uint64_t at, uint8_t flags, uint64_t dur)
 {
     if (at >= c->buf_off) {
-        struct rec *r = (struct rec *)(void *)(c->buf + (at - c->buf_off));
-        r->flags = flags;
-        r->val = dur;
+        unsigned char *r = c->buf + (at - c->buf_off);
+        memcpy(r + offsetof(struct rec, flags), &flags, 1);
+        memcpy(r + offsetof(struct rec, val), &dur, sizeof dur);
         return;
     }
     pwrite_all(c, &flags, 1, at + offsetof(struct rec, flags));
@@ -441,7 +444,8 @@ static void write_body(struct out_chrome *c, struct doc *d, const struct out_vie
         if (r.len && fread(text, 1, r.len, c->body) != r.len)
             break;
         text[r.len] = '\0';
-        if (r.kind > REC_GAPS || r.who >= (on_thread_rec(&r) ? c->a->nthreads : c->a->nprocs)) {
+        if (r.kind > REC_GAPS || r.who >= (on_thread_rec(&r) ? c->a->nthreads : c->a->nprocs) ||
+            (r.kind == REC_SLICE && !(r.flags & (REC_FLUSH | REC_PLACEHOLDER)) && r.func >= c->a->funcs.n)) {
             c->err = EIO; /* our own file, damaged */
             return;
         }
