@@ -19,7 +19,7 @@ GEN="perl $TESTS/tools/tracegen.pl"
 WL=$B/examples/workload
 CHECK="python3 $TESTS/tools/chrome_check.py"
 
-plan 16
+plan 21
 
 # okd STATUS DESCRIPTION FILES...: ok, and the files as diagnostics when it failed.
 okd() {
@@ -27,6 +27,15 @@ okd() {
     shift 2
     ok "$rc" "$what"
     [ "$rc" -eq 0 ] || sed 's/^/# /' "$@"
+}
+
+# calls_in LISTING: "function count" per function of its whole complete
+# events, sorted, and "[cut] N" if any are cut; the tracer's own flushes
+# ([callsight flush], whenever a batch went out) are not calls.
+calls_in() {
+    awk '$1 == "X" && $7 != "[callsight" && $6 == "whole" { n[$7]++ }
+         $1 == "X" && $7 != "[callsight" && $6 == "cut" { cut++ }
+         END { for (f in n) print f, n[f]; if (cut) print "[cut]", cut }' "$1" | sort
 }
 
 PARAMS="3 4 10 32 4" # iters workers fib_n sort_n mat_n
@@ -41,8 +50,7 @@ is "$? $(wc -c <"$T/wl.err")" "0 0" "analyze --format chrome: exit 0, nothing on
 $CHECK "$T/wl.json" >"$T/wl.list" 2>"$T/wl.check"
 okd $? "the workload's document checks: strict JSON, UTF-8, whole-ns times, strict nesting, every thread named" "$T/wl.check"
 
-awk '$1 == "X" && $6 == "whole" { n[$7]++ } $1 == "X" && $6 == "cut" { cut++ }
-     END { for (f in n) print f, n[f]; if (cut) print "[cut]", cut }' "$T/wl.list" | sort >"$T/got"
+calls_in "$T/wl.list" >"$T/got"
 diff "$T/expect" "$T/got" >"$T/diff"
 okd $? "one complete event per call of each function, exactly the workload's counts; none cut" "$T/diff"
 
@@ -66,9 +74,29 @@ total=$(awk '{ s += $2 } END { print s }' "$T/expect")
 python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))["otherData"]
 print(o["tool"], o["events"], o["threads"], o["functions"], o["dropped"], o["unclosed_enters"],
-      o["calls"], o["slices"], o["cut_slices"], len(o["notes"]))' "$T/wl.json" >"$T/got"
-is "$(cat "$T/got")" "callsight $(field events "$h") 5 15 0 0 $total $total 0 0" \
-    "otherData: the header's counts (events, threads, functions, dropped), $total calls and slices, no note"
+      o["calls"], o["slices"], o["cut_slices"])' "$T/wl.json" >"$T/got"
+is "$(cat "$T/got")" "callsight $(field events "$h") 5 15 0 0 $total $total 0" \
+    "otherData: the header's counts (events, threads, functions, dropped), $total calls and slices, none cut"
+
+# The same workload streamed (shm ring, trace_stream, serve): the same
+# calls, under the process the runtime announced in the stream.
+SHM=/cs-test-chrome-$$
+track_shm "$SHM"
+stream_workload "$B/trace_stream"
+wait_serve_closed 1
+stop_serve
+"$CS" analyze "$T/stream" --exe "$WL" --format chrome -o "$T/st.json" 2>"$T/st.err" &&
+    $CHECK "$T/st.json" >"$T/st.list" 2>>"$T/st.err"
+rc=$?
+calls_in "$T/st.list" >"$T/got"
+[ $rc = 0 ] && [ ! -s "$T/st.err" ] && diff "$T/expect" "$T/got" >"$T/diff"
+okd $? "streamed: the document checks, one complete event per call, exactly the counts; none cut" \
+    "$T/st.err" "$T/diff"
+grep -c '^M thread_name ' "$T/st.list" >"$T/got"
+grep -E '^M process_name [0-9]+ 0 "pid [0-9]+ \(stream [0-9]+\)"$' "$T/st.list" | wc -l >>"$T/got"
+python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))["otherData"]; print(o["dropped"], o["cut_slices"])' \
+    "$T/st.json" >>"$T/got"
+is "$(echo $(cat "$T/got"))" "5 1 0 0" "streamed: 5 threads, the process as pid P (stream N), nothing dropped or cut"
 
 # The tiny trace: every event, exactly (tiny_trace.sh has the story).
 tiny_build
@@ -112,8 +140,8 @@ okd $? "otherData says what was cut and lost, with the analysis' notes" "$T/diff
 # A stream: device drops and a gap as counters on the stream's process, a
 # capture stop on the thread, an unmatched exit cutting frames, a time
 # going backwards held, a rename (the latest name is the thread's).
-mkdir "$T/stream"
-$GEN "$T/stream/trace.stream.4.0.bin" <<'S'
+mkdir "$T/synth"
+$GEN "$T/synth/trace.stream.4.0.bin" <<'S'
 H pid=4
 N 7 first
 E 1000 0x10 7
@@ -128,8 +156,8 @@ M 6000 18 25 0
 M 6500 19 7 0
 M 6600 18 40 0
 S
-"$CS" analyze "$T/stream" --exe "$T/tiny" --format chrome -o "$T/stream.json" 2>"$T/err" &&
-    $CHECK "$T/stream.json" >"$T/got" 2>>"$T/err"
+"$CS" analyze "$T/synth" --exe "$T/tiny" --format chrome -o "$T/synth.json" 2>"$T/err" &&
+    $CHECK "$T/synth.json" >"$T/got" 2>>"$T/err"
 cat >"$T/want" <<'L'
 M process_name 1073741828 0 "stream 4"
 M thread_name 1073741828 7 "second"
