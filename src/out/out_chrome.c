@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "advice.h"
 #include "lib/textesc.h"
 #include "notes.h"
 
@@ -469,7 +470,7 @@ static void put_count(FILE *out, const char *key, uint64_t n)
 
 /* The header's counts and every note, the filter's line, and what the
  * events leave unsaid. */
-static void write_other(struct out_chrome *c, struct doc *d)
+static void write_other(struct out_chrome *c, struct doc *d, const struct out_view *v)
 {
     const struct analysis *a = c->a;
     FILE *out = d->out;
@@ -487,6 +488,8 @@ static void write_other(struct out_chrome *c, struct doc *d)
     put_count(out, "cut_slices", c->cut_slices);
     fputs("\"notes\":[", out);
     notes_each(a, write_note, d);
+    if (advice_each(v, write_note, d) < 0)
+        c->err = ENOMEM;
     if (c->cut_slices) {
         char note[256];
         snprintf(note, sizeof note, "%llu slices have no exit in the trace (open at the end, cut by a loss or "
@@ -524,7 +527,7 @@ int out_chrome_finish(struct out_chrome *c, const struct out_view *v, FILE *out)
         return -1;
     }
     fputs("{\"displayTimeUnit\":\"ns\",\n", out);
-    write_other(c, &d);
+    write_other(c, &d, v);
     fputs("\"traceEvents\":[", out);
     write_metadata(c, &d);
     write_totals(c, &d);
