@@ -697,6 +697,28 @@ static int resolve(struct run *r)
     return rc;
 }
 
+/* --trigger found no call that fired TRACE_TRIGGER: the snapshots there
+ * are (one taken by SIGUSR1 or `callsight trigger` has no slow call), so
+ * the user knows where the recorder's data went. */
+static void no_triggers(const struct analysis *a)
+{
+    static const char *const cause[] = {"an unknown cause", "SIGUSR1", "a slow call (TRACE_TRIGGER)",
+                                        "a tracer that died", "callsight trigger"};
+    size_t n = 0;
+    const struct analysis_source *first = NULL;
+    for (size_t i = 0; i < a->nsrc; i++)
+        if (a->src[i].snapshot && !n++)
+            first = &a->src[i];
+    if (!n) {
+        fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER\n");
+        return;
+    }
+    fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER; they hold %zu flight-recorder "
+                    "snapshot%s (the first, %s %u, taken for %s): analyze without --trigger reports what %s\n",
+            n, n == 1 ? "" : "s", analysis_source_word(first), first->id,
+            cause[first->snapshot_cause < 5 ? first->snapshot_cause : 0], n == 1 ? "it holds" : "they hold");
+}
+
 /* A program none of whose functions has a name (a stripped --exe) gets a
  * note rather than a report of bare addresses without a word. */
 static void note_unnamed(struct run *r)
@@ -934,7 +956,7 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     if (!rc)
         rc = check_summary(&r);
     if (!rc && o->trigger && !r.a.ntriggers) {
-        fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER\n");
+        no_triggers(&r.a);
         rc = 1;
     }
     if (!rc)

@@ -18,7 +18,7 @@ if [ -z "${CALLSIGHT_T36_NETNS:-}" ]; then
     CALLSIGHT_T36_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
 source "$(dirname "$0")/../lib/lib.sh"
-plan 33
+plan 34
 python3 "$TESTS/tools/lo_up.py" && echo "4096 16384 65536" > /proc/sys/net/ipv4/tcp_wmem ||
     { echo "Bail out! cannot bring up lo in a private network namespace"; exit 1; }
 
@@ -123,6 +123,9 @@ ok $? "a running program, SIGUSR1 to trace_stream"
 "$CS" analyze "$T/usr" --exe "$P" --top 0 > "$T/usr.txt" 2>&1
 is "$(field unmatched_exits "$(head -n 1 "$T/usr.txt")") $(grep -c '^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1' "$T/usr.txt")" "0 1" \
     "a consistent snapshot: no unmatched exits, said to be SIGUSR1's"
+"$CS" analyze "$T/usr" --exe "$P" --trigger > "$T/usr-trig.out" 2> "$T/usr-trig.err"
+is "$? $(cat "$T/usr-trig.err")" "1 callsight analyze: --trigger: no call in these traces fired TRACE_TRIGGER; they hold 1 flight-recorder snapshot (the first, stream 2, taken for SIGUSR1): analyze without --trigger reports what it holds" \
+    "--trigger on a SIGUSR1 snapshot: no slow call in it, and it says where the snapshot is"
 w=$(row "$T/usr.txt" work) s=$(row "$T/usr.txt" step)
 # each work() calls step() once: a work() cut at either end of the
 # snapshot may leave its step() whole, so step() has 0 to 2 more
