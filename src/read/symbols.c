@@ -219,12 +219,84 @@ void symbols_nm_for(const char *addr2line, char *buf, size_t len)
         snprintf(buf, len, "nm");
 }
 
+/* The next component of a qualified name from *p (up to a "::" outside
+ * template arguments, or end), without its template arguments unless
+ * keep_args: into out (len bytes, cut); *p moves past it and the "::". */
+static void next_part(const char **p, const char *end, int keep_args, char *out, size_t len)
+{
+    size_t k = 0;
+    int depth = 0;
+    const char *s = *p;
+    for (; s < end; s++) {
+        if (depth == 0 && s + 1 < end && s[0] == ':' && s[1] == ':') {
+            s += 2;
+            break;
+        }
+        depth += *s == '<' ? 1 : *s == '>' && depth ? -1 : 0;
+        if ((keep_args || (depth == 0 && *s != '>')) && k + 1 < len)
+            out[k++] = *s;
+    }
+    out[k] = '\0';
+    *p = s;
+}
+
+/* have's qualified name ("int ns::twice<int>(int)" -> "ns::twice<int>"):
+ * from after a return type to the parameters, outside template arguments. */
+static void qualified(const char *have, const char **start, const char **end)
+{
+    int depth = 0;
+    *start = have;
+    for (const char *s = have; *s; s++) {
+        if (*s == '<')
+            depth++;
+        else if (*s == '>' && depth)
+            depth--;
+        else if (!depth && *s == ' ')
+            *start = s + 1;
+        else if (!depth && (*s == '(' || *s == '.')) {
+            *end = s;
+            return;
+        }
+    }
+    *end = have + strlen(have);
+}
+
 /* Does nm's name stand for `want`: the same, or a compiler's clone of it
- * ("fib.constprop.0"), or a C++ function of that name ("ns::f(int)")? */
+ * ("fib.constprop.0"), or a C++ function of that name ("ns::f(int)"), given
+ * whole or from any "::" as trace.config takes it ("Parser::parse",
+ * "parse"; template arguments may be left out: "RoutingTable::insert" for
+ * "RoutingTable<std::string>::insert(...)")? */
 static int name_is(const char *have, const char *want)
 {
     size_t n = strlen(want);
-    return !strncmp(have, want, n) && (!have[n] || have[n] == '.' || have[n] == '(');
+    if (!strncmp(have, want, n) && (!have[n] || have[n] == '.' || have[n] == '('))
+        return 1;
+    const char *hs, *he, *ws = want, *we = want + n;
+    qualified(have, &hs, &he);
+    char hp[64][256], wp[64][256];
+    size_t nh = 0, nw = 0;
+    while (hs < he && nh < 64) {
+        next_part(&hs, he, 1, hp[nh], sizeof hp[nh]);
+        nh++;
+    }
+    while (ws < we && nw < 64) {
+        next_part(&ws, we, 1, wp[nw], sizeof wp[nw]);
+        nw++;
+    }
+    if (!nw || nw > nh || hs < he || ws < we)
+        return 0;
+    for (size_t i = 0; i < nw; i++) {
+        const char *h = hp[nh - nw + i], *w = wp[i];
+        char bare[256];
+        if (!strchr(w, '<')) { /* the want part has no arguments: compare without have's */
+            const char *q = h;
+            next_part(&q, h + strlen(h), 0, bare, sizeof bare);
+            h = bare;
+        }
+        if (strcmp(h, w))
+            return 0;
+    }
+    return 1;
 }
 
 /* Collect the code symbols named `want` from nm's output. */
