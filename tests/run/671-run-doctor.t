@@ -21,8 +21,14 @@ cd "$T" || exit 1
 counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
 expect_counts 16 25 12 64 8 | sort > "$T/expect"
 # leftovers: processes and shm segments of a run whose trace dir is $1.
+# (the rings named in this test's stderr files only: other tests' runs may
+# be going on beside it)
 leftovers() {
-    { pgrep -f -- "--out $1" ; pgrep -f "trace_stream /callsight-run-"; ls /dev/shm | grep '^callsight-run-'; } 2>/dev/null | tr '\n' ' '
+    local r
+    { pgrep -f -- "--out $1"
+      for r in $(sed -n 's/.*shm ring \(\/callsight-run-[0-9a-f-]*\).*/\1/p' "$T"/*.err | sort -u); do
+          pgrep -f "trace_stream $r"; ls /dev/shm | grep -x "${r#/}"
+      done; } 2>/dev/null | tr '\n' ' '
 }
 
 # --- run, file mode, against the manual steps ---

@@ -18,8 +18,14 @@ P=$TOOLBIN/slowcall
 cd "$T" || exit 1
 counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
 expect_counts 16 25 12 64 8 | sort > "$T/expect"
+# leftovers: this test's serves, and the trace_streams and segments of the
+# rings its runs named (other tests' runs may be going on beside it).
 leftovers() {
-    { pgrep -f -- "--out $T/" ; pgrep -f "trace_stream .*/callsight-run-"; ls /dev/shm | grep '^callsight-run-'; } 2>/dev/null | tr '\n' ' '
+    local r
+    { pgrep -f -- "--out $T/"
+      for r in $(sed -n 's/.*shm ring \(\/callsight-run-[0-9a-f-]*\).*/\1/p' "$T"/*.err | sort -u); do
+          pgrep -f "trace_stream .*$r"; ls /dev/shm | grep -x "${r#/}"
+      done; } 2>/dev/null | tr '\n' ' '
 }
 export TRACE_SHM_WAIT_US=$RING_WAIT_EXACT # exact counts through the ring (see test 671)
 
