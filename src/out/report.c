@@ -8,24 +8,33 @@
 
 #include "lib/textesc.h"
 
+#define REPORT_NAME_MAX 600 /* bytes of a name a row shows; a longer one loses its middle */
+
 /* Name, module and file come from the binaries and paths a device names:
  * the label is escaped for the terminal, so that an ESC there drives no
  * terminal and a newline forges no row (the stored names stay as they are,
  * keys for matching). */
 void report_label(const struct symbol *sym, unsigned long long addr, char *buf, size_t len)
 {
-    char raw[1024], in[300] = "";
+    char raw[1024], in[300] = "", mid[REPORT_NAME_MAX + 8];
     if (!sym || !sym->name) {
         snprintf(buf, len, "0x%llx", addr);
         return;
     }
+    const char *name = sym->name;
+    size_t n = strlen(name);
+    if (n > REPORT_NAME_MAX) { /* C++ templates: keep both ends, so the method and file:line stay */
+        size_t head = REPORT_NAME_MAX / 2, tail = REPORT_NAME_MAX - head - 3;
+        snprintf(mid, sizeof mid, "%.*s...%s", (int)head, name, name + n - tail);
+        name = mid;
+    }
     if (sym->module)
         snprintf(in, sizeof in, " [%s]", sym->module);
     if (!sym->file || !sym->line) {
-        snprintf(raw, sizeof raw, "%s%s", sym->name, in);
+        snprintf(raw, sizeof raw, "%s%s", name, in);
     } else {
         const char *base = strrchr(sym->file, '/');
-        snprintf(raw, sizeof raw, "%s%s (%s:%lu)", sym->name, in, base ? base + 1 : sym->file, sym->line);
+        snprintf(raw, sizeof raw, "%s%s (%s:%lu)", name, in, base ? base + 1 : sym->file, sym->line);
     }
     textesc(buf, len, raw, TEXTESC_TERMINAL);
 }

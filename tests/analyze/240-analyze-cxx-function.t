@@ -3,10 +3,12 @@
 # does (issue 38: only the full template name worked): whole or from any
 # "::", template arguments left out.  tests/modules/routes.cpp calls
 # net::RoutingTable<std::string>::insert 5 times, net::Table::insert 3
-# times and RoutingTable's lookup once; near misses (a name's tail that is
-# no whole component) match nothing.
+# times, RoutingTable's lookup once and a function template whose
+# demangled name is 3,390 characters twice; near misses (a name's tail that
+# is no whole component) match nothing.  A text row keeps both ends of a
+# name too long to show (the function itself and its file:line).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 10
+plan 12
 
 cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" &&
     g++ -O0 -g -finstrument-functions -finstrument-functions-exclude-file-list=/usr/include \
@@ -16,7 +18,7 @@ ok $? "the C++ program, built and traced"
 sel() {
     "$CS" analyze "$T/tr" --exe "$T/routes" --function "$1" --top 0 > "$T/out" 2> "$T/err"
     local rc=$?
-    [ $rc = 0 ] && sed -n 's/^filter: function=.*: \([0-9]*\) of 10 calls selected$/\1/p' "$T/out" || echo "rc=$rc"
+    [ $rc = 0 ] && sed -n 's/^filter: function=.*: \([0-9]*\) of 12 calls selected$/\1/p' "$T/out" || echo "rc=$rc"
 }
 is "$(sel insert)" 8 "insert: both classes' (5 + 3)"
 is "$(sel RoutingTable::insert)" 5 "RoutingTable::insert: the template's, its arguments left out"
@@ -27,3 +29,8 @@ is "$(sel lookup)" 1 "lookup: a const method"
 is "$(sel nsert)" "rc=1" "a name's tail is no match: nsert"
 is "$(sel able::insert)" "rc=1" "nor a component's tail: able::insert"
 is "$(cat "$T/err")" "callsight analyze: --function: no function named 'able::insert' in $T/routes" "one line says so"
+is "$(sel deep_size)" 2 "deep_size: a function template, its arguments left out"
+"$CS" analyze "$T/tr" --exe "$T/routes" --top 0 > "$T/all" 2>&1
+row=$(grep '^ *2 .* int deep_size<std::map<' "$T/all")
+echo "$row" | grep -Eq '\.\.\..* const&\) \(routes\.cpp:[0-9]+\)$' && [ "${#row}" -lt 700 ]
+ok $? "a 3,390-character name: its row keeps both ends, the middle elided, file:line whole (${#row} characters)"
