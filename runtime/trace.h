@@ -352,6 +352,9 @@ _Static_assert(TRACE_SUMMARY_NBUCKETS == TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB
  * the analyzer's own histogram of event traces (src/analysis/hist.c) with
  * it too, so a summary's percentiles are those an event trace of the same
  * calls gives. */
+#if defined(__GNUC__)
+__attribute__((no_instrument_function)) /* the runtime may be built with -finstrument-functions */
+#endif
 static inline uint32_t trace_summary_bucket(uint64_t v, uint32_t *block)
 {
     if (v < TRACE_SUMMARY_EXACT) {

@@ -9,7 +9,7 @@
  * parts before it, so all of them are one translation unit.
  */
 
-static uint64_t clock_mono_ns(void)
+TR_NOINSTR static uint64_t clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -18,7 +18,7 @@ static uint64_t clock_mono_ns(void)
 
 #if defined(__x86_64__)
 #define CLOCK_HAS_TICKS 1
-static inline uint64_t clock_ticks(void)
+TR_NOINSTR static inline uint64_t clock_ticks(void)
 {
     uint32_t lo, hi;
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
@@ -27,7 +27,7 @@ static inline uint64_t clock_ticks(void)
 
 /* Only an invariant TSC (CPUID 0x80000007 EDX bit 8) ticks at one rate
  * across frequency changes, sleep states and cores. */
-static int clock_ticks_trusted(void)
+TR_NOINSTR static int clock_ticks_trusted(void)
 {
     uint32_t a, b, c, d;
     __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0u));
@@ -37,10 +37,10 @@ static int clock_ticks_trusted(void)
     return (int)(d >> 8 & 1u);
 }
 
-static uint64_t clock_ticks_hz(void) { return 0; /* calibrate */ }
+TR_NOINSTR static uint64_t clock_ticks_hz(void) { return 0; /* calibrate */ }
 #elif defined(__aarch64__)
 #define CLOCK_HAS_TICKS 1
-static inline uint64_t clock_ticks(void)
+TR_NOINSTR static inline uint64_t clock_ticks(void)
 {
     uint64_t v;
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
@@ -48,9 +48,9 @@ static inline uint64_t clock_ticks(void)
 }
 
 /* The generic timer runs at a fixed rate by architecture. */
-static int clock_ticks_trusted(void) { return 1; }
+TR_NOINSTR static int clock_ticks_trusted(void) { return 1; }
 
-static uint64_t clock_ticks_hz(void)
+TR_NOINSTR static uint64_t clock_ticks_hz(void)
 {
     uint64_t v;
     __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(v));
@@ -58,20 +58,20 @@ static uint64_t clock_ticks_hz(void)
 }
 #else
 #define CLOCK_HAS_TICKS 0
-static inline uint64_t clock_ticks(void) { return clock_mono_ns(); }
-static int clock_ticks_trusted(void) { return 0; }
-static uint64_t clock_ticks_hz(void) { return 0; }
+TR_NOINSTR static inline uint64_t clock_ticks(void) { return clock_mono_ns(); }
+TR_NOINSTR static int clock_ticks_trusted(void) { return 0; }
+TR_NOINSTR static uint64_t clock_ticks_hz(void) { return 0; }
 #endif
 
 /* The one branch is on a value fixed at start, so it predicts perfectly. */
-static inline uint64_t clock_now(void)
+TR_NOINSTR static inline uint64_t clock_now(void)
 {
     return g_ticks ? clock_ticks() : clock_mono_ns();
 }
 
 /* Ticks and CLOCK_MONOTONIC at (nearly) one instant: the tightest of a few
  * tries, the ns taken from the middle of the window. */
-static void clock_pair(uint64_t *ticks, uint64_t *ns)
+TR_NOINSTR static void clock_pair(uint64_t *ticks, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
@@ -86,7 +86,7 @@ static void clock_pair(uint64_t *ticks, uint64_t *ns)
 
 /* Tick rate over a short sleep.  Only a first estimate: with the exit anchor
  * the analyzer measures the rate across the whole run. */
-static uint64_t clock_calibrate(uint64_t t0, uint64_t n0)
+TR_NOINSTR static uint64_t clock_calibrate(uint64_t t0, uint64_t n0)
 {
     struct timespec d = {0, CLOCK_CALIBRATE_NS};
     uint64_t t1, n1;
@@ -98,7 +98,7 @@ static uint64_t clock_calibrate(uint64_t t0, uint64_t n0)
     return (uint64_t)((double)(t1 - t0) * 1e9 / (double)(n1 - n0) + 0.5);
 }
 
-static void clock_init(int mode)
+TR_NOINSTR static void clock_init(int mode)
 {
     if (mode == CLOCK_TSC && !CLOCK_HAS_TICKS)
         say("TRACE_CLOCK=tsc: no tick counter on this machine; using mono", (char *)0);

@@ -8,7 +8,7 @@
  * parts before it, so all of them are one translation unit.
  */
 
-static int cfg_enabled(void)
+TR_NOINSTR static int cfg_enabled(void)
 {
     const char *v = getenv("TRACE_ENABLE");
     if (v && strcmp(v, "1") == 0)
@@ -18,7 +18,7 @@ static int cfg_enabled(void)
     return 0;
 }
 
-static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t def)
+TR_NOINSTR static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t def)
 {
     const char *v = getenv(name), *p = v;
     uint64_t x = 0;
@@ -37,7 +37,7 @@ static uint64_t cfg_u64(const char *name, uint64_t min, uint64_t max, uint64_t d
 /* TRACE_THREADS=GLOB[,GLOB...]: only threads whose name matches are traced. */
 /* TRACE_MODE and the summary settings; TRACE_SUMMARY_MS (0: snapshots at
  * thread and process exit only). */
-static uint64_t cfg_mode(void)
+TR_NOINSTR static uint64_t cfg_mode(void)
 {
     const char *m = getenv("TRACE_MODE");
     if (m && !strcmp(m, "summary"))
@@ -51,7 +51,7 @@ static uint64_t cfg_mode(void)
     return cfg_u64("TRACE_SUMMARY_MS", 0, 3600000u, 1000u);
 }
 
-static void cfg_threads(void)
+TR_NOINSTR static void cfg_threads(void)
 {
     const char *v = getenv("TRACE_THREADS");
     if (!v || !*v)
@@ -67,7 +67,7 @@ static void cfg_threads(void)
 /* TRACE_TRIGGER's function by name: the program's own symbol table, read
  * once from its file at start (the hooks never look anything up).  Its
  * link-time address plus the load bias, or 0. */
-static uint64_t trig_symbol_in(const unsigned char *f, uint64_t size, const char *name)
+TR_NOINSTR static uint64_t trig_symbol_in(const unsigned char *f, uint64_t size, const char *name)
 {
     const ElfW(Ehdr) *eh = (const void *)f;
     if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
@@ -92,7 +92,7 @@ static uint64_t trig_symbol_in(const unsigned char *f, uint64_t size, const char
     return 0;
 }
 
-static uint64_t trig_symbol(const char *name)
+TR_NOINSTR static uint64_t trig_symbol(const char *name)
 {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -111,7 +111,7 @@ static uint64_t trig_symbol(const char *name)
 }
 
 /* LIMIT of TRACE_TRIGGER: a number and ns, us, ms or s; 0 when it is not one. */
-static uint64_t trig_limit(const char *v)
+TR_NOINSTR static uint64_t trig_limit(const char *v)
 {
     char *end;
     errno = 0;
@@ -125,7 +125,7 @@ static uint64_t trig_limit(const char *v)
 }
 
 /* TRACE_TRIGGER=NAME>LIMIT (NAME may be a link-time address, 0x...). */
-static void cfg_trigger(void)
+TR_NOINSTR static void cfg_trigger(void)
 {
     const char *v = getenv("TRACE_TRIGGER");
     if (!v || !*v)
@@ -156,7 +156,7 @@ static void cfg_trigger(void)
 }
 
 /* TRACE_FULL: what a full TRACE_MAX_MB does in file mode. */
-static int cfg_full(void)
+TR_NOINSTR static int cfg_full(void)
 {
     const char *v = getenv("TRACE_FULL");
     if (!v || !*v || strcmp(v, "stop") == 0)
@@ -167,7 +167,7 @@ static int cfg_full(void)
     return 0;
 }
 
-static int cfg_clock(void)
+TR_NOINSTR static int cfg_clock(void)
 {
     const char *v = getenv("TRACE_CLOCK");
     if (!v || !*v || strcmp(v, "auto") == 0)

@@ -9,14 +9,14 @@
  * parts before it, so all of them are one translation unit.
  */
 
-static int stopped(void)
+TR_NOINSTR static int stopped(void)
 {
     return atomic_load_explicit(&g_stop, memory_order_acquire) != STOP_NONE;
 }
 
 /* Stops capture for the whole process; nonzero for the caller that stopped
  * it first, which alone writes the stop marker. */
-static int stop_claim(int reason)
+TR_NOINSTR static int stop_claim(int reason)
 {
     int none = STOP_NONE;
     int won = atomic_compare_exchange_strong_explicit(&g_stop, &none, reason, memory_order_acq_rel,
@@ -49,7 +49,7 @@ static _Atomic uint64_t g_wrap_discarded; /* events in the segments removed */
 static void file_path(char *out, uint32_t tid, uint32_t seq);
 
 /* Remove the oldest closed segment; 0 when there is none. */
-static int wrap_reclaim(void)
+TR_NOINSTR static int wrap_reclaim(void)
 {
     wrap_seg_t s;
     pthread_mutex_lock(&g_wrap_lock);
@@ -72,7 +72,7 @@ static int wrap_reclaim(void)
 
 /* A segment was closed: it may go when room is needed.  A full queue
  * makes its oldest go now. */
-static void wrap_enqueue(uint32_t tid, uint32_t seq, uint64_t bytes, uint64_t events)
+TR_NOINSTR static void wrap_enqueue(uint32_t tid, uint32_t seq, uint64_t bytes, uint64_t events)
 {
     for (;;) {
         pthread_mutex_lock(&g_wrap_lock);
@@ -87,7 +87,7 @@ static void wrap_enqueue(uint32_t tid, uint32_t seq, uint64_t bytes, uint64_t ev
 }
 
 /* A thread's last flush says how much has gone in all so far. */
-static void wrap_note(tl_state_t *t)
+TR_NOINSTR static void wrap_note(tl_state_t *t)
 {
     uint64_t gone = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);
     if (g_wrap && gone)
@@ -95,7 +95,7 @@ static void wrap_note(tl_state_t *t)
 }
 
 /* fork: the child's files are its own, and so is its queue. */
-static void wrap_fork_child(void)
+TR_NOINSTR static void wrap_fork_child(void)
 {
     pthread_mutex_init(&g_wrap_lock, NULL); /* another thread may have held it at the fork */
     g_wrap_first = g_wrap_n = 0;
@@ -104,7 +104,7 @@ static void wrap_fork_child(void)
 
 /* Reserves bytes of the process budget before they are written, so that
  * concurrent threads together never pass `limit`. */
-static int budget_take(uint64_t bytes, uint64_t limit)
+TR_NOINSTR static int budget_take(uint64_t bytes, uint64_t limit)
 {
     uint64_t used = atomic_load_explicit(&g_budget_used, memory_order_relaxed);
     do {
@@ -122,7 +122,7 @@ static int budget_take(uint64_t bytes, uint64_t limit)
 
 #define FILE_OVER_BUDGET (-1)
 
-static void file_to_le(trace_event_t *ev, uint32_t count)
+TR_NOINSTR static void file_to_le(trace_event_t *ev, uint32_t count)
 {
 #ifdef TR_BIG_ENDIAN
     for (uint32_t i = 0; i < count; i++) {
@@ -137,7 +137,7 @@ static void file_to_le(trace_event_t *ev, uint32_t count)
 #endif
 }
 
-static void file_header(trace_file_header_t *h, uint32_t seq)
+TR_NOINSTR static void file_header(trace_file_header_t *h, uint32_t seq)
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, TRACE_FILE_MAGIC, sizeof h->magic);
@@ -168,7 +168,7 @@ static void file_header(trace_file_header_t *h, uint32_t seq)
 #endif
 }
 
-static char *file_put(char *p, const char *s)
+TR_NOINSTR static char *file_put(char *p, const char *s)
 {
     size_t n = strlen(s);
     memcpy(p, s, n);
@@ -176,7 +176,7 @@ static char *file_put(char *p, const char *s)
 }
 
 /* g_dir is at most sizeof g_dir - FILE_NAME_ROOM long (checked at start). */
-static void file_path(char *out, uint32_t tid, uint32_t seq)
+TR_NOINSTR static void file_path(char *out, uint32_t tid, uint32_t seq)
 {
     char nb[21];
     char *p = file_put(out, g_dir);
@@ -192,7 +192,7 @@ static void file_path(char *out, uint32_t tid, uint32_t seq)
 
 /* Returns 0 or an errno.  Writes at an explicit offset, so that after a
  * failure the file can be cut back to whole records and written on. */
-static int file_pwrite_all(int fd, const void *buf, uint64_t len, uint64_t off)
+TR_NOINSTR static int file_pwrite_all(int fd, const void *buf, uint64_t len, uint64_t off)
 {
     const unsigned char *p = buf;
     while (len > 0) {
@@ -211,7 +211,7 @@ static int file_pwrite_all(int fd, const void *buf, uint64_t len, uint64_t off)
 /* A segment's first bytes: its header, then BUILD_ID when the program has
  * one, so that every file names the binary it came from.  Returns the
  * length (g_file_head). */
-static uint64_t file_head(tl_state_t *t, unsigned char *out)
+TR_NOINSTR static uint64_t file_head(tl_state_t *t, unsigned char *out)
 {
     trace_file_header_t h;
     file_header(&h, t->seq);
@@ -236,7 +236,7 @@ static uint64_t file_head(tl_state_t *t, unsigned char *out)
 /* Creates the thread's next segment with its head.  O_EXCL: a name that
  * exists (an earlier thread with the same tid, an older run with the same
  * pid) is skipped for the next seq, never overwritten.  0 or an errno. */
-static int file_open(tl_state_t *t)
+TR_NOINSTR static int file_open(tl_state_t *t)
 {
     char path[sizeof g_dir + FILE_NAME_ROOM];
     for (uint32_t tries = 0; tries < FILE_MAX_TRIES; tries++, t->seq++) {
@@ -262,7 +262,7 @@ static int file_open(tl_state_t *t)
     return EEXIST;
 }
 
-static void file_close(tl_state_t *t)
+TR_NOINSTR static void file_close(tl_state_t *t)
 {
     if (!t->has_fd)
         return;
@@ -277,7 +277,7 @@ static void file_close(tl_state_t *t)
 /* Appends events to the thread's segment, rotating at TRACE_SEG_MB, the
  * bytes (and any new head) reserved against `limit` first.  Returns 0,
  * FILE_OVER_BUDGET or an errno; a failed write leaves whole records only. */
-static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_t limit)
+TR_NOINSTR static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_t limit)
 {
     uint64_t bytes = count * EV_BYTES;
     if (t->has_fd && t->seg_used > g_file_head && t->seg_used + bytes > g_seg_bytes)
@@ -316,7 +316,7 @@ static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t count, uint64_
 /* Capture ends for the process; the thread that ends it says why, in-band.
  * The marker fits: the soft budget keeps room for a head and one event,
  * and a failed write leaves its own reservation unused. */
-static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload)
+TR_NOINSTR static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload)
 {
     char nb[21];
     if (!stop_claim(reason))
@@ -340,7 +340,7 @@ static void file_stop(tl_state_t *t, int reason, uint64_t code, uint64_t payload
  * exit, TRACE_FLUSH_MS) keeps the small one.  Not with TRACE_FULL=wrap,
  * whose segments are sized in small batches, nor for summaries alone,
  * whose snapshots are small.  No memory: the TLS buffer, as before. */
-static void file_buf_grow(tl_state_t *t)
+TR_NOINSTR static void file_buf_grow(tl_state_t *t)
 {
     if (t->buf != t->own || t->n < t->flush_at || g_wrap || g_summary == 1)
         return;
@@ -351,7 +351,7 @@ static void file_buf_grow(tl_state_t *t)
 }
 
 /* Thread exit: the larger buffer unmapped, once its last batch is out. */
-static void file_buf_free(tl_state_t *t)
+TR_NOINSTR static void file_buf_free(tl_state_t *t)
 {
     if (t->buf && t->buf != t->own)
         munmap(t->buf, (TL_HEAD + FILE_BUF_EVENTS + TL_TAIL) * sizeof(trace_event_t));
@@ -360,7 +360,7 @@ static void file_buf_free(tl_state_t *t)
 
 /* The batch is written; nothing in the buffer outlives the flush (the
  * caller starts the next batch at 0), so it may change buffers here. */
-static void file_flush(tl_state_t *t)
+TR_NOINSTR static void file_flush(tl_state_t *t)
 {
     tl_take_reentered(t);
     uint32_t first = tl_head_marks(t);
@@ -380,7 +380,7 @@ static void file_flush(tl_state_t *t)
 }
 
 /* g_dir = dir made absolute, without trailing slashes; 0 if it cannot be. */
-static int file_absolute(const char *dir)
+TR_NOINSTR static int file_absolute(const char *dir)
 {
     size_t len = 0, room = sizeof g_dir - FILE_NAME_ROOM;
     while (dir[0] == '.' && dir[1] == '/')
@@ -405,7 +405,7 @@ static int file_absolute(const char *dir)
 }
 
 /* mkdir -p g_dir; NULL or why it is not a directory we can write in. */
-static const char *file_make_dir(void)
+TR_NOINSTR static const char *file_make_dir(void)
 {
     struct stat st;
     for (char *p = g_dir + 1; *p; p++) {
@@ -428,7 +428,7 @@ static const char *file_make_dir(void)
 
 /* TRACE_DIR is made absolute at start, so a later chdir cannot scatter
  * files, and created if missing.  One line on stderr when it cannot be. */
-static int file_setup(const char *dir)
+TR_NOINSTR static int file_setup(const char *dir)
 {
     if (!file_absolute(dir))
         return 0;

@@ -9,12 +9,12 @@
  * parts before it, so all of them are one translation unit.
  */
 
-static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
+TR_NOINSTR static int mod_to_file(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
     return file_append(t, ev, count, g_budget_soft) == 0 ? 0 : -1;
 }
 
-static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
+TR_NOINSTR static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
 {
     return ring_put(ev, count, 0, t->tid) ? 0 : -1;
 }
@@ -23,7 +23,7 @@ static int mod_to_ring(tl_state_t *t, trace_event_t *ev, uint32_t count)
  * alone: a batch that will not fit starts the next segment here, before
  * the module list and the head markers are chosen, so that it begins with
  * them (the list, the thread's name) again. */
-static void wrap_rotate(tl_state_t *t)
+TR_NOINSTR static void wrap_rotate(tl_state_t *t)
 {
     uint64_t batch = (TL_HEAD + t->n + t->ntail) * EV_BYTES + mod_list_room();
     if (!t->has_fd || t->seg_used + batch <= g_seg_bytes)
@@ -39,7 +39,7 @@ static void wrap_rotate(tl_state_t *t)
  * an eighth of the ring has been overwritten since it last did: any
  * snapshot then holds them for all but the oldest eighth of its records.
  * One relaxed load per flush. */
-static void rec_say_again(tl_state_t *t)
+TR_NOINSTR static void rec_say_again(tl_state_t *t)
 {
     uint64_t over = atomic_load_explicit(REC_U64(overwritten), memory_order_relaxed);
     if (over - t->rec_said_at < g_ring_cap / EV_BYTES / 8u)
@@ -53,7 +53,7 @@ static void rec_say_again(tl_state_t *t)
  * batch.  Cold; keeps errno for the program.  After a stop, discards.
  * Unless it is the thread's last, the flush notes its own time in the
  * records that follow (tl_note_tracer), deferred or not. */
-static TR_COLD void tl_flush(tl_state_t *t, int final)
+TR_NOINSTR static TR_COLD void tl_flush(tl_state_t *t, int final)
 {
     int saved = errno;
     uint64_t start = clock_now(), waited = 0;

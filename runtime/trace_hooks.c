@@ -17,7 +17,7 @@
 /* A summary-mode hook, its clock read: the table, and a snapshot when due.
  * always_inline: tl_hook's summary path is then one function per hook,
  * the exit's lookup and adds included, with no call unless one is due. */
-static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uint8_t kind, uint64_t now)
+TR_NOINSTR static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uint8_t kind, uint64_t now)
 {
     if (kind == TRACE_KIND_ENTER ? sum_enter(t, func, now) : sum_exit(t, func, now))
         sum_snapshot(t, 0);
@@ -26,7 +26,7 @@ static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uint8_t kind, 
 /* Every hook the inlined paths of tl_hook do not take: the mono clock,
  * TRACE_TRIGGER, TRACE_MODE=both, a new thread's first.  Out of line, so
  * that its registers and checks are not paid for on those paths. */
-static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     if (g_summary) {
         if (TR_UNLIKELY(!t->sum))
@@ -57,7 +57,7 @@ static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uin
 }
 
 /* TRACE_THREADS: does this thread's name match one of the globs? */
-static int tl_name_selected(void)
+TR_NOINSTR static int tl_name_selected(void)
 {
     char name[17] = {0};
 #if defined(__linux__)
@@ -83,7 +83,7 @@ static int tl_name_selected(void)
  * are inherited, as across fork: their exits are not recorded, so no exit
  * is left unmatched.  Once traced, always traced.  A signal handler's
  * hooks in here come in whole pairs and leave the depth as it was. */
-static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     int32_t depth = t->ig_depth;
     if (++t->ig_hooks >= t->ig_next) {
@@ -111,7 +111,7 @@ static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, uintptr_t sit
 /* Gate closed: a new thread (start it), a hook inside a hook (drop and
  * count), a thread TRACE_THREADS does not select (yet), or a thread that
  * already flushed its exit (ignore). */
-static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     int gate = atomic_load_explicit(&t->gate, memory_order_relaxed);
     if (gate == TL_BUSY)
@@ -140,7 +140,7 @@ static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintptr_t site, 
 
 /* always_inline: each of the two hooks gets its own copy, its kind a
  * constant, so the enter hook carries no exit code and the reverse. */
-static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uint8_t kind)
 {
     tl_state_t *t = &tl;
     if (TR_UNLIKELY(atomic_load_explicit(&t->gate, memory_order_relaxed) != TL_OPEN)) {

@@ -12,7 +12,7 @@
 
 /* The first entry is the program itself: its load bias, and its build-id
  * from a PT_NOTE segment (cold: once, at start). */
-static int main_program(struct dl_phdr_info *info, size_t size, void *data)
+TR_NOINSTR static int main_program(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
@@ -26,7 +26,7 @@ static int main_program(struct dl_phdr_info *info, size_t size, void *data)
 
 /* Cost of the recording path, timed into this thread's (unused) buffer;
  * the best of a few rounds, in ns per hook.  The analyzer may subtract it. */
-static uint64_t hook_measure(void)
+TR_NOINSTR static uint64_t hook_measure(void)
 {
     tl_state_t *t = &tl;
     uint64_t best = UINT64_MAX;
@@ -47,7 +47,7 @@ static uint64_t hook_measure(void)
 
 /* pthread key destructor: the thread's last flush, ending with THREAD_EXIT
  * so that a later thread reusing the tid starts from an empty stack. */
-static void tl_thread_exit(void *arg)
+TR_NOINSTR static void tl_thread_exit(void *arg)
 {
     tl_state_t *t = &tl;
     int saved = errno;
@@ -72,7 +72,7 @@ static void tl_thread_exit(void *arg)
 /* The child of fork is a new traced process with one thread: new pid, new
  * files, fresh budget; the parent's buffered events are the parent's to
  * write; frames open at the fork are inherited, their exits not recorded. */
-static void trace_fork_child(void)
+TR_NOINSTR static void trace_fork_child(void)
 {
     tl_state_t *t = &tl;
     if (!g_started)
@@ -115,7 +115,7 @@ static void trace_fork_child(void)
 /* atexit: flush the exiting thread with a clock anchor (ticks and ns at one
  * instant, for an exact tick rate), then stop capture and leave the ring.
  * Other threads' unflushed events end here. */
-static void trace_exit(void)
+TR_NOINSTR static void trace_exit(void)
 {
     tl_state_t *t = &tl;
     int saved = errno;
@@ -150,7 +150,7 @@ static void trace_exit(void)
     errno = saved;
 }
 
-static void trace_setup(void)
+TR_NOINSTR static void trace_setup(void)
 {
     uint64_t max_mb = cfg_u64("TRACE_MAX_MB", 1, CFG_MB_MAX, DEFAULT_MAX_MB);
     uint64_t seg_mb = cfg_u64("TRACE_SEG_MB", 1, CFG_MB_MAX, DEFAULT_SEG_MB);
@@ -196,7 +196,7 @@ static void trace_setup(void)
 }
 
 /* Priority 101: before the program's own constructors, so they are traced. */
-__attribute__((constructor(101))) static void trace_start(void)
+TR_NOINSTR __attribute__((constructor(101))) static void trace_start(void)
 {
     int saved = errno;
     if (cfg_enabled())

@@ -8,7 +8,7 @@
  * parts before it, so all of them are one translation unit.
  */
 
-__attribute__((sentinel)) static void say(const char *first, ...)
+TR_NOINSTR __attribute__((sentinel)) static void say(const char *first, ...)
 {
     char line[1024];
     size_t len = 0;
@@ -31,7 +31,7 @@ __attribute__((sentinel)) static void say(const char *first, ...)
 
 /* Text of v in base 10, or base 8 for v below 8^20, in buf (at least 21
  * bytes), at least `width` digits; returns where it starts. */
-static const char *num_base(uint64_t v, unsigned base, int width, char *buf)
+TR_NOINSTR static const char *num_base(uint64_t v, unsigned base, int width, char *buf)
 {
     char *p = buf + 20;
     *p = '\0';
@@ -42,7 +42,7 @@ static const char *num_base(uint64_t v, unsigned base, int width, char *buf)
 }
 
 /* Decimal text of v in buf (at least 21 bytes); returns where it starts. */
-static const char *num(uint64_t v, char *buf)
+TR_NOINSTR static const char *num(uint64_t v, char *buf)
 {
     return num_base(v, 10, 0, buf);
 }

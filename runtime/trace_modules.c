@@ -45,7 +45,7 @@
 
 /* Nonzero when [vaddr, vaddr + len) lies in a loaded segment: only then is
  * a note readable in memory. */
-static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len)
+TR_NOINSTR static int build_id_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len)
 {
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -100,7 +100,7 @@ static trace_event_t g_mod_recs[2u + (MOD_MAX + MOD_GONE_MAX) * MOD_RECS_EACH]; 
  * own byte order): up to `cap` bytes into out; its full length, 0 if none.
  * Names and descriptors are padded to 4 bytes, or to 8 in a segment
  * aligned to 8. */
-static uint32_t build_id_in_notes(const unsigned char *p, uint64_t size, uint64_t align, unsigned char *out,
+TR_NOINSTR static uint32_t build_id_in_notes(const unsigned char *p, uint64_t size, uint64_t align, unsigned char *out,
                                   uint32_t cap)
 {
     uint64_t pad = align == 8 ? 7u : 3u, off = 0;
@@ -122,7 +122,7 @@ static uint32_t build_id_in_notes(const unsigned char *p, uint64_t size, uint64_
 }
 
 /* The object's build-id from its PT_NOTE segments: its length, 0 if none. */
-static uint32_t build_id_of(const struct dl_phdr_info *info, unsigned char *out, uint32_t cap)
+TR_NOINSTR static uint32_t build_id_of(const struct dl_phdr_info *info, unsigned char *out, uint32_t cap)
 {
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -136,7 +136,7 @@ static uint32_t build_id_of(const struct dl_phdr_info *info, unsigned char *out,
 }
 
 /* One object into g_mods_scan: its extent, build-id and path. */
-static int mod_scan_one(struct dl_phdr_info *info, size_t size, void *data)
+TR_NOINSTR static int mod_scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
@@ -177,7 +177,7 @@ static int mod_scan_one(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* The loader's add and remove counters, from its first object. */
-static int mod_counters(struct dl_phdr_info *info, size_t size, void *data)
+TR_NOINSTR static int mod_counters(struct dl_phdr_info *info, size_t size, void *data)
 {
     unsigned long long *c = data;
     if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
@@ -188,7 +188,7 @@ static int mod_counters(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* A module read again keeps its number when it is the same mapping. */
-static uint64_t mod_id_of(const mod_info_t *m)
+TR_NOINSTR static uint64_t mod_id_of(const mod_info_t *m)
 {
     for (uint32_t i = 0; i < g_nmods; i++) {
         const mod_info_t *o = &g_mods[i];
@@ -202,7 +202,7 @@ static uint64_t mod_id_of(const mod_info_t *m)
 
 /* The modules of the last reading that this one (g_mods_scan) lacks have
  * gone: into the closed table, at `at`. */
-static void mod_retire(uint64_t at)
+TR_NOINSTR static void mod_retire(uint64_t at)
 {
     for (uint32_t i = 0; i < g_nmods; i++) {
         uint32_t j = 0;
@@ -218,7 +218,7 @@ static void mod_retire(uint64_t at)
 
 /* Reads the set of loaded objects again if the loader's counters moved
  * since the last reading (or there was none).  Called with g_mod_busy. */
-static void mod_refresh(void)
+TR_NOINSTR static void mod_refresh(void)
 {
     unsigned long long c[2] = {0, 0};
     dl_iterate_phdr(mod_counters, c);
@@ -241,7 +241,7 @@ static void mod_refresh(void)
     atomic_store_explicit(&g_mod_list, list + 1, memory_order_relaxed);
 }
 
-static void mod_fill(trace_event_t *e, uint32_t tid, uint8_t part, uint8_t count, uint64_t ts, uint64_t func,
+TR_NOINSTR static void mod_fill(trace_event_t *e, uint32_t tid, uint8_t part, uint8_t count, uint64_t ts, uint64_t func,
                      uint64_t site)
 {
     mark_fill(e, ts, tid, func, site); /* the same fields, then the kind and parts */
@@ -251,7 +251,7 @@ static void mod_fill(trace_event_t *e, uint32_t tid, uint8_t part, uint8_t count
 }
 
 /* Up to 24 bytes as three words, byte i at bits 8i (trace.h). */
-static void mod_words(const unsigned char *b, uint32_t n, uint64_t w[3])
+TR_NOINSTR static void mod_words(const unsigned char *b, uint32_t n, uint64_t w[3])
 {
     unsigned char tmp[TRACE_MODULE_BYTES] = {0};
     memcpy(tmp, b, n);
@@ -263,7 +263,7 @@ static int mod_take(void);
 
 /* One module's records (at most MOD_RECS_EACH) into rec; how many.  gone:
  * when it was seen closed, 0 while it is loaded. */
-static uint32_t mod_records(const mod_info_t *m, uint64_t gone, uint32_t tid, trace_event_t *rec)
+TR_NOINSTR static uint32_t mod_records(const mod_info_t *m, uint64_t gone, uint32_t tid, trace_event_t *rec)
 {
     uint32_t n = 0;
     uint64_t w[3];
@@ -286,7 +286,7 @@ static uint32_t mod_records(const mod_info_t *m, uint64_t gone, uint32_t tid, tr
 /* The closed modules thread t's next list carries: from *first to
  * g_mod_gone (under g_mod_busy); those the table no longer holds are
  * counted in *missed. */
-static uint64_t mod_gone_since(const tl_state_t *t, uint64_t *first, uint64_t *missed)
+TR_NOINSTR static uint64_t mod_gone_since(const tl_state_t *t, uint64_t *first, uint64_t *missed)
 {
     uint64_t end = atomic_load_explicit(&g_mod_gone, memory_order_relaxed), from = t->mod_gone;
     from = from > end ? end : from;
@@ -301,7 +301,7 @@ static uint64_t mod_gone_since(const tl_state_t *t, uint64_t *first, uint64_t *m
 
 /* The i-th module of a list of table tab's modules and then closed ones
  * from `first`. */
-static uint32_t mod_records_at(unsigned tab, uint32_t i, uint64_t first, uint32_t tid, trace_event_t *rec)
+TR_NOINSTR static uint32_t mod_records_at(unsigned tab, uint32_t i, uint64_t first, uint32_t tid, trace_event_t *rec)
 {
     if (i < g_nmods_tab[tab])
         return mod_records(&g_mods_tab[tab][i], 0, tid, rec);
@@ -309,7 +309,7 @@ static uint32_t mod_records_at(unsigned tab, uint32_t i, uint64_t first, uint32_
     return mod_records(&g->m, g->at ? g->at : 1, tid, rec);
 }
 
-static void mod_release(void)
+TR_NOINSTR static void mod_release(void)
 {
     atomic_flag_clear_explicit(&g_mod_busy, memory_order_release);
 }
@@ -322,7 +322,7 @@ static void mod_release(void)
  * released; 0 when the whole list went, else nonzero (the sink failed, or
  * the table changed twice or stayed busy meanwhile: the part written is
  * torn, and the list is due again). */
-static int mod_write(tl_state_t *t, mod_sink_t sink, uint64_t list)
+TR_NOINSTR static int mod_write(tl_state_t *t, mod_sink_t sink, uint64_t list)
 {
     trace_event_t rec[MOD_CHUNK];
     uint64_t now = clock_now(), first, missed, left_out = g_mods_left_out;
@@ -352,7 +352,7 @@ static int mod_write(tl_state_t *t, mod_sink_t sink, uint64_t list)
 
 /* g_mod_busy, waiting for it (yielding) for at most MOD_WAIT_NS: its
  * holder reads the loader's list or copies a chunk of it.  0 if not had. */
-static int mod_take(void)
+TR_NOINSTR static int mod_take(void)
 {
     uint64_t begin = 0;
     while (atomic_flag_test_and_set_explicit(&g_mod_busy, memory_order_acquire)) {
@@ -370,7 +370,7 @@ static int mod_take(void)
  * g_mod_busy held (a put is a copy under the ring's lock), so that a full
  * ring never tears it: it goes whole, or at a later flush.  Returns with
  * g_mod_busy released; 0 when it went. */
-static int mod_write_whole(tl_state_t *t, mod_sink_t sink, uint64_t list)
+TR_NOINSTR static int mod_write_whole(tl_state_t *t, mod_sink_t sink, uint64_t list)
 {
     uint64_t now = clock_now(), first, missed;
     uint32_t n = 0, nmods = g_nmods + (uint32_t)mod_gone_since(t, &first, &missed);
@@ -388,12 +388,12 @@ static int mod_write_whole(tl_state_t *t, mod_sink_t sink, uint64_t list)
  * chunk at a time).  0 when none was due or it went; nonzero when the
  * sink failed (it is due again at the next flush). */
 /* Bytes a whole module list can take (TRACE_FULL=wrap keeps room for one). */
-static uint64_t mod_list_room(void)
+TR_NOINSTR static uint64_t mod_list_room(void)
 {
     return sizeof g_mod_recs;
 }
 
-static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole)
+TR_NOINSTR static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole)
 {
     if (!mod_take())
         return 0; /* another thread has had the table too long: this one looks next time */
@@ -417,7 +417,7 @@ static int mod_flush(tl_state_t *t, mod_sink_t sink, int whole)
  * that comes and goes between two flushes is seen, and one that went is
  * kept with the time it went.  Cold (the loader's own work is far
  * slower); waits at most MOD_DL_WAIT_NS for a flush copying the table. */
-static void mod_dl_changed(void)
+TR_NOINSTR static void mod_dl_changed(void)
 {
     if (!g_started || stopped())
         return;
@@ -432,7 +432,7 @@ static void mod_dl_changed(void)
 }
 
 /* The loader's function of that name, or NULL. */
-static void *mod_dl_next(const char *name)
+TR_NOINSTR static void *mod_dl_next(const char *name)
 {
     return dlsym(RTLD_NEXT, name);
 }

@@ -32,7 +32,7 @@
 /* Cold: the loss table (trace_shm.h): the slot of tid, claimed if it has
  * none and one is free; &other when every slot is taken.  Bounded: one
  * look at each slot. */
-static TR_COLD _Atomic uint64_t *ring_loss_counter(uint32_t tid)
+TR_NOINSTR static TR_COLD _Atomic uint64_t *ring_loss_counter(uint32_t tid)
 {
     for (uint32_t i = 0; i < TRACE_SHM_LOSS_SLOTS && tid; i++) {
         _Atomic uint32_t *owner = (_Atomic uint32_t *)(void *)&g_losses->slot[i].tid;
@@ -49,7 +49,7 @@ static TR_COLD _Atomic uint64_t *ring_loss_counter(uint32_t tid)
 
 /* events of thread tid are lost: in its slot of the loss table first (so
  * the table never holds more than `dropped`), then in `dropped`. */
-static void ring_add_dropped(uint32_t tid, uint64_t events)
+TR_NOINSTR static void ring_add_dropped(uint32_t tid, uint64_t events)
 {
     if (g_losses) /* relaxed: a counter, final for the reader once we detach, as `dropped` */
         atomic_fetch_add_explicit(ring_loss_counter(tid), events, memory_order_relaxed);
@@ -58,7 +58,7 @@ static void ring_add_dropped(uint32_t tid, uint64_t events)
     atomic_fetch_add_explicit(RING_U64(dropped), events, memory_order_relaxed);
 }
 
-static void ring_pause(void)
+TR_NOINSTR static void ring_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __asm__ __volatile__("pause");
@@ -73,7 +73,7 @@ static void ring_pause(void)
  * published head or not; storage past head is unpublished, so the ring is
  * consistent either way.  A holder we cannot check (EPERM) or a reused tid
  * counts as alive, and we drop as before: never worse than waiting. */
-static TR_COLD int ring_lock_recover(uint32_t tid)
+TR_NOINSTR static TR_COLD int ring_lock_recover(uint32_t tid)
 {
     _Atomic uint32_t *lock = RING_U32(lock);
     uint32_t holder = atomic_load_explicit(lock, memory_order_relaxed);
@@ -89,7 +89,7 @@ static TR_COLD int ring_lock_recover(uint32_t tid)
 /* Bounded: a holder killed inside its critical section leaves the lock
  * taken forever, and on one core spinning would starve a live holder; so
  * spin a little, yield a little, then give up (the caller drops). */
-static int ring_lock(uint32_t tid)
+TR_NOINSTR static int ring_lock(uint32_t tid)
 {
     _Atomic uint32_t *lock = RING_U32(lock);
     for (uint32_t i = 0; i < RING_SPINS + RING_YIELDS; i++) {
@@ -109,7 +109,7 @@ static int ring_lock(uint32_t tid)
 }
 
 /* capacity is a multiple of 32, so a wrap falls between two records. */
-static void ring_copy(uint64_t pos, const void *src, uint64_t len)
+TR_NOINSTR static void ring_copy(uint64_t pos, const void *src, uint64_t len)
 {
     uint32_t off = (uint32_t)(pos % g_ring_cap);
     uint64_t first = g_ring_cap - off < len ? g_ring_cap - off : len;
@@ -125,7 +125,7 @@ static void ring_copy(uint64_t pos, const void *src, uint64_t len)
  * batches until `bytes` fit (trace_shm.h).  The batch records are read from
  * shared memory, so each is checked; one that does not describe a batch
  * inside [tail, head) gives up on them all: tail = head.  The new tail. */
-static uint64_t ring_overwrite(uint64_t tail, uint64_t head, uint64_t bytes)
+TR_NOINSTR static uint64_t ring_overwrite(uint64_t tail, uint64_t head, uint64_t bytes)
 {
     uint64_t over = 0;
     while (head - tail > g_ring_cap - bytes) {
@@ -183,7 +183,7 @@ static char g_tsan_reader;
 /* Version 3: reserve room for a batch header and count records under the
  * lock, then copy and commit outside it (trace_shm.h).  0 when the lock
  * could not be had or there is too little room. */
-static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+TR_NOINSTR static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
     uint64_t bytes = (count + 1u) * EV_BYTES;
     if (count == 0)
@@ -226,7 +226,7 @@ static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t eve
  * critical section; 0 when the lock could not be had or there is too
  * little room.  A flight-recorder ring gets them as one batch, and while
  * it is RECORDING there is always room: the oldest batches make it. */
-static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
+TR_NOINSTR static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
     if (g_ring_commit)
         return ring_put_commit(ev, count, events, tid);
@@ -270,7 +270,7 @@ static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, ui
  * *waited gets the time spent past the first try.  wait_ns is 0 (never
  * wait) unless the user chose TRACE_SHM_WAIT_US, or the flush is a thread's
  * last, which has no later one to defer to. */
-static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid,
+TR_NOINSTR static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid,
                          uint64_t wait_ns, uint64_t *waited)
 {
     *waited = 0;
@@ -298,7 +298,7 @@ static int ring_put_wait(const trace_event_t *ev, uint32_t count, uint32_t event
 
 /* A thread's last flush lost its events: still try to get its notes (gap,
  * thread exit, clock anchor) out, since no later flush will carry them. */
-static void ring_put_marks_only(tl_state_t *t)
+TR_NOINSTR static void ring_put_marks_only(tl_state_t *t)
 {
     memmove(&t->buf[TL_HEAD], &t->buf[TL_HEAD + t->n], t->ntail * sizeof(trace_event_t));
     t->n = t->nmarks = 0;
@@ -314,7 +314,7 @@ static void ring_put_marks_only(tl_state_t *t)
  * that long and then drops.  *waited: ns spent waiting (ring_put_wait). */
 static void trig_ask(tl_state_t *t);
 
-static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
+TR_NOINSTR static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 {
     uint64_t reentered = tl_take_reentered(t);
     if (reentered)
@@ -356,7 +356,7 @@ static int ring_flush(tl_state_t *t, int final, uint64_t *waited)
 /* A batch of at most a quarter of the ring leaves room for other threads'
  * batches and for the reader to be behind; a batch larger than the ring
  * could never go in at all. */
-static void ring_use(void *map, uint32_t cap, size_t map_len)
+TR_NOINSTR static void ring_use(void *map, uint32_t cap, size_t map_len)
 {
     g_ring = map;
     g_ring_map_len = map_len;
@@ -369,7 +369,7 @@ static void ring_use(void *map, uint32_t cap, size_t map_len)
 }
 
 /* Back to file mode after a ring that was mapped could not be joined. */
-static void ring_unuse(void)
+TR_NOINSTR static void ring_unuse(void)
 {
     munmap(g_ring, g_ring_map_len);
     g_ring = NULL;
@@ -382,7 +382,7 @@ static void ring_unuse(void)
     g_buf_max = TRACE_BUF_EVENTS;
 }
 
-static uint64_t ring_magic(void)
+TR_NOINSTR static uint64_t ring_magic(void)
 {
     char m[8] = TRACE_SHM_MAGIC;
     uint64_t v;
@@ -391,7 +391,7 @@ static uint64_t ring_magic(void)
 }
 
 /* We made the segment: size it, fill the header, publish the magic last. */
-static const char *ring_create(int fd, uint64_t size)
+TR_NOINSTR static const char *ring_create(int fd, uint64_t size)
 {
     uint64_t cap = (size - TRACE_SHM_HEADER_SIZE) & ~(EV_BYTES - 1);
     uint64_t len = TRACE_SHM_HEADER_SIZE + cap + TRACE_SHM_LOSSES_SIZE; /* the loss table after the storage */
@@ -418,14 +418,14 @@ static const char *ring_create(int fd, uint64_t size)
     return NULL;
 }
 
-static void ring_sleep_1ms(void)
+TR_NOINSTR static void ring_sleep_1ms(void)
 {
     struct timespec d = {0, 1000000};
     nanosleep(&d, NULL);
 }
 
 /* The segment's size once it is large enough for a ring, 0 on timeout. */
-static uint64_t ring_wait_size(int fd, uint64_t deadline)
+TR_NOINSTR static uint64_t ring_wait_size(int fd, uint64_t deadline)
 {
     struct stat st;
     while (fstat(fd, &st) == 0) {
@@ -440,7 +440,7 @@ static uint64_t ring_wait_size(int fd, uint64_t deadline)
 
 /* NULL when the header of a published ring fits a segment of `size`;
  * *cap and *version are read once (the header may change under us). */
-static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap,
+TR_NOINSTR static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t deadline, uint32_t *cap,
                               uint32_t *version)
 {
     uint64_t magic;
@@ -465,7 +465,7 @@ static const char *ring_check(trace_shm_header_t *h, uint64_t size, uint64_t dea
 /* The block after the storage (`room` bytes of it mapped), if its magic
  * is there: the flight recorder's, or the loss table.  The creator wrote
  * it before the ring's magic, which ring_check read with acquire. */
-static void ring_find_block(unsigned char *block, size_t room, uint32_t version)
+TR_NOINSTR static void ring_find_block(unsigned char *block, size_t room, uint32_t version)
 {
     trace_shm_recorder_t *r = (trace_shm_recorder_t *)(void *)block;
     trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)block;
@@ -480,7 +480,7 @@ static void ring_find_block(unsigned char *block, size_t room, uint32_t version)
 
 /* Someone else made the segment, maybe a moment ago: wait a bounded time
  * for its size and magic, check the header, then map what it describes. */
-static const char *ring_open(int fd)
+TR_NOINSTR static const char *ring_open(int fd)
 {
     uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
     uint64_t size = ring_wait_size(fd, deadline);
@@ -519,7 +519,7 @@ static const char *ring_open(int fd)
  * counted as dropped while it is stuck, which is the loss to report, and
  * the race it would have prevented needs two tracers starting together on
  * top of that.  NULL, or why we cannot join. */
-static const char *ring_announce(void)
+TR_NOINSTR static const char *ring_announce(void)
 {
     uint32_t flags = g_ticks ? TRACE_FLAG_TICKS : 0;
     int locked = ring_lock(g_pid);
@@ -552,7 +552,7 @@ static const char *ring_announce(void)
  * counted in `writers` are gone when no shared lock is left.  Taken before we
  * count as a writer.  trace_stream holds its exclusive lock only for an
  * instant, so a bounded number of tries suffices. */
-static const char *ring_hold_liveness(int fd)
+TR_NOINSTR static const char *ring_hold_liveness(int fd)
 {
     uint64_t deadline = clock_mono_ns() + RING_OPEN_WAIT_NS;
     while (flock(fd, LOCK_SH | LOCK_NB) != 0) {
@@ -566,7 +566,7 @@ static const char *ring_hold_liveness(int fd)
 /* TRACE_SHM_GROUP=GROUP (a name or a number): the ring may be shared with
  * that group's users.  Its gid, -1 when unset, -2 (said) when no such
  * group: the user asked for a shared ring we cannot make. */
-static long ring_share_gid(const char *name)
+TR_NOINSTR static long ring_share_gid(const char *name)
 {
     const char *v = getenv("TRACE_SHM_GROUP"), *p = v;
     if (!v || !*v)
@@ -591,7 +591,7 @@ static long ring_share_gid(const char *name)
  * a member (or root) can give a file to a group.  Else we say so and run
  * untraced: falling back to files would still trace a program whose user
  * asked for a ring.  0 if usable. */
-static int ring_owner_ok(const char *name, int fd, long share_gid)
+TR_NOINSTR static int ring_owner_ok(const char *name, int fd, long share_gid)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -614,7 +614,7 @@ static int ring_owner_ok(const char *name, int fd, long share_gid)
  * falls back to files (why said once), -1 a ring not ours: tracing off.
  * The segment is the client's to unlink, except one we created and could
  * not set up (it never had a magic). */
-static int ring_attach(const char *name, uint64_t size)
+TR_NOINSTR static int ring_attach(const char *name, uint64_t size)
 {
     const char *why;
     long share_gid = ring_share_gid(name);

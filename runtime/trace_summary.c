@@ -46,14 +46,14 @@ typedef struct sum_table {
     sum_frame_t *frames;
 } sum_table_t;
 
-static uint64_t sum_round_up(uint64_t n, uint64_t to)
+TR_NOINSTR static uint64_t sum_round_up(uint64_t n, uint64_t to)
 {
     return (n + to - 1) / to * to;
 }
 
 /* Where each part of a thread's table lies in its one mapping, and its
  * size (the return value). */
-static uint64_t sum_layout(uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames, uint64_t *o_hist, uint64_t *slots)
+TR_NOINSTR static uint64_t sum_layout(uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames, uint64_t *o_hist, uint64_t *slots)
 {
     *slots = 1;
     while (*slots < 2u * (uint64_t)g_sum_funcs)
@@ -69,14 +69,14 @@ static uint64_t sum_layout(uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames
     return at + (uint64_t)g_sum_funcs * TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t);
 }
 
-static uint64_t sum_bytes(void)
+TR_NOINSTR static uint64_t sum_bytes(void)
 {
     uint64_t a, b, c, d, e;
     return sum_layout(&a, &b, &c, &d, &e);
 }
 
 /* The thread's table, one mapping; NULL (said) when there is no memory. */
-static struct sum_table *sum_alloc(void)
+TR_NOINSTR static struct sum_table *sum_alloc(void)
 {
     uint64_t o_slots, o_fn, o_frames, o_hist, slots, size = sum_layout(&o_slots, &o_fn, &o_frames, &o_hist, &slots);
     void *m = size <= SIZE_MAX ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -100,7 +100,7 @@ static struct sum_table *sum_alloc(void)
 static uint64_t sum_bytes(void);
 
 /* The thread's table unmapped (thread exit; fork: the parent's copy). */
-static void sum_free(tl_state_t *t)
+TR_NOINSTR static void sum_free(tl_state_t *t)
 {
     if (t->sum)
         munmap(t->sum, (size_t)sum_bytes());
@@ -108,7 +108,7 @@ static void sum_free(tl_state_t *t)
 }
 
 /* Clock units to ns without a division (see g_ns_mult). */
-static inline uint64_t sum_ns(uint64_t d)
+TR_NOINSTR static inline uint64_t sum_ns(uint64_t d)
 {
     if (!g_ticks)
         return d;
@@ -117,7 +117,7 @@ static inline uint64_t sum_ns(uint64_t d)
 }
 
 /* g_ns_mult < 2^32, so that (d & mask) * mult cannot overflow. */
-static void sum_clock_init(void)
+TR_NOINSTR static void sum_clock_init(void)
 {
     g_ns_shift = 32;
     while (g_ticks && g_ns_shift > 0 && (1000000000ull << g_ns_shift) / g_tick_hz >= ((uint64_t)1 << 32))
@@ -127,7 +127,7 @@ static void sum_clock_init(void)
 
 /* The function's place in the table, added on first sight; SUM_NONE when
  * the table is full. */
-static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
+TR_NOINSTR static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
 {
     uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & s->mask;
     for (;;) {
@@ -146,7 +146,7 @@ static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
     return s->nfn - 1;
 }
 
-static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
+TR_NOINSTR static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
     if (TR_UNLIKELY(s->sp >= g_sum_depth || s->deep)) {
@@ -163,7 +163,7 @@ static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 
 /* The call in frame f ended at now: its times added.  Nonzero when a
  * snapshot is due. */
-static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_t now)
+TR_NOINSTR static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_t now)
 {
     uint64_t ns = sum_ns(now > f->start ? now - f->start : 0), tr = s->tracer - f->tracer_at;
     ns = ns > tr ? ns - tr : 0;
@@ -189,7 +189,7 @@ static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t *f, uint64_
 
 /* An exit that is not the top frame's: inherited (fork, TRACE_THREADS),
  * or frames skipped by longjmp, or no open call at all. */
-static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
+TR_NOINSTR static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
     if (s->sp == 0) {
@@ -211,7 +211,7 @@ static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64_t now)
     return sum_close(s, &s->frames[k - 1], now);
 }
 
-static TR_HOT_INLINE int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
+TR_NOINSTR static TR_HOT_INLINE int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
     if (TR_UNLIKELY(s->deep)) {
@@ -230,7 +230,7 @@ static TR_HOT_INLINE int sum_exit(tl_state_t *t, uintptr_t func, uint64_t now)
  * the flush was deferred): the snapshot is then abandoned, torn, and what
  * of it is staged goes out later and is ignored by the reader; the next
  * snapshot, cumulative, loses nothing. */
-static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
+TR_NOINSTR static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t func, uint64_t site)
 {
     uint8_t end = (uint8_t)(part == TRACE_SUMMARY_END ? TRACE_SUMMARY_ENDS | (unsigned)final : 0);
     final = final != 0;
@@ -251,7 +251,7 @@ static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t ts, uint64_t
     return 0;
 }
 
-static int sum_put_hist(tl_state_t *t, int final, const sum_table_t *s, uint32_t i)
+TR_NOINSTR static int sum_put_hist(tl_state_t *t, int final, const sum_table_t *s, uint32_t i)
 {
     const uint64_t *h = &s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS];
     uint64_t blocks = s->fn[i].blocks;
@@ -279,7 +279,7 @@ static int sum_put_hist(tl_state_t *t, int final, const sum_table_t *s, uint32_t
 }
 
 /* The parts of one snapshot; -1 when it had to be abandoned (sum_put). */
-static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint64_t start, uint64_t seq)
+TR_NOINSTR static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint64_t start, uint64_t seq)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->nfn; i++)
@@ -305,7 +305,7 @@ static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint64_t start,
  * tracer's: added to s->tracer, so open frames do not count it.  final: a
  * trace_summary_end; at the thread's (or process's) end the caller's last
  * flush sends it. */
-static TR_COLD void sum_snapshot(tl_state_t *t, int final)
+TR_NOINSTR static TR_COLD void sum_snapshot(tl_state_t *t, int final)
 {
     sum_table_t *s = t->sum;
     if (!s || stopped())

@@ -11,7 +11,7 @@
  * parts before it, so all of them are one translation unit.
  */
 
-static void mark_fill(trace_event_t *e, uint64_t ts, uint32_t tid, uint64_t code, uint64_t payload)
+TR_NOINSTR static void mark_fill(trace_event_t *e, uint64_t ts, uint32_t tid, uint64_t code, uint64_t payload)
 {
     memset(e, 0, sizeof *e);
     e->ts = ts;
@@ -22,14 +22,14 @@ static void mark_fill(trace_event_t *e, uint64_t ts, uint32_t tid, uint64_t code
 }
 
 /* A marker to go out after the buffered events, with the next flush. */
-static void tl_push_mark(tl_state_t *t, uint64_t ts, uint64_t code, uint64_t payload)
+TR_NOINSTR static void tl_push_mark(tl_state_t *t, uint64_t ts, uint64_t code, uint64_t payload)
 {
     if (t->ntail < TL_TAIL)
         mark_fill(&t->buf[TL_HEAD + t->n + t->ntail++], ts, t->tid, code, payload);
 }
 
 /* Nanoseconds between two clock_now() readings (0 if they run backwards). */
-static uint64_t clock_span_ns(uint64_t from, uint64_t to)
+TR_NOINSTR static uint64_t clock_span_ns(uint64_t from, uint64_t to)
 {
     uint64_t d = to > from ? to - from : 0;
     if (!g_ticks)
@@ -43,7 +43,7 @@ static uint64_t clock_span_ns(uint64_t from, uint64_t to)
  * the analyzer takes the time out of the frames open here
  * (TRACE_MARK_TRACER_TIME), and how much of it went on waiting for the ring
  * (TRACE_MARK_TRACER_WAIT).  Every caller leaves TL_NOTE_SLOTS free. */
-static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
+TR_NOINSTR static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
 {
     uint64_t took = clock_span_ns(start, clock_now());
     mark_fill(&t->buf[TL_HEAD + t->n++], start, t->tid, TRACE_MARK_TRACER_TIME, took);
@@ -56,7 +56,7 @@ static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
 
 /* The clock at which a batch begun at `now` is due out whatever its size
  * (TRACE_FLUSH_MS later); UINT64_MAX when only full batches go. */
-static uint64_t tl_flush_deadline(uint64_t now)
+TR_NOINSTR static uint64_t tl_flush_deadline(uint64_t now)
 {
     return g_flush_every && now <= UINT64_MAX - g_flush_every ? now + g_flush_every : UINT64_MAX;
 }
@@ -67,7 +67,7 @@ static uint64_t tl_flush_deadline(uint64_t now)
  * idle thread costs nothing: its next hook, whenever it comes, flushes.
  * An exit from a frame inherited across fork is not recorded, so the
  * child's trace holds only the frames it entered. */
-static inline int tl_record_at(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind, int ticks)
+TR_NOINSTR static inline int tl_record_at(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind, int ticks)
 {
     if (kind == TRACE_KIND_ENTER)
         t->depth++;
@@ -90,20 +90,20 @@ static inline int tl_record_at(tl_state_t *t, uintptr_t func, uintptr_t site, ui
 /* `ticks` is a constant at every call: 1 only where g_ticks is known set
  * (tl_hook's events path), so that path reads the counter without testing
  * g_ticks again. */
-static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static inline int tl_record(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     return tl_record_at(t, func, site, kind, 0);
 }
 
 /* Events per batch for this thread: file mode's larger once it has one. */
-static uint32_t tl_batch(const tl_state_t *t)
+TR_NOINSTR static uint32_t tl_batch(const tl_state_t *t)
 {
     return t->buf != t->own ? FILE_BUF_EVENTS : g_batch;
 }
 
 /* First event of a thread: its tid, and the key whose destructor will flush
  * it at thread exit (key values are only set per thread, so here). */
-static void tl_start(tl_state_t *t)
+TR_NOINSTR static void tl_start(tl_state_t *t)
 {
     int saved = errno;
     t->tid = (uint32_t)syscall(SYS_gettid);
@@ -121,7 +121,7 @@ static void tl_start(tl_state_t *t)
 
 /* Hooks dropped by the gate come in whole enter/exit pairs (the handler ran
  * to completion inside one hook), so the depth around them is unchanged. */
-static uint64_t tl_take_reentered(tl_state_t *t)
+TR_NOINSTR static uint64_t tl_take_reentered(tl_state_t *t)
 {
     uint32_t r = atomic_exchange_explicit(&t->reentered, 0, memory_order_relaxed);
     if (r && t->lost == 0)
@@ -132,7 +132,7 @@ static uint64_t tl_take_reentered(tl_state_t *t)
 
 /* The buffered batch is lost: remember how many events and the depths the
  * analyzer needs to repair its stack (cold: walks the batch). */
-static void tl_note_drop(tl_state_t *t)
+TR_NOINSTR static void tl_note_drop(tl_state_t *t)
 {
     int32_t d = t->batch_depth, low = d;
     for (uint32_t i = 0; i < t->n; i++) {
@@ -151,7 +151,7 @@ static void tl_note_drop(tl_state_t *t)
 /* The thread's name into t->name_out; nonzero when it is not the one last
  * written out (names are usually set after a thread's first events, so
  * every flush looks: one system call per batch, off the hot path). */
-static int tl_name_changed(tl_state_t *t)
+TR_NOINSTR static int tl_name_changed(tl_state_t *t)
 {
     memset(t->name_out, 0, sizeof t->name_out);
 #if defined(__linux__)
@@ -164,7 +164,7 @@ static int tl_name_changed(tl_state_t *t)
 
 /* Eight name bytes as a little-endian integer (trace.h, THREAD_NAME), so
  * they read the same after any byte swapping of the field. */
-static uint64_t name_bytes(const char *s)
+TR_NOINSTR static uint64_t name_bytes(const char *s)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
@@ -180,7 +180,7 @@ static uint64_t name_bytes(const char *s)
  * Then THREAD_NAME when the name is new, THREAD_LOST and THREAD_RESYNC when
  * something was lost since the last good flush.  Returns the index the
  * flush starts at. */
-static uint32_t tl_head_marks(tl_state_t *t)
+TR_NOINSTR static uint32_t tl_head_marks(tl_state_t *t)
 {
     uint32_t first = TL_HEAD;
     uint64_t ts = t->n ? t->buf[TL_HEAD].ts : clock_now();
@@ -208,7 +208,7 @@ static uint32_t tl_head_marks(tl_state_t *t)
 
 /* The head markers went out: the loss is reported, the name known, and the
  * process announced (another thread may have done it too: harmless). */
-static void tl_head_sent(tl_state_t *t)
+TR_NOINSTR static void tl_head_sent(tl_state_t *t)
 {
     if (t->carries_announce)
         atomic_store_explicit(&g_announce_due, 0, memory_order_relaxed);

@@ -20,7 +20,7 @@
  * late trace_stream comes for it (it turns the ring back to RECORDING when
  * it has sent it, or declines), then ask.  Without the lock the ring goes
  * on recording until the reader freezes it. */
-static TR_COLD void trig_ask(tl_state_t *t)
+TR_NOINSTR static TR_COLD void trig_ask(tl_state_t *t)
 {
     uint32_t tid = t->tid;
     t->trig_pending = 0;
@@ -34,13 +34,13 @@ static TR_COLD void trig_ask(tl_state_t *t)
     atomic_fetch_add_explicit(REC_U64(triggers), 1, memory_order_release);
 }
 
-static uint64_t trig_now_ms(void)
+TR_NOINSTR static uint64_t trig_now_ms(void)
 {
     return clock_mono_ns() / 1000000u;
 }
 
 /* May this slow call ask?  One per TRACE_TRIGGER_GAP_MS, whichever thread. */
-static int trig_claim(void)
+TR_NOINSTR static int trig_claim(void)
 {
     uint64_t now = trig_now_ms() + TRACE_TRIGGER_GAP_MS; /* + gap: 0 means never asked */
     uint64_t last = atomic_load_explicit(&g_trig_last_ms, memory_order_relaxed);
@@ -52,7 +52,7 @@ static int trig_claim(void)
 /* TRACE_MARK_TRIGGER and the functions open around the slow call, into
  * the batch a flush just emptied (unless the flush was deferred: then as
  * many as the buffer has room for). */
-static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
+TR_NOINSTR static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
 {
     uint32_t open = t->depth > 0 ? (uint32_t)t->depth : 0, keep = 0;
     uint32_t room = g_buf_max - TL_NOTE_SLOTS > t->n ? g_buf_max - TL_NOTE_SLOTS - t->n : 0;
@@ -74,7 +74,7 @@ static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
 
 /* The hook of the trigger function just recorded its event (the last in
  * the buffer, unless tl_record did not record it).  1 when it flushed. */
-static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
+TR_NOINSTR static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
 {
     const trace_event_t *e = t->n ? &t->buf[TL_HEAD + t->n - 1] : NULL;
     if (!e || e->func != (uint64_t)g_trig_func || e->kind != kind)
