@@ -286,14 +286,22 @@ enum trace_snapshot_cause {
  *   BEGIN    ts = when (the thread's clock), func = the snapshot's number
  *            (1, 2, ... per thread), call_site = functions that follow
  *   FUNC     ts = inclusive ns (sum), func = the function's runtime address,
- *            call_site = completed calls
+ *            call_site = completed calls; pad[1] = TRACE_SUMMARY_FUNC_LOWER
+ *            when these are a lower bound (trace_stream's merged snapshots:
+ *            a thread of the process whose table filled up lacks the
+ *            function, so calls of it may be in META's ts); 0 otherwise,
+ *            and from runtimes and clients before it, which readers then
+ *            ignore (an older reader ignores the flag: the note of META's
+ *            count still stands)
  *   TIMES    ts = self ns (sum), func = min ns, call_site = max ns (of one
  *            call's inclusive time), for the FUNC just before
  *   BUCKETS  two histogram buckets of that function: ts = count of bucket
  *            A, func = count of bucket B, call_site = A << 32 | B (B =
  *            0xffffffff: none); counts are cumulative
  *   META     ts = calls of functions beyond the thread's table (not
- *            attributed), func = calls deeper than its shadow stack (not
+ *            attributed; once it is not 0 the table is full and holds
+ *            what it will hold, so a reader knows that any function the
+ *            table lacks may have lost calls to it: a lower bound), func = calls deeper than its shadow stack (not
  *            timed: their time stays in the caller), call_site = exits that
  *            matched no open call
  *   END      ts = when, func = the snapshot's number again (a snapshot
@@ -327,6 +335,7 @@ enum trace_summary_end {
     TRACE_SUMMARY_PROCESS_EXIT = 2  /* the exiting thread's last, at process exit */
 };
 #define TRACE_SUMMARY_ENDS 0x80u /* END's pad[1] carries a trace_summary_end */
+#define TRACE_SUMMARY_FUNC_LOWER 0x01u /* FUNC's pad[1]: its counts are a lower bound */
 
 #define TRACE_SUMMARY_EXACT 64u   /* buckets counted one value each */
 #define TRACE_SUMMARY_SUB 32u     /* sub-buckets per power of two above */

@@ -46,7 +46,7 @@ TR_NOINSTR static uint64_t cfg_mode(void)
         g_summary = 2;
     else if (m && *m && strcmp(m, "events"))
         say("TRACE_MODE=", m, ": expected events, summary or both; events", (char *)0);
-    g_sum_funcs = (uint32_t)cfg_u64("TRACE_SUMMARY_FUNCS", 16, 65536, 256);
+    g_sum_funcs = (uint32_t)cfg_u64("TRACE_SUMMARY_FUNCS", 16, 65536, 65536);
     g_sum_depth = (uint32_t)cfg_u64("TRACE_SUMMARY_DEPTH", 16, 65536, 256);
     return cfg_u64("TRACE_SUMMARY_MS", 0, 3600000u, 1000u);
 }

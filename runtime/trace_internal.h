@@ -153,7 +153,7 @@ static uint32_t g_pid;
 
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
 static int g_summary;         /* TRACE_MODE=summary: aggregates, not events (2: both, to compare) */
-static uint32_t g_sum_funcs = 256u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
+static uint32_t g_sum_funcs = 65536u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
 static uint64_t g_sum_every;  /* TRACE_SUMMARY_MS in clock units; 0: at exits only */
 static uint64_t g_flush_every; /* TRACE_FLUSH_MS in clock units; 0: full batches only */
 static unsigned g_ns_shift;   /* ticks -> ns: (d >> shift) * mult + ((d & mask) * mult >> shift) */

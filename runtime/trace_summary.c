@@ -8,11 +8,17 @@
 /* TRACE_MODE=summary (trace.h, "summary snapshots"): the hooks keep, per
  * thread and function, calls, inclusive and self time, min, max and a
  * log-linear histogram, in a table of the thread's own that only its hooks
- * write (no lock).  Memory is fixed at the thread's start, one mapping:
- * TRACE_SUMMARY_FUNCS functions (calls of others are counted, not
- * attributed) and a shadow stack of TRACE_SUMMARY_DEPTH frames (deeper calls
- * are counted, their time stays in the caller).  The histograms are most of
- * it but only the pages a function's durations touch become memory.  The
+ * write (no lock).  Memory is fixed at the thread's start, one mapping
+ * reserved with MAP_NORESERVE: TRACE_SUMMARY_FUNCS functions (default 65536,
+ * so that real programs fit; calls of others are counted, not attributed,
+ * and the analyzer marks the rows they may touch as lower bounds) and a
+ * shadow stack of TRACE_SUMMARY_DEPTH frames (deeper calls are counted,
+ * their time stays in the caller).  Only the pages the thread touches
+ * become memory: its functions' entries, a hash that starts small and
+ * doubles, and the histogram blocks its durations fall in (sum_hist_at),
+ * about 0.9 MiB for 900 functions and 8 MiB for 20,000.  No increments
+ * or table swaps: the snapshot format stays cumulative, so every reader
+ * of it stays as it is (docs/runtime.md says why).  The
  * enter hook only pushes a frame; the exit hook pops it, turns the clock's
  * difference into ns (a multiply and a shift), looks the function up and
  * adds.  Every TRACE_SUMMARY_MS, judged by the clock the exit hook reads
@@ -22,6 +28,7 @@
 
 #define SUM_NONE UINT32_MAX
 #define SUM_BLOCKS TRACE_SUMMARY_BLOCKS /* histogram blocks: the exact one and 42 powers of two */
+#define SUM_SLOTS_MIN 1024u            /* the hash's first size; it doubles at half full */
 
 typedef struct sum_fn {
     uint64_t addr, calls, incl, self, min, max;
@@ -36,13 +43,15 @@ typedef struct sum_frame {
 
 typedef struct sum_table {
     uint32_t nfn, sp, deep;   /* functions in the table; frames open; calls open beyond them */
-    uint32_t mask;            /* slots - 1 */
+    uint32_t mask;            /* slots in use - 1 (grows to max_slots - 1) */
+    uint32_t cap, max_slots;  /* functions it can hold (TRACE_SUMMARY_FUNCS, or less: sum_alloc) */
+    uint64_t bytes;           /* the mapping's size */
     uint64_t over_calls, deep_calls, unmatched;
     uint64_t tracer;          /* ns the tracer took from this thread (snapshots) */
     uint64_t seq, next_at;    /* snapshots written; clock at which the next is due */
     uint32_t *slots;          /* open addressing: function + 1, 0 empty */
     sum_fn_t *fn;
-    uint64_t *hist;           /* g_sum_funcs * TRACE_SUMMARY_NBUCKETS */
+    uint64_t *hist;           /* cap * TRACE_SUMMARY_NBUCKETS, grouped by block (sum_hist_at) */
     sum_frame_t *frames;
 } sum_table_t;
 
@@ -51,44 +60,81 @@ TR_NOINSTR static uint64_t sum_round_up(uint64_t n, uint64_t to)
     return (n + to - 1) / to * to;
 }
 
-/* Where each part of a thread's table lies in its one mapping, and its
- * size (the return value). */
-TR_NOINSTR static uint64_t sum_layout(uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames, uint64_t *o_hist, uint64_t *slots)
+/* Where each part of a table of cap functions lies in its one mapping, and
+ * its size (the return value). */
+TR_NOINSTR static uint64_t sum_layout(uint32_t cap, uint64_t *o_slots, uint64_t *o_fn, uint64_t *o_frames, uint64_t *o_hist,
+                           uint64_t *slots)
 {
-    *slots = 1;
-    while (*slots < 2u * (uint64_t)g_sum_funcs)
+    *slots = SUM_SLOTS_MIN;
+    while (*slots < 2u * (uint64_t)cap)
         *slots <<= 1;
     uint64_t at = sum_round_up(sizeof(sum_table_t), 64);
     *o_slots = at;
     at = sum_round_up(at + *slots * sizeof(uint32_t), 64);
     *o_fn = at;
-    at = sum_round_up(at + g_sum_funcs * (uint64_t)sizeof(sum_fn_t), 64);
+    at = sum_round_up(at + cap * (uint64_t)sizeof(sum_fn_t), 64);
     *o_frames = at;
     at = sum_round_up(at + g_sum_depth * (uint64_t)sizeof(sum_frame_t), 4096);
     *o_hist = at;
-    return at + (uint64_t)g_sum_funcs * TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t);
+    return at + (uint64_t)cap * TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t);
 }
 
-TR_NOINSTR static uint64_t sum_bytes(void)
+/* The histograms are laid out by block, not by function: block 0 (the 64
+ * exact buckets) of every function, then block 1 (32 buckets) of every
+ * function, and so on.  A function's durations touch a few neighbouring
+ * blocks, and functions of a program mostly touch the same few, so the
+ * pages touched are about 256 bytes per function and block used, where a
+ * layout by function would touch a page or two of each function's 11 KiB. */
+TR_NOINSTR static TR_HOT_INLINE uint64_t *sum_hist_at(const sum_table_t *s, uint32_t i, uint32_t b, uint32_t block)
 {
-    uint64_t a, b, c, d, e;
-    return sum_layout(&a, &b, &c, &d, &e);
+    if (!block)
+        return &s->hist[(uint64_t)i * TRACE_SUMMARY_EXACT + b];
+    uint64_t base = (uint64_t)s->cap * (TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (block - 1u));
+    uint32_t lo = TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (block - 1u);
+    return &s->hist[base + (uint64_t)i * TRACE_SUMMARY_SUB + (b - lo)];
 }
 
-/* The thread's table, one mapping; NULL (said) when there is no memory. */
+/* A mapping of size bytes whose pages cost memory only once touched. */
+TR_NOINSTR static void *sum_map(uint64_t size)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#ifdef MAP_NORESERVE
+    flags |= MAP_NORESERVE; /* reserved address space, not committed memory */
+#endif
+    return size <= SIZE_MAX ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, flags, -1, 0) : MAP_FAILED;
+}
+
+/* The thread's table, one mapping of TRACE_SUMMARY_FUNCS functions, or, if
+ * the address space will not hold that, of half as many, and so on (said
+ * once a process); NULL (said) when there is no memory at all. */
 TR_NOINSTR static struct sum_table *sum_alloc(void)
 {
-    uint64_t o_slots, o_fn, o_frames, o_hist, slots, size = sum_layout(&o_slots, &o_fn, &o_frames, &o_hist, &slots);
-    void *m = size <= SIZE_MAX ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                               : MAP_FAILED;
+    static atomic_int said_smaller;
+    uint32_t cap = g_sum_funcs;
+    uint64_t o_slots, o_fn, o_frames, o_hist, slots, size = 0;
+    void *m = MAP_FAILED;
+    for (; cap >= 16u; cap /= 2u) {
+        size = sum_layout(cap, &o_slots, &o_fn, &o_frames, &o_hist, &slots);
+        if ((m = sum_map(size)) != MAP_FAILED)
+            break;
+    }
     if (m == MAP_FAILED) {
         say("TRACE_MODE=summary: no memory for a thread's table (TRACE_SUMMARY_FUNCS); the thread is not "
             "traced", (char *)0);
         return NULL;
     }
+    if (cap < g_sum_funcs && !atomic_exchange_explicit(&said_smaller, 1, memory_order_relaxed)) {
+        char a[21], b[21];
+        say("TRACE_MODE=summary: no room to reserve a table of TRACE_SUMMARY_FUNCS=", num(g_sum_funcs, a),
+            " functions; a thread's holds ", num(cap, b),
+            " (calls of more are counted, and the rows they touch marked as lower bounds)", (char *)0);
+    }
     unsigned char *b = m;
     sum_table_t *s = m;
-    s->mask = (uint32_t)(slots - 1);
+    s->cap = cap;
+    s->bytes = size;
+    s->max_slots = (uint32_t)slots;
+    s->mask = SUM_SLOTS_MIN - 1u;
     s->slots = (uint32_t *)(void *)(b + o_slots);
     s->fn = (sum_fn_t *)(void *)(b + o_fn);
     s->frames = (sum_frame_t *)(void *)(b + o_frames);
@@ -97,13 +143,11 @@ TR_NOINSTR static struct sum_table *sum_alloc(void)
     return s;
 }
 
-static uint64_t sum_bytes(void);
-
 /* The thread's table unmapped (thread exit; fork: the parent's copy). */
 TR_NOINSTR static void sum_free(tl_state_t *t)
 {
     if (t->sum)
-        munmap(t->sum, (size_t)sum_bytes());
+        munmap(t->sum, (size_t)t->sum->bytes);
     t->sum = NULL;
 }
 
@@ -125,11 +169,31 @@ TR_NOINSTR static void sum_clock_init(void)
     g_ns_mult = g_ticks ? (1000000000ull << g_ns_shift) / g_tick_hz : 1;
 }
 
+TR_NOINSTR static TR_HOT_INLINE uint32_t sum_slot_of(uint64_t addr, uint32_t mask)
+{
+    return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+}
+
+/* The hash at half full: twice as many slots, every function put back from
+ * s->fn (which holds their addresses), within the mapping, so no memory is
+ * asked for; a dozen times at most in a thread's life, each O(functions). */
+TR_NOINSTR static TR_COLD void sum_grow(sum_table_t *s)
+{
+    s->mask = s->mask * 2u + 1u;
+    memset(s->slots, 0, ((size_t)s->mask + 1u) * sizeof *s->slots);
+    for (uint32_t k = 0; k < s->nfn; k++) {
+        uint32_t i = sum_slot_of(s->fn[k].addr, s->mask);
+        while (s->slots[i])
+            i = (i + 1) & s->mask;
+        s->slots[i] = k + 1;
+    }
+}
+
 /* The function's place in the table, added on first sight; SUM_NONE when
  * the table is full. */
 TR_NOINSTR static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t addr)
 {
-    uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & s->mask;
+    uint32_t i = sum_slot_of(addr, s->mask);
     for (;;) {
         uint32_t v = s->slots[i];
         if (!v)
@@ -138,8 +202,14 @@ TR_NOINSTR static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t add
             return v - 1;
         i = (i + 1) & s->mask;
     }
-    if (s->nfn >= g_sum_funcs)
+    if (s->nfn >= s->cap)
         return SUM_NONE;
+    if (TR_UNLIKELY(2u * (uint64_t)(s->nfn + 1u) > (uint64_t)s->mask + 1u && s->mask + 1u < s->max_slots)) {
+        sum_grow(s);
+        i = sum_slot_of(addr, s->mask);
+        while (s->slots[i])
+            i = (i + 1) & s->mask;
+    }
     s->fn[s->nfn].addr = addr;
     s->fn[s->nfn].min = UINT64_MAX;
     s->slots[i] = ++s->nfn;
@@ -182,7 +252,7 @@ TR_NOINSTR static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t 
         e->min = ns < e->min ? ns : e->min;
         e->max = ns > e->max ? ns : e->max;
         e->blocks |= (uint64_t)1 << block;
-        s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS + b]++;
+        (*sum_hist_at(s, i, b, block))++;
     }
     return now >= s->next_at;
 }
@@ -253,29 +323,31 @@ TR_NOINSTR static int sum_put(tl_state_t *t, int final, uint8_t part, uint64_t t
 
 TR_NOINSTR static int sum_put_hist(tl_state_t *t, int final, const sum_table_t *s, uint32_t i)
 {
-    const uint64_t *h = &s->hist[(uint64_t)i * TRACE_SUMMARY_NBUCKETS];
     uint64_t blocks = s->fn[i].blocks;
     uint32_t held = TRACE_SUMMARY_NO_BUCKET;
+    uint64_t held_n = 0;
     for (uint32_t b = 0; b < SUM_BLOCKS; b++) {
         if (!(blocks >> b & 1u))
             continue;
         uint32_t lo = b ? TRACE_SUMMARY_EXACT + TRACE_SUMMARY_SUB * (b - 1u) : 0;
         uint32_t hi = b ? lo + TRACE_SUMMARY_SUB : TRACE_SUMMARY_EXACT;
         for (uint32_t k = lo; k < hi; k++) {
-            if (!h[k])
+            uint64_t n = *sum_hist_at(s, i, k, b);
+            if (!n)
                 continue;
             if (held == TRACE_SUMMARY_NO_BUCKET) {
                 held = k;
+                held_n = n;
                 continue;
             }
-            if (sum_put(t, final, TRACE_SUMMARY_BUCKETS, h[held], h[k], (uint64_t)held << 32 | k) < 0)
+            if (sum_put(t, final, TRACE_SUMMARY_BUCKETS, held_n, n, (uint64_t)held << 32 | k) < 0)
                 return -1;
             held = TRACE_SUMMARY_NO_BUCKET;
         }
     }
     if (held == TRACE_SUMMARY_NO_BUCKET)
         return 0;
-    return sum_put(t, final, TRACE_SUMMARY_BUCKETS, h[held], 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
+    return sum_put(t, final, TRACE_SUMMARY_BUCKETS, held_n, 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET);
 }
 
 /* The parts of one snapshot; -1 when it had to be abandoned (sum_put). */

@@ -845,11 +845,15 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
     uint32_t bin = a->procs[t->proc].bin, id;
     uint64_t off;
     size_t j = 0;
+    /* The table filled up now (it counts calls beyond it for the first
+     * time): it never changes again, so which functions it holds is known. */
+    int full = s->over_calls && !(st->have_prev && st->prev.over_calls);
+    a->summary_full_tables += (uint64_t)full;
     for (size_t i = 0; i < s->nfn && !a->oom; i++) {
         struct summary_delta d;
         summary_delta(st, i, &j, &d);
         a->calls = sat_add(a->calls, d.calls);
-        if (!d.calls)
+        if (!d.calls && !full && !(d.fn->flags & TRACE_SUMMARY_FUNC_LOWER))
             continue;
         uint32_t in = bin;
         off = d.fn->addr - t->sum_bias;
@@ -861,6 +865,10 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
             a->oom = 1;
             break;
         }
+        a->funcs.v[id].sum_full += (uint32_t)full;
+        a->funcs.v[id].lower_bound |= (d.fn->flags & TRACE_SUMMARY_FUNC_LOWER) != 0;
+        if (!d.calls)
+            continue;
         if (!used)
             continue;
         funcstats_add_summary(&a->funcs, id, d.calls, d.incl_ns, d.self_ns);
@@ -2119,6 +2127,14 @@ uint64_t analysis_dropped(const struct analysis *a)
 
 void analysis_finish(struct analysis *a)
 {
+    /* A function missing from a table that filled up may have had calls
+     * there that only the table's "beyond" count holds: its row is low. */
+    a->summary_lower_rows = 0;
+    for (size_t i = 0; i < a->funcs.n; i++) {
+        struct funcstats_entry *e = &a->funcs.v[i];
+        e->lower_bound |= e->sum_full < a->summary_full_tables;
+        a->summary_lower_rows += e->lower_bound && e->calls;
+    }
     timeline_finish(&a->timeline);
     a->oom |= a->timeline.oom;
 }

@@ -233,6 +233,8 @@ struct analysis {
     uint64_t summary_outside;     /* whole snapshots not selected (thread, window) */
     uint64_t summary_records;     /* kind-4 records read */
     uint64_t summary_merged;      /* of the threads, series trace_stream merged (TRACE_SUMMARY_MERGED_TID) */
+    uint64_t summary_full_tables; /* device tables that filled up (each counted once, at its first overflow) */
+    uint64_t summary_lower_rows;  /* rows that are lower bounds (analysis_finish) */
     int64_t summary_first_ns, summary_last_ns; /* the intervals read: from, to */
     struct summary_budget summary_budget;
     struct timeline timeline;     /* per interval of interval_ns (default 1 s) */

@@ -30,6 +30,12 @@ struct funcstats_entry {
     uint64_t incl_ns; /* time under the function: its outermost calls' inclusive times */
     uint64_t self_ns; /* sum of self times */
     struct hist lat;  /* inclusive time per call */
+    /* Summary mode: in how many full device tables (ones that counted calls
+     * they could not attribute) the function has a place; and whether its
+     * row is a lower bound (analysis_finish: a full table lacks it, or a
+     * snapshot's FUNC said so, trace.h's TRACE_SUMMARY_FUNC_LOWER). */
+    uint32_t sum_full;
+    int lower_bound;
 };
 
 struct funcstats {

@@ -94,7 +94,7 @@ static int take_part(struct summary_thread *st, const trace_event_t *ev)
             return 1;
         if ((r = room(st, (void **)&s->fn, &s->capfn, s->nfn, sizeof *s->fn)) != 0)
             return r;
-        s->fn[s->nfn++] = (struct summary_fn){ev->func, ev->call_site, ev->ts, 0, 0, 0, s->nb, 0};
+        s->fn[s->nfn++] = (struct summary_fn){ev->func, ev->call_site, ev->ts, 0, 0, 0, s->nb, 0, ev->pad[1]};
         s->have_times = 0;
         return 0;
     case TRACE_SUMMARY_TIMES:

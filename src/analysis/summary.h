@@ -35,6 +35,7 @@
 struct summary_fn {
     uint64_t addr, calls, incl_ns, self_ns, min_ns, max_ns;
     size_t b0, nb;          /* its buckets: snap.b[b0 .. b0 + nb) */
+    unsigned flags;         /* FUNC's pad[1] (TRACE_SUMMARY_FUNC_LOWER) */
 };
 
 struct summary_bucket {

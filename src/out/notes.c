@@ -235,8 +235,13 @@ static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const 
         fn(ctx, buf);
     }
     if (a->summary_over) {
+        char rows[96] = "no row shown misses any";
+        if (a->summary_lower_rows)
+            snprintf(rows, sizeof rows, "the %llu rows that may miss some are lower bounds (>=)",
+                     (unsigned long long)a->summary_lower_rows);
         snprintf(buf, sizeof buf, "summary mode: %llu calls of functions beyond the device's table "
-                 "(TRACE_SUMMARY_FUNCS) were counted but not attributed", (unsigned long long)a->summary_over);
+                 "(TRACE_SUMMARY_FUNCS) were counted but not attributed; %s; a larger TRACE_SUMMARY_FUNCS (up to "
+                 "65536, the default) attributes them", (unsigned long long)a->summary_over, rows);
         fn(ctx, buf);
     }
     if (a->summary_deep) {

@@ -168,7 +168,9 @@ static void write_row(FILE *out, const struct out_view *v, uint32_t id)
     json_u64(out, "p50_ns", hist_percentile(&e->lat, 50), ", ");
     json_u64(out, "p90_ns", hist_percentile(&e->lat, 90), ", ");
     json_u64(out, "p99_ns", hist_percentile(&e->lat, 99), ", ");
-    json_u64(out, "max_ns", e->lat.n ? e->lat.max : 0, "}");
+    json_u64(out, "max_ns", e->lat.n ? e->lat.max : 0, e->lower_bound ? ", " : "}");
+    if (e->lower_bound) /* only when so: older readers see the rows they knew */
+        fputs("\"lower_bound\": true}", out);
 }
 
 static int write_functions(FILE *out, const struct out_view *v)

@@ -55,8 +55,10 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
         rows++;
         report_label(syms ? &syms[order[i]] : NULL, (unsigned long long)e->addr, label,
                      sizeof label);
-        fprintf(out, "%10llu %12.3f %12.3f %11.3f %11.3f %11.3f  %s\n",
-                (unsigned long long)e->calls, (double)e->incl_ns / 1e6, (double)e->self_ns / 1e6,
+        char calls[24]; /* ">=N": a summary row that is a lower bound (funcstats.h) */
+        snprintf(calls, sizeof calls, "%s%llu", e->lower_bound ? ">=" : "", (unsigned long long)e->calls);
+        fprintf(out, "%10s %12.3f %12.3f %11.3f %11.3f %11.3f  %s\n",
+                calls, (double)e->incl_ns / 1e6, (double)e->self_ns / 1e6,
                 (double)hist_percentile(&e->lat, 50) / 1e3,
                 (double)hist_percentile(&e->lat, 99) / 1e3, (double)e->lat.max / 1e3, label);
     }
