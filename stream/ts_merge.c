@@ -72,17 +72,28 @@ struct mthread {
     struct msnap pend, last;
 };
 
+struct mbk {       /* a bucket of a process's function that is not zero */
+    uint32_t index;
+    uint64_t count, sent; /* sent: as last sent on this connection (increments) */
+};
+
 struct mtotal {    /* a function of a process, all its threads' calls */
     uint64_t addr, calls, incl, self, min, max;
-    uint64_t *hist;    /* TRACE_SUMMARY_NBUCKETS counts */
+    struct mbk *bk;    /* its buckets that are not zero, by index (sparse: a few dozen, not 1408) */
+    uint32_t nbk, capbk;
+    uint32_t in_full;  /* full thread tables it has a place in (a lower bound when fewer than p->full) */
+    int sent_lower;    /* the lower-bound flag as last sent on this connection */
     uint64_t sent_calls, sent_incl, sent_self; /* as last sent on this connection */
-    uint64_t *sent;    /* ... and its histogram (increments only; NULL until then) */
 };
 
 struct mproc {
     uint32_t pid, threads; /* threads: ever merged into it */
     struct mtotal *fn;
     uint32_t nfn, capfn;
+    uint32_t *hash;    /* open addressing over fn by address: index + 1, 0 empty */
+    uint32_t hmask;    /* slots - 1 (0: no hash yet) */
+    uint32_t full;     /* its threads whose tables filled up (their META counts calls beyond them) */
+    int lossy;         /* calls went into over here (no room): every row is a lower bound */
     uint64_t over, deep, unmatched, tracer, end_ts, seq;
     int dirty;         /* gained since its last merged snapshot went */
     int exited;        /* a thread's snapshot came from the process's exit (trace.h) */
@@ -169,12 +180,12 @@ static void merge_reclaim(struct merger *m)
             else
                 k++;
         for (uint32_t k = 0; k < p->nfn; k++) {
-            m->held -= TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t) * (p->fn[k].sent ? 2 : 1);
-            free(p->fn[k].hist);
-            free(p->fn[k].sent);
+            m->held -= (size_t)p->fn[k].capbk * sizeof *p->fn[k].bk;
+            free(p->fn[k].bk);
         }
-        m->held -= (size_t)p->capfn * sizeof *p->fn;
+        m->held -= (size_t)p->capfn * sizeof *p->fn + (p->hmask ? ((size_t)p->hmask + 1u) * sizeof *p->hash : 0);
         free(p->fn);
+        free(p->hash);
         memset(p, 0, sizeof *p);
     }
 }
@@ -251,26 +262,81 @@ static void merge_spill(struct merger *m, struct mthread *t)
     t->spilled = 1;
 }
 
-/* The function's place in the process's table, added when new; MERGE_NO_SLOT
+static uint32_t merge_hash_at(uint64_t addr, uint32_t mask)
+{
+    return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* The process's hash at twice the slots (or its first), every function put
+ * back: 0, or -1 (no room on the budget). */
+static int merge_rehash(struct merger *m, struct mproc *p)
+{
+    uint32_t slots = p->hmask ? (p->hmask + 1u) * 2u : 1024u;
+    size_t bytes = (size_t)slots * sizeof *p->hash, was = p->hmask ? ((size_t)p->hmask + 1u) * sizeof *p->hash : 0;
+    uint32_t *h;
+    if (!merge_budget(m, bytes) || !(h = calloc(slots, sizeof *h)))
+        return -1;
+    for (uint32_t k = 0; k < p->nfn; k++) {
+        uint32_t i = merge_hash_at(p->fn[k].addr, slots - 1u);
+        while (h[i])
+            i = (i + 1u) & (slots - 1u);
+        h[i] = k + 1u;
+    }
+    free(p->hash);
+    p->hash = h;
+    p->hmask = slots - 1u;
+    m->held = m->held + bytes - was;
+    return 0;
+}
+
+/* The function's place in the process's table, added when new (found by
+ * hash: tens of thousands of functions a process are usual); MERGE_NO_SLOT
  * when there is no room. */
 static uint32_t merge_slot(struct merger *m, struct mproc *p, uint64_t addr)
 {
-    for (uint32_t i = 0; i < p->nfn; i++)
-        if (p->fn[i].addr == addr)
-            return i;
-    uint64_t *hist = NULL;
-    size_t hist_bytes = TRACE_SUMMARY_NBUCKETS * sizeof *hist;
-    size_t grow = p->nfn < p->capfn ? 0 : (size_t)(p->capfn ? p->capfn : 32) * sizeof *p->fn;
-    if (grow > MERGE_MAX_HELD || !merge_budget(m, hist_bytes + grow) ||
-        !(hist = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *hist)))
-        return MERGE_NO_SLOT;
-    if (merge_room(m, (void **)&p->fn, &p->capfn, p->nfn, sizeof *p->fn) < 0) {
-        free(hist);
-        return MERGE_NO_SLOT;
+    uint32_t i = 0;
+    if (p->hmask) {
+        for (i = merge_hash_at(addr, p->hmask); p->hash[i]; i = (i + 1u) & p->hmask)
+            if (p->fn[p->hash[i] - 1u].addr == addr)
+                return p->hash[i] - 1u;
     }
-    m->held += hist_bytes;
-    p->fn[p->nfn] = (struct mtotal){addr, 0, 0, 0, UINT64_MAX, 0, hist, 0, 0, 0, NULL};
+    if (p->nfn >= MERGE_SNAP_FUNCS)
+        return MERGE_NO_SLOT;
+    if (!p->hmask || 2u * (p->nfn + 1u) > p->hmask + 1u) {
+        if (merge_rehash(m, p) < 0)
+            return MERGE_NO_SLOT;
+        for (i = merge_hash_at(addr, p->hmask); p->hash[i]; i = (i + 1u) & p->hmask)
+            ;
+    }
+    if (merge_room(m, (void **)&p->fn, &p->capfn, p->nfn, sizeof *p->fn) < 0)
+        return MERGE_NO_SLOT;
+    p->fn[p->nfn] = (struct mtotal){addr, 0, 0, 0, UINT64_MAX, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
+    p->hash[i] = p->nfn + 1u;
     return p->nfn++;
+}
+
+/* Bucket index of d gains n: its place found (or made, in index order).
+ * 0, or -1 when there is no room (the caller counts the calls as lost). */
+static int merge_bucket_add(struct merger *m, struct mtotal *d, uint32_t *at, uint32_t index, uint64_t n)
+{
+    while (*at < d->nbk && d->bk[*at].index < index)
+        ++*at;
+    if (*at == d->nbk || d->bk[*at].index != index) {
+        if (merge_room(m, (void **)&d->bk, &d->capbk, d->nbk, sizeof *d->bk) < 0)
+            return -1;
+        memmove(&d->bk[*at + 1u], &d->bk[*at], (size_t)(d->nbk - *at) * sizeof *d->bk);
+        d->bk[*at] = (struct mbk){index, 0, 0};
+        d->nbk++;
+    }
+    d->bk[*at].count = merge_sat(d->bk[*at].count, n);
+    return 0;
+}
+
+/* Is the merged function's row a lower bound?  When a thread of its process
+ * filled its table without it, or the merge itself lost calls. */
+static int merge_lower(const struct mproc *p, const struct mtotal *d)
+{
+    return p->lossy || d->in_full < p->full;
 }
 
 /* One part of a thread's snapshot: 0 taken, 1 damaged. */
@@ -360,6 +426,7 @@ static void merge_add_fn(struct merger *m, struct mproc *p, const struct msnap *
     uint64_t calls = f->calls - (was ? was->calls : 0);
     if (f->slot == MERGE_NO_SLOT) {
         p->over = merge_sat(p->over, calls);
+        p->lossy = 1;
         return;
     }
     struct mtotal *d = &p->fn[f->slot];
@@ -368,14 +435,15 @@ static void merge_add_fn(struct merger *m, struct mproc *p, const struct msnap *
     d->self = merge_sat(d->self, f->self - (was ? was->self : 0));
     d->min = f->min < d->min ? f->min : d->min;
     d->max = f->max > d->max ? f->max : d->max;
-    for (uint32_t k = 0, y = 0; k < f->nb; k++) {
+    for (uint32_t k = 0, y = 0, at = 0; k < f->nb; k++) {
         const struct mbucket *b = &s->b[f->b0 + k];
         uint64_t before = 0;
         while (was && y < was->nb && e->b[was->b0 + y].index < b->index)
             y++;
         if (was && y < was->nb && e->b[was->b0 + y].index == b->index)
             before = e->b[was->b0 + y].count;
-        d->hist[b->index] = merge_sat(d->hist[b->index], b->count - before);
+        if (b->count > before && merge_bucket_add(m, d, &at, b->index, b->count - before) < 0)
+            p->lossy = 1; /* the calls are counted; their bucket is not: the row says so */
     }
 }
 
@@ -397,10 +465,19 @@ static int merge_finish(struct merger *m, struct mthread *t, uint64_t ts, uint64
         p->threads++;
     if (t->spilled) {
         p->over = merge_sat(p->over, s->calls - (have ? e->calls : 0));
+        p->lossy = 1;
     } else {
         for (uint32_t i = 0, j = 0; i < s->nfn; i++) {
             const struct mfn *was = have && j < e->nfn && e->fn[j].addr == s->fn[i].addr ? &e->fn[j++] : NULL;
             merge_add_fn(m, p, s, &s->fn[i], e, was);
+        }
+        /* The thread's table filled up now: it holds what it will hold, and
+         * the process's functions it lacks may have calls in its META. */
+        if (s->over && !(have && e->over)) {
+            p->full++;
+            for (uint32_t i = 0; i < s->nfn; i++)
+                if (s->fn[i].slot != MERGE_NO_SLOT)
+                    p->fn[s->fn[i].slot].in_full++;
         }
     }
     p->over = merge_sat(p->over, s->over - (have ? e->over : 0));
@@ -517,8 +594,9 @@ static void merge_new_connection(struct merger *m)
         for (uint32_t k = 0; k < m->p[i].nfn; k++) {
             struct mtotal *d = &m->p[i].fn[k];
             d->sent_calls = d->sent_incl = d->sent_self = 0;
-            if (d->sent)
-                memset(d->sent, 0, TRACE_SUMMARY_NBUCKETS * sizeof *d->sent);
+            d->sent_lower = 0;
+            for (uint32_t b = 0; b < d->nbk; b++)
+                d->bk[b].sent = 0;
         }
     }
 }
@@ -561,62 +639,67 @@ static int merge_inc(struct sender *s, struct merger *m, uint32_t tid, unsigned 
 static int merge_inc_buckets(struct sender *s, struct merger *m, uint32_t tid, struct mtotal *d)
 {
     uint32_t held = TRACE_SUMMARY_NO_BUCKET;
-    for (uint32_t k = 0; k <= TRACE_SUMMARY_NBUCKETS; k++) {
-        int last = k == TRACE_SUMMARY_NBUCKETS;
-        if (!last && d->hist[k] == d->sent[k])
+    uint64_t held_n = 0;
+    for (uint32_t k = 0; k <= d->nbk; k++) {
+        int last = k == d->nbk;
+        if (!last && d->bk[k].count == d->bk[k].sent)
             continue;
+        uint64_t n = last ? 0 : d->bk[k].count - d->bk[k].sent;
         if (!last && held == TRACE_SUMMARY_NO_BUCKET) {
-            held = k;
+            held = d->bk[k].index, held_n = n;
             continue;
         }
         if (held == TRACE_SUMMARY_NO_BUCKET)
             break;
-        uint64_t a = d->hist[held] - d->sent[held], b = last ? 0 : d->hist[k] - d->sent[k];
-        uint64_t pair = (uint64_t)held << 32 | (last ? TRACE_SUMMARY_NO_BUCKET : k);
-        if (merge_inc(s, m, tid, TRACE_SUMMARY_BUCKETS, a, b, pair))
+        uint64_t pair = (uint64_t)held << 32 | (last ? TRACE_SUMMARY_NO_BUCKET : d->bk[k].index);
+        if (merge_inc(s, m, tid, TRACE_SUMMARY_BUCKETS, held_n, n, pair))
             return -1;
         held = TRACE_SUMMARY_NO_BUCKET;
     }
-    memcpy(d->sent, d->hist, TRACE_SUMMARY_NBUCKETS * sizeof *d->sent);
+    for (uint32_t k = 0; k < d->nbk; k++)
+        d->bk[k].sent = d->bk[k].count;
     return 0;
 }
 
-/* Room to remember what was sent of each function; 0, or -1 (then whole
- * snapshots go instead). */
+/* The buffer increments are built in; 0, or -1 (then whole snapshots go
+ * instead).  What was sent of each function is kept beside its counts. */
 static int merge_inc_room(struct merger *m, struct mproc *p)
 {
-    size_t bytes = TRACE_SUMMARY_NBUCKETS * sizeof(uint64_t);
+    (void)p;
     if (!m->inc && !(m->inc = malloc(CHUNK_RAW)))
         return -1;
-    for (uint32_t i = 0; i < p->nfn; i++) {
-        struct mtotal *d = &p->fn[i];
-        if (d->sent)
-            continue;
-        if (!merge_budget(m, bytes) || !(d->sent = calloc(TRACE_SUMMARY_NBUCKETS, sizeof *d->sent)))
-            return -1;
-        m->held += bytes;
-    }
     return 0;
+}
+
+/* FUNC's pad[1] (trace.h): TRACE_SUMMARY_FUNC_LOWER for a lower bound. */
+static void merge_mark_lower(unsigned char *buf, size_t len, int lower)
+{
+    buf[len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = (unsigned char)(lower ? TRACE_SUMMARY_FUNC_LOWER : 0);
 }
 
 /* One process's merged table as increments since it was last sent on this
- * connection (TRACE_CHUNK_SUMMARY_INCREMENTS): what changed only.  -1 fatal. */
+ * connection (TRACE_CHUNK_SUMMARY_INCREMENTS): what changed only (a row
+ * that became a lower bound has changed).  -1 fatal. */
 static int merge_emit_inc(struct sender *s, struct merger *m, struct mproc *p, uint32_t tid, uint64_t seq)
 {
     uint64_t listed = 0;
     for (uint32_t i = 0; i < p->nfn; i++)
-        listed += p->fn[i].calls != p->fn[i].sent_calls;
+        listed += p->fn[i].calls != p->fn[i].sent_calls || (p->fn[i].calls && merge_lower(p, &p->fn[i]) != p->fn[i].sent_lower);
     if (merge_inc(s, m, tid, TRACE_SUMMARY_BEGIN, p->end_ts, seq, listed))
         return -1;
     for (uint32_t i = 0; i < p->nfn; i++) {
         struct mtotal *d = &p->fn[i];
-        if (d->calls == d->sent_calls)
+        int lower = merge_lower(p, d);
+        if (d->calls == d->sent_calls && (!d->calls || lower == d->sent_lower))
             continue;
-        if (merge_inc(s, m, tid, TRACE_SUMMARY_FUNC, d->incl - d->sent_incl, d->addr, d->calls - d->sent_calls) ||
-            merge_inc(s, m, tid, TRACE_SUMMARY_TIMES, d->self - d->sent_self, d->min, d->max) ||
+        if (merge_inc(s, m, tid, TRACE_SUMMARY_FUNC, d->incl - d->sent_incl, d->addr, d->calls - d->sent_calls))
+            return -1;
+        merge_mark_lower(m->inc, m->inc_len, lower);
+        if (merge_inc(s, m, tid, TRACE_SUMMARY_TIMES, d->self - d->sent_self, d->min, d->max) ||
             merge_inc_buckets(s, m, tid, d))
             return -1;
         d->sent_calls = d->calls, d->sent_incl = d->incl, d->sent_self = d->self;
+        d->sent_lower = lower;
     }
     if (merge_inc(s, m, tid, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched) ||
         merge_inc(s, m, tid, TRACE_SUMMARY_END, p->end_ts, seq, p->tracer))
@@ -674,23 +757,14 @@ static int merge_emit_proc(struct sender *s, struct merger *m, struct mproc *p)
         if (merge_out_room(s, m, 2))
             return -1;
         merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_FUNC, d->incl, d->addr, d->calls);
+        merge_mark_lower(m->out, m->out_len, merge_lower(p, d));
         merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_TIMES, d->self, d->min, d->max);
-        uint32_t held = TRACE_SUMMARY_NO_BUCKET;
-        for (uint32_t k = 0; k <= TRACE_SUMMARY_NBUCKETS; k++) {
-            if (k < TRACE_SUMMARY_NBUCKETS && !d->hist[k])
-                continue;
-            if (k < TRACE_SUMMARY_NBUCKETS && held == TRACE_SUMMARY_NO_BUCKET) {
-                held = k;
-                continue;
-            }
-            if (held == TRACE_SUMMARY_NO_BUCKET)
-                break;
+        for (uint32_t k = 0; k < d->nbk; k += 2) { /* buckets in pairs, index order; none is zero */
             if (merge_out_room(s, m, 1))
                 return -1;
-            uint32_t b = k < TRACE_SUMMARY_NBUCKETS ? k : TRACE_SUMMARY_NO_BUCKET;
-            merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_BUCKETS, d->hist[held],
-                      b == TRACE_SUMMARY_NO_BUCKET ? 0 : d->hist[b], (uint64_t)held << 32 | b);
-            held = TRACE_SUMMARY_NO_BUCKET;
+            int two = k + 1u < d->nbk;
+            merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_BUCKETS, d->bk[k].count, two ? d->bk[k + 1].count : 0,
+                      (uint64_t)d->bk[k].index << 32 | (two ? d->bk[k + 1].index : TRACE_SUMMARY_NO_BUCKET));
         }
     }
     if (merge_out_room(s, m, 2))
@@ -762,11 +836,10 @@ static void merge_free(struct merger *m)
         merge_forget(m, m->t[0].tid);
     free(m->t);
     for (uint32_t i = 0; i < m->np; i++) {
-        for (uint32_t k = 0; k < m->p[i].nfn; k++) {
-            free(m->p[i].fn[k].hist);
-            free(m->p[i].fn[k].sent);
-        }
+        for (uint32_t k = 0; k < m->p[i].nfn; k++)
+            free(m->p[i].fn[k].bk);
         free(m->p[i].fn);
+        free(m->p[i].hash);
     }
     free(m->out);
     free(m->inc);

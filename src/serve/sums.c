@@ -41,12 +41,15 @@ struct sums_fn {
     uint64_t bucketed; /* the sum of its buckets: never above calls (one bucket per call) */
     uint64_t *cnt;     /* nb counts then nb uint16_t indices, ascending; all NB counts once nb >= DENSE_AT */
     uint32_t nb;       /* buckets that are not zero */
+    unsigned lower;    /* TRACE_SUMMARY_FUNC_LOWER once an increment's FUNC said so (it stays) */
 };
 
 struct sums_tid {
     uint32_t tid;
     struct sums_fn *fn;
     uint32_t nfn, capfn;
+    uint32_t *hash;       /* open addressing over fn by address: index + 1, 0 empty */
+    uint32_t hmask;       /* slots - 1; 0: no hash yet */
     int reading;          /* between a BEGIN and its END */
     int have_times;       /* the function being read has its TIMES */
     uint32_t cur;         /* the function being read */
@@ -150,7 +153,7 @@ struct sums *sums_new(void)
 
 static void forget_totals(struct sums *s, struct sums_tid *t)
 {
-    size_t held = (size_t)t->capfn * sizeof *t->fn;
+    size_t held = (size_t)t->capfn * sizeof *t->fn + (t->hmask ? ((size_t)t->hmask + 1u) * sizeof *t->hash : 0);
     for (uint32_t i = 0; i < t->nfn; i++) {
         held += block_charge(t->fn[i].nb);
         free(t->fn[i].cnt);
@@ -161,8 +164,10 @@ static void forget_totals(struct sums *s, struct sums_tid *t)
         s->work_t = NULL;
     }
     free(t->fn);
+    free(t->hash);
     t->fn = NULL;
-    t->nfn = t->capfn = 0;
+    t->hash = NULL;
+    t->nfn = t->capfn = t->hmask = 0;
     t->written = 0;
 }
 
@@ -213,29 +218,72 @@ static int refused(struct sums *s, int why_code, uint32_t tid, char *why, size_t
     return bad(why, len, "out of memory for the totals (%" PRIu64 " bytes held)", tid, held);
 }
 
-/* The function of addr (t->cur), added after the others when new: 0, or
- * which cap refused (or SUMS_NO_MEMORY).  Its buckets come later, as they come. */
+static uint32_t hash_at(uint64_t addr, uint32_t mask)
+{
+    return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* t's hash at twice the slots (or its first 1024), every function put
+ * back: 0, or which cap refused. */
+static int rehash(struct sums *s, struct sums_tid *t)
+{
+    uint32_t slots = t->hmask ? (t->hmask + 1u) * 2u : 1024u;
+    size_t bytes = (size_t)slots * sizeof *t->hash, was = t->hmask ? ((size_t)t->hmask + 1u) * sizeof *t->hash : 0;
+    int rc = charge(s, bytes);
+    if (rc)
+        return rc;
+    uint32_t *h = calloc(slots, sizeof *h);
+    if (!h) {
+        discharge(s, bytes);
+        return SUMS_NO_MEMORY;
+    }
+    for (uint32_t k = 0; k < t->nfn; k++) {
+        uint32_t i = hash_at(t->fn[k].addr, slots - 1u);
+        while (h[i])
+            i = (i + 1u) & (slots - 1u);
+        h[i] = k + 1u;
+    }
+    free(t->hash);
+    discharge(s, was);
+    t->hash = h;
+    t->hmask = slots - 1u;
+    return 0;
+}
+
+/* The function of addr (t->cur), found by hash (a merged process has tens
+ * of thousands), added after the others when new: 0, or which cap refused
+ * (or SUMS_NO_MEMORY).  Its buckets come later, as they come. */
 static int fn_of(struct sums *s, struct sums_tid *t, uint64_t addr)
 {
-    for (uint32_t i = 0; i < t->nfn; i++)
-        if (t->fn[i].addr == addr) {
-            t->cur = i;
-            return 0;
-        }
-    if (t->nfn == t->capfn) {
-        size_t grow = 16u * sizeof *t->fn;
-        int rc = charge(s, grow);
-        if (rc)
+    uint32_t i = 0;
+    if (t->hmask)
+        for (i = hash_at(addr, t->hmask); t->hash[i]; i = (i + 1u) & t->hmask)
+            if (t->fn[t->hash[i] - 1u].addr == addr) {
+                t->cur = t->hash[i] - 1u;
+                return 0;
+            }
+    int rc;
+    if (!t->hmask || 2u * ((uint64_t)t->nfn + 1u) > (uint64_t)t->hmask + 1u) {
+        if ((rc = rehash(s, t)) != 0)
             return rc;
-        void *p = realloc(t->fn, (t->capfn + 16u) * sizeof *t->fn);
+        for (i = hash_at(addr, t->hmask); t->hash[i]; i = (i + 1u) & t->hmask)
+            ;
+    }
+    if (t->nfn == t->capfn) { /* doubling: 20,000 functions are a dozen reallocs, not a thousand */
+        uint32_t more = t->capfn < 16u ? 16u : t->capfn;
+        size_t grow = (size_t)more * sizeof *t->fn;
+        if ((rc = charge(s, grow)) != 0)
+            return rc;
+        void *p = realloc(t->fn, ((size_t)t->capfn + more) * sizeof *t->fn);
         if (!p) {
             discharge(s, grow);
             return SUMS_NO_MEMORY;
         }
         t->fn = p;
-        t->capfn += 16u;
+        t->capfn += more;
     }
-    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, 0, NULL, 0};
+    t->fn[t->nfn] = (struct sums_fn){addr, 0, 0, 0, UINT64_MAX, 0, 0, NULL, 0, 0};
+    t->hash[i] = t->nfn + 1u;
     t->cur = t->nfn++;
     return 0;
 }
@@ -362,7 +410,7 @@ static void write_whole(struct sums *s, const struct sums_tid *t, uint64_t end_t
         const struct sums_fn *f = &t->fn[i];
         if (!f->calls)
             continue;
-        out(s, t->tid, TRACE_SUMMARY_FUNC, f->incl, f->addr, f->calls, 0);
+        out(s, t->tid, TRACE_SUMMARY_FUNC, f->incl, f->addr, f->calls, f->lower);
         out(s, t->tid, TRACE_SUMMARY_TIMES, f->self, f->min, f->max, 0);
         uint32_t held = TRACE_SUMMARY_NO_BUCKET, pos = 0, k;
         uint64_t count, held_count = 0;
@@ -402,7 +450,7 @@ static int take_bucket(struct sums *s, struct sums_tid *t, uint64_t index, uint6
 }
 
 /* One part of an increment.  0, or -1 (why set). */
-static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t ts, uint64_t func,
+static int take_part(struct sums *s, struct sums_tid *t, unsigned part, unsigned pad1, uint64_t ts, uint64_t func,
                      uint64_t site, char *why, size_t len)
 {
     struct sums_fn *f;
@@ -414,6 +462,7 @@ static int take_part(struct sums *s, struct sums_tid *t, unsigned part, uint64_t
         if ((rc = fn_of(s, t, func)) != 0)
             return refused(s, rc, t->tid, why, len);
         f = &t->fn[t->cur];
+        f->lower |= pad1 & TRACE_SUMMARY_FUNC_LOWER;
         if (add(&f->calls, site) < 0 || add(&f->incl, ts) < 0)
             return bad(why, len, "function %" PRIu64 "'s totals wrap", t->tid, t->listed + 1);
         t->listed++;
@@ -470,7 +519,7 @@ static int take_record(struct sums *s, const unsigned char *r, char *why, size_t
     if (!t->reading)
         return bad(why, len, "a part outside a snapshot", tid, 0);
     if (part != TRACE_SUMMARY_END)
-        return take_part(s, t, part, ts, func, site, why, len);
+        return take_part(s, t, part, r[offsetof(trace_event_t, pad) + 1], ts, func, site, why, len);
     if (func != t->seq || t->listed != t->said || (t->listed && !t->have_times))
         return bad(why, len, "snapshot %" PRIu64 " ends short or out of order", tid, t->seq);
     int rc = s->work_t == t ? work_pack(s) : 0;
