@@ -126,9 +126,10 @@ TR_NOINSTR static struct sum_table *sum_alloc(void)
     }
     if (cap < g_sum_funcs && !atomic_exchange_explicit(&said_smaller, 1, memory_order_relaxed)) {
         char a[21], b[21];
-        say("TRACE_MODE=summary: no room to reserve a table of TRACE_SUMMARY_FUNCS=", num(g_sum_funcs, a),
-            " functions; a thread's holds ", num(cap, b),
-            " (calls of more are counted, and the rows they touch marked as lower bounds)", (char *)0);
+        say("TRACE_MODE=summary: no room to reserve a thread's table of TRACE_SUMMARY_FUNCS=", num(g_sum_funcs, a),
+            " functions; it holds ", num(cap, b),
+            ", other threads' may hold fewer (calls beyond a table are counted, and the rows they may touch "
+            "marked as lower bounds)", (char *)0);
     }
     unsigned char *b = m;
     sum_table_t *s = m;

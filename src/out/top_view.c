@@ -288,7 +288,10 @@ static void func_line(const struct top_view *v, unsigned shown, const struct liv
     size_t at = 0;
     report_label(f->func < v->nnamed ? &v->names[f->func] : NULL, (unsigned long long)e->addr, label,
                  sizeof label);
-    snprintf(cell[COL_CALLS], sizeof cell[0], "%llu", (unsigned long long)f->calls);
+    /* a summary row a full device table lacks (funcstats.h): a lower bound,
+     * as the report marks it; analysis_finish has not run yet, so asked here */
+    int lower = e->lower_bound || e->sum_full < v->l->a.summary_full_tables;
+    snprintf(cell[COL_CALLS], sizeof cell[0], "%s%llu", lower ? ">=" : "", (unsigned long long)f->calls);
     snprintf(cell[COL_RATE], sizeof cell[0], "%.0f", per_s(f->i_calls, v->l->interval_s));
     snprintf(cell[COL_SELF], sizeof cell[0], "%.3f", (double)f->self_ns / 1e6);
     snprintf(cell[COL_INCL], sizeof cell[0], "%.3f", (double)f->incl_ns / 1e6);
