@@ -303,7 +303,8 @@ enum trace_snapshot_cause {
  *            what it will hold, so a reader knows that any function the
  *            table lacks may have lost calls to it: a lower bound), func = calls deeper than its shadow stack (not
  *            timed: their time stays in the caller), call_site = exits that
- *            matched no open call
+ *            matched no open call; pad[1] = TRACE_SUMMARY_META_LOWER_SAID
+ *            or 0 (below)
  *   END      ts = when, func = the snapshot's number again (a snapshot
  *            without its END is torn and ignored), call_site = ns the
  *            tracer took from the thread (snapshots), already excluded;
@@ -336,6 +337,12 @@ enum trace_summary_end {
 };
 #define TRACE_SUMMARY_ENDS 0x80u /* END's pad[1] carries a trace_summary_end */
 #define TRACE_SUMMARY_FUNC_LOWER 0x01u /* FUNC's pad[1]: its counts are a lower bound */
+/* META's pad[1]: this snapshot's FUNCs carry TRACE_SUMMARY_FUNC_LOWER
+ * wherever it applies (trace_stream's merged snapshots, and serve's whole
+ * ones written from them, say so).  A merged snapshot that counts calls
+ * beyond a table without saying so comes from an older trace_stream or
+ * serve, and a reader must take every row of it as a lower bound. */
+#define TRACE_SUMMARY_META_LOWER_SAID 0x01u
 
 #define TRACE_SUMMARY_EXACT 64u   /* buckets counted one value each */
 #define TRACE_SUMMARY_SUB 32u     /* sub-buckets per power of two above */

@@ -701,8 +701,10 @@ static int merge_emit_inc(struct sender *s, struct merger *m, struct mproc *p, u
         d->sent_calls = d->calls, d->sent_incl = d->incl, d->sent_self = d->self;
         d->sent_lower = lower;
     }
-    if (merge_inc(s, m, tid, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched) ||
-        merge_inc(s, m, tid, TRACE_SUMMARY_END, p->end_ts, seq, p->tracer))
+    if (merge_inc(s, m, tid, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched))
+        return -1;
+    m->inc[m->inc_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = TRACE_SUMMARY_META_LOWER_SAID;
+    if (merge_inc(s, m, tid, TRACE_SUMMARY_END, p->end_ts, seq, p->tracer))
         return -1;
     m->inc[m->inc_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = merge_end_flag(p);
     return 0;
@@ -770,6 +772,7 @@ static int merge_emit_proc(struct sender *s, struct merger *m, struct mproc *p)
     if (merge_out_room(s, m, 2))
         return -1;
     merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_META, p->over, p->deep, p->unmatched);
+    m->out[m->out_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = TRACE_SUMMARY_META_LOWER_SAID;
     merge_put(m, tid, TRACE_KIND_SUMMARY, TRACE_SUMMARY_END, ts, seq, p->tracer);
     m->out[m->out_len - TRACE_EVENT_SIZE + offsetof(trace_event_t, pad) + 1] = merge_end_flag(p);
     p->dirty = 0;

@@ -849,11 +849,15 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
      * time): it never changes again, so which functions it holds is known. */
     int full = s->over_calls && !(st->have_prev && st->prev.over_calls);
     a->summary_full_tables += (uint64_t)full;
+    /* A merged snapshot counting calls beyond a table but not saying it
+     * marks its rows (an older trace_stream or serve): any row may be low. */
+    int suspect = (t->tid & TRACE_SUMMARY_MERGED_TID) && s->over_calls &&
+                  !(s->meta_flags & TRACE_SUMMARY_META_LOWER_SAID);
     for (size_t i = 0; i < s->nfn && !a->oom; i++) {
         struct summary_delta d;
         summary_delta(st, i, &j, &d);
         a->calls = sat_add(a->calls, d.calls);
-        if (!d.calls && !full && !(d.fn->flags & TRACE_SUMMARY_FUNC_LOWER))
+        if (!d.calls && !full && !suspect && !(d.fn->flags & TRACE_SUMMARY_FUNC_LOWER))
             continue;
         uint32_t in = bin;
         off = d.fn->addr - t->sum_bias;
@@ -866,7 +870,7 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
             break;
         }
         a->funcs.v[id].sum_full += (uint32_t)full;
-        a->funcs.v[id].lower_bound |= (d.fn->flags & TRACE_SUMMARY_FUNC_LOWER) != 0;
+        a->funcs.v[id].lower_bound |= (d.fn->flags & TRACE_SUMMARY_FUNC_LOWER) != 0 || suspect;
         if (!d.calls)
             continue;
         if (!used)

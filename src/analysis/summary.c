@@ -11,6 +11,7 @@ static void snap_clear(struct summary_snap *s)
     s->seq = s->nfn_said = 0;
     s->nfn = s->nb = 0;
     s->over_calls = s->deep_calls = s->unmatched = s->tracer_ns = 0;
+    s->meta_flags = 0;
     s->ends = 0;
     s->have_times = 0;
 }
@@ -114,6 +115,7 @@ static int take_part(struct summary_thread *st, const trace_event_t *ev)
     }
     case TRACE_SUMMARY_META:
         s->over_calls = ev->ts;
+        s->meta_flags = ev->pad[1];
         s->deep_calls = ev->func;
         s->unmatched = ev->call_site;
         return 0;

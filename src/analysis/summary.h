@@ -50,6 +50,7 @@ struct summary_snap {
     struct summary_bucket *b;
     size_t nb, capb;
     uint64_t over_calls, deep_calls, unmatched, tracer_ns;
+    unsigned meta_flags;    /* META's pad[1] (TRACE_SUMMARY_META_LOWER_SAID) */
     unsigned ends;          /* END's pad[1]: TRACE_SUMMARY_ENDS | which end, or 0 */
     uint64_t begin_ts, end_ts; /* BEGIN's and END's ts (the device's clock) */
     int have_times;         /* the last FUNC has its TIMES */

@@ -241,7 +241,10 @@ static void summary_notes(const struct analysis *a, void (*fn)(void *ctx, const 
                      (unsigned long long)a->summary_lower_rows);
         snprintf(buf, sizeof buf, "summary mode: %llu calls of functions beyond the device's table "
                  "(TRACE_SUMMARY_FUNCS) were counted but not attributed; %s; a larger TRACE_SUMMARY_FUNCS (up to "
-                 "65536, the default) attributes them", (unsigned long long)a->summary_over, rows);
+                 "65536, the default) attributes them%s", (unsigned long long)a->summary_over, rows,
+                 a->summary_merged ? "; in a series trace_stream merged, its merge's "
+                                     "own limit counts here too (an older trace_stream's: a few thousand functions), "
+                                     "which a newer trace_stream or --summary-threads lifts" : "");
         fn(ctx, buf);
     }
     if (a->summary_deep) {

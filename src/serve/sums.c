@@ -57,6 +57,7 @@ struct sums_tid {
     uint64_t seq, said, listed, begin_ts;
     uint64_t begun_ms;    /* when its BEGIN was taken (sums_take's now_ms) */
     uint64_t over, deep, unmatched;
+    unsigned meta_pad;    /* META's pad[1] (TRACE_SUMMARY_META_LOWER_SAID), kept for the whole one */
     int meta_changed;     /* META of this increment differs from the totals' */
     int written;          /* a whole snapshot of these totals is in the file */
     unsigned last_ends;   /* the END pad[1] of the one written last */
@@ -425,7 +426,7 @@ static void write_whole(struct sums *s, const struct sums_tid *t, uint64_t end_t
         if (held != TRACE_SUMMARY_NO_BUCKET)
             out(s, t->tid, TRACE_SUMMARY_BUCKETS, held_count, 0, (uint64_t)held << 32 | TRACE_SUMMARY_NO_BUCKET, 0);
     }
-    out(s, t->tid, TRACE_SUMMARY_META, t->over, t->deep, t->unmatched, 0);
+    out(s, t->tid, TRACE_SUMMARY_META, t->over, t->deep, t->unmatched, t->meta_pad);
     out(s, t->tid, TRACE_SUMMARY_END, end_ts, t->seq, tracer, ends);
 }
 
@@ -487,8 +488,9 @@ static int take_part(struct sums *s, struct sums_tid *t, unsigned part, unsigned
         return (site & 0xffffffffu) == TRACE_SUMMARY_NO_BUCKET ? 0
                                                                : take_bucket(s, t, site & 0xffffffffu, func, why, len);
     case TRACE_SUMMARY_META:
-        t->meta_changed |= t->over != ts || t->deep != func || t->unmatched != site;
+        t->meta_changed |= t->over != ts || t->deep != func || t->unmatched != site || t->meta_pad != pad1;
         t->over = ts, t->deep = func, t->unmatched = site;
+        t->meta_pad = pad1 & TRACE_SUMMARY_META_LOWER_SAID;
         return 0;
     default:
         return bad(why, len, "unknown part %" PRIu64, t->tid, part);
