@@ -21,7 +21,8 @@
  * function whose calls spread over every bucket.  No increments
  * or table swaps: the snapshot format stays cumulative, so every reader
  * of it stays as it is (docs/runtime.md says why).  The
- * enter hook only pushes a frame; the exit hook pops it, turns the clock's
+ * enter hook only pushes a frame (and counts it open, see sum_open_at);
+ * the exit hook pops it, turns the clock's
  * difference into ns (a multiply and a shift), looks the function up and
  * adds.  Every TRACE_SUMMARY_MS, judged by the clock the exit hook reads
  * anyway, and at thread and process exit, a snapshot goes out through the
@@ -31,6 +32,7 @@
 #define SUM_NONE UINT32_MAX
 #define SUM_BLOCKS TRACE_SUMMARY_BLOCKS /* histogram blocks: the exact one and 42 powers of two */
 #define SUM_SLOTS_MIN 1024u            /* the hash's first size; it doubles at half full */
+#define SUM_OPEN_BITS 9u               /* the filter of open functions: 512 counters */
 
 typedef struct sum_fn {
     uint64_t addr, calls, incl, self, min, max;
@@ -51,6 +53,7 @@ typedef struct sum_table {
     uint64_t over_calls, deep_calls, unmatched;
     uint64_t tracer;          /* ns the tracer took from this thread (snapshots) */
     uint64_t seq, next_at;    /* snapshots written; clock at which the next is due */
+    uint32_t open[1u << SUM_OPEN_BITS]; /* open frames per hash of their function (sum_open_at) */
     uint32_t *slots;          /* open addressing: function + 1, 0 empty */
     sum_fn_t *fn;
     uint64_t *hist;           /* cap * TRACE_SUMMARY_NBUCKETS, in groups of 32 (sum_hist_at) */
@@ -218,6 +221,34 @@ TR_NOINSTR static TR_HOT_INLINE uint32_t sum_lookup(sum_table_t *s, uint64_t add
     return s->nfn - 1;
 }
 
+/* Inclusive time is counted once per outermost frame of a function, as
+ * the analyzer does in event mode: a call made inside another call of the
+ * same function (recursion, direct or not) adds its calls, self time, min,
+ * max and histogram, but not its inclusive time, which its outer frame
+ * already holds.  Knowing that at the exit without a look down the stack
+ * on every call: a counter per hash of the function, raised at entry and
+ * lowered at exit; a counter left at zero means no other frame of the
+ * function is open (the common case, one compare), anything else means
+ * maybe (recursion, or another open function with the same hash), and
+ * only then are the open frames searched. */
+TR_NOINSTR static TR_HOT_INLINE uint32_t *sum_open_at(sum_table_t *s, uint64_t addr)
+{
+    return &s->open[(addr * 0x9e3779b97f4a7c15ull) >> (64u - SUM_OPEN_BITS)];
+}
+
+/* Whether a frame of addr is open below the frame just closed (frames 0
+ * to sp - 1): its inclusive time then belongs to that outer frame. */
+TR_NOINSTR static TR_HOT_INLINE int sum_nested(sum_table_t *s, uint64_t addr)
+{
+    uint32_t *c = sum_open_at(s, addr);
+    if (TR_LIKELY(--*c == 0))
+        return 0;
+    for (uint32_t k = s->sp; k > 0; k--)
+        if (s->frames[k - 1].addr == addr)
+            return 1;
+    return 0;
+}
+
 TR_NOINSTR static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uint64_t now)
 {
     sum_table_t *s = t->sum;
@@ -225,6 +256,7 @@ TR_NOINSTR static TR_HOT_INLINE int sum_enter(tl_state_t *t, uintptr_t func, uin
         s->deep++;
         return 0;
     }
+    ++*sum_open_at(s, (uint64_t)func);
     sum_frame_t *f = &s->frames[s->sp++];
     f->addr = (uint64_t)func;
     f->start = now;
@@ -240,6 +272,7 @@ TR_NOINSTR static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t 
     uint64_t ns = sum_ns(now > f->start ? now - f->start : 0), tr = s->tracer - f->tracer_at;
     ns = ns > tr ? ns - tr : 0;
     uint64_t self = ns > f->child ? ns - f->child : 0;
+    int nested = sum_nested(s, f->addr);
     if (s->sp)
         s->frames[s->sp - 1].child += ns;
     uint32_t i = sum_lookup(s, f->addr);
@@ -249,7 +282,7 @@ TR_NOINSTR static TR_HOT_INLINE int sum_close(sum_table_t *s, const sum_frame_t 
         sum_fn_t *e = &s->fn[i];
         uint32_t block, b = trace_summary_bucket(ns, &block);
         e->calls++;
-        e->incl += ns;
+        e->incl += nested ? 0 : ns;
         e->self += self;
         e->min = ns < e->min ? ns : e->min;
         e->max = ns > e->max ? ns : e->max;
@@ -279,6 +312,8 @@ TR_NOINSTR static TR_COLD int sum_exit_odd(tl_state_t *t, uintptr_t func, uint64
         return 0;
     }
     s->unmatched += s->sp - k; /* abandoned by a longjmp: never closed */
+    for (uint32_t j = k; j < s->sp; j++)
+        --*sum_open_at(s, s->frames[j].addr);
     s->sp = k - 1;
     return sum_close(s, &s->frames[k - 1], now);
 }

@@ -2,7 +2,7 @@
 """sumcheck.py - test helper for tests/runtime/117-summary-file.t: summary percentiles
 against the exact order statistics of the same calls (TRACE_MODE=both).
 
-  sumcheck.py split DIR OUTDIR
+  sumcheck.py split DIR OUTDIR [EVENTDIR]
       Reads every trace file of DIR (one thread each, file mode), matches its
       enter and exit records, and prints per function address one line
       "ADDR calls=N min=NS p50=NS p90=NS p99=NS max=NS" (nearest rank, in ns
@@ -10,7 +10,8 @@ against the exact order statistics of the same calls (TRACE_MODE=both).
       marker 29, taken out of the frames open then, as both analyze and the
       summary do).  Writes to OUTDIR a
       copy of each file holding only its summary records (kind 4), which
-      analyze reads as a summary trace.
+      analyze reads as a summary trace; with EVENTDIR, also a copy holding
+      all but the summary records there, an event trace of the same calls.
   sumcheck.py compare EXACT JSON
       Matches analyze's JSON rows to EXACT by address (link-time: the file's
       load bias subtracted) and checks p50/p90/p99 within 2% and min/max
@@ -26,8 +27,10 @@ def records(path):
     hs = struct.unpack_from("<I", data, 16)[0]
     return data[:hs], [data[i:i + 32] for i in range(hs, len(data) - 31, 32)]
 
-def split(src, dst):
+def split(src, dst, evdst=None):
     os.makedirs(dst, exist_ok=True)
+    if evdst:
+        os.makedirs(evdst, exist_ok=True)
     durs = {}
     for path in sorted(glob.glob(os.path.join(src, "*.bin"))):
         head, recs = records(path)
@@ -48,6 +51,10 @@ def split(src, dst):
         with open(os.path.join(dst, os.path.basename(path)), "wb") as out:
             out.write(head)
             out.write(b"".join(r for r in recs if r[28] == 4))
+        if evdst:
+            with open(os.path.join(evdst, os.path.basename(path)), "wb") as out:
+                out.write(head)
+                out.write(b"".join(r for r in recs if r[28] != 4))
     for addr in sorted(durs):
         v = sorted(durs[addr])
         rank = lambda p: v[max(1, math.ceil(p * len(v) / 100)) - 1]
@@ -82,6 +89,6 @@ def compare(exact_path, json_path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "split":
-        split(sys.argv[2], sys.argv[3])
+        split(*sys.argv[2:5])
     else:
         compare(sys.argv[2], sys.argv[3])
