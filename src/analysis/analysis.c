@@ -607,6 +607,26 @@ static int in_window(const struct analysis *a, int64_t ts)
     return !f->has_until || ts <= add_ns(a->start_ns, f->until_ns);
 }
 
+/* GCC's hook in a function inlined into another passes the return
+ * address of the function it was inlined into (__builtin_return_address(0)
+ * there): the caller's own call site, one frame further out, not the line
+ * that called it.  So an enter whose site is the one of the frame below
+ * it, by a function other than that frame's (recursion at one call site
+ * has equal sites too), was called from code inlined there: its true
+ * caller is the frame below, the line is not in the trace. */
+static void inlined_site(const struct callstack *cs, struct callstack_frame *f)
+{
+    f->tag.site_inlined = 0;
+    if (cs->n < 2 || f != &cs->frames[cs->n - 1])
+        return;
+    const struct callstack_frame *below = &cs->frames[cs->n - 2];
+    if (below->placeholder || below->func == f->func || below->tag.site != f->tag.site ||
+        below->tag.site_bin != f->tag.site_bin)
+        return;
+    f->tag.site_inlined = 1;
+    f->tag.site_caller = below->func;
+}
+
 static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
 {
     struct thread *t = ctx;
@@ -616,6 +636,7 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     if (!f->placeholder) {
         f->tag.site = t->run->site;
         f->tag.site_bin = t->run->site_bin;
+        inlined_site(cs, f);
         const struct funcstats_entry *e = &a->funcs.v[f->func];
         f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
                         (v >> a->bins[e->bin].exe & 1u);

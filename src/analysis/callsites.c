@@ -38,7 +38,7 @@ static int reserve(void *vp, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-static struct callsites_row *row_of(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func)
+static struct callsites_row *row_of(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, int inlined)
 {
     uint32_t sid, r;
     int added;
@@ -50,7 +50,7 @@ static struct callsites_row *row_of(struct callsites *c, uint32_t bin, uint64_t 
     if (reserve(&c->rows, &c->caprows, c->nrows, sizeof *c->rows) < 0 ||
         u64map_put(&c->row_index, key, (uint32_t)c->nrows) < 0)
         return NULL;
-    c->rows[c->nrows] = (struct callsites_row){sid, func, 0, 0, 0};
+    c->rows[c->nrows] = (struct callsites_row){sid, func, (uint8_t)inlined, 0, 0, 0};
     return &c->rows[c->nrows++];
 }
 
@@ -62,7 +62,16 @@ static void sites_close(void *ctx, const struct analysis_thread *t, const struct
     (void)ts;
     if (how != CALLSTACK_RETURNED || !f->tag.selected)
         return;
-    struct callsites_row *row = row_of(c, f->tag.site_bin, f->tag.site, (uint32_t)f->func);
+    uint32_t bin = f->tag.site_bin;
+    uint64_t site = f->tag.site;
+    if (f->tag.site_inlined && f->tag.site_caller < c->funcs->n) {
+        /* the caller's function, as a site one byte into it (sites are
+         * return addresses, named at site - 1): its name and first line */
+        const struct funcstats_entry *e = &c->funcs->v[f->tag.site_caller];
+        bin = e->bin;
+        site = e->addr + 1;
+    }
+    struct callsites_row *row = row_of(c, bin, site, (uint32_t)f->func, f->tag.site_inlined);
     if (!row) {
         c->oom = 1;
         return;
@@ -72,10 +81,10 @@ static void sites_close(void *ctx, const struct analysis_thread *t, const struct
     row->self_ns += self;
 }
 
-int callsites_add(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, uint64_t calls, uint64_t incl_ns,
-                  uint64_t self_ns)
+int callsites_add(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, int inlined, uint64_t calls,
+                  uint64_t incl_ns, uint64_t self_ns)
 {
-    struct callsites_row *row = row_of(c, bin, site, func);
+    struct callsites_row *row = row_of(c, bin, site, func, inlined);
     if (!row)
         return -1;
     row->calls += calls;

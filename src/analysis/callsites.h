@@ -24,6 +24,8 @@
 struct callsites_row {
     uint32_t site; /* index into sites */
     uint32_t func; /* function id (funcstats) */
+    uint8_t inlined; /* called from code inlined into the function at site - 1
+                      * (its first byte): the call's own line is unknown */
     uint64_t calls, incl_ns, self_ns;
 };
 
@@ -40,9 +42,9 @@ void callsites_init(struct callsites *c, const struct funcstats *funcs);
 void callsites_free(struct callsites *c);
 struct sink callsites_sink(struct callsites *c);
 /* Add to the row of (bin, site, func) as if these calls had closed there
- * (a pass in parts, jobs.h).  0 ok, -1 out of memory. */
-int callsites_add(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, uint64_t calls, uint64_t incl_ns,
-                  uint64_t self_ns);
+ * (a pass in parts, jobs.h); inlined as in the row.  0 ok, -1 out of memory. */
+int callsites_add(struct callsites *c, uint32_t bin, uint64_t site, uint32_t func, int inlined, uint64_t calls,
+                  uint64_t incl_ns, uint64_t self_ns);
 /* Row indexes by inclusive time descending (then calls, site, callee);
  * malloc'ed, c->nrows long, NULL when out of memory. */
 uint32_t *callsites_by_incl(const struct callsites *c);

@@ -85,6 +85,10 @@ struct callstack_tag {
     uint8_t target;   /* one of the owner's --function targets */
     uint8_t in_scope; /* inside the owner's thread and function filters */
     uint8_t selected; /* in scope and inside the time window: it counts */
+    uint8_t site_inlined; /* the enter ran in code inlined into the caller's function:
+                           * site is then that function's own return address, not
+                           * where it called; site_caller is the frame below's func */
+    uint64_t site_caller;
 };
 
 struct callstack_frame {

@@ -540,8 +540,8 @@ static int apply_sites(struct callsites *c, const struct callsites *jc, const st
 {
     for (size_t i = 0; i < jc->nrows; i++) {
         const struct callsites_row *r = &jc->rows[i];
-        if (callsites_add(c, m->bin[jc->sites.bin[r->site]], jc->sites.addr[r->site], m->func[r->func], r->calls,
-                          r->incl_ns, r->self_ns) < 0)
+        if (callsites_add(c, m->bin[jc->sites.bin[r->site]], jc->sites.addr[r->site], m->func[r->func], r->inlined,
+                          r->calls, r->incl_ns, r->self_ns) < 0)
             return -1;
     }
     return 0;

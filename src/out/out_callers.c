@@ -25,8 +25,9 @@ int out_callers_write(FILE *out, const struct out_view *v)
                      (unsigned long long)c->sites.addr[r->site], site, sizeof site);
         report_label(v->funcs ? &v->funcs[r->func] : NULL,
                      (unsigned long long)v->a->funcs.v[r->func].addr, callee, sizeof callee);
-        fprintf(out, "%10llu %12.3f %12.3f  %s -> %s\n", (unsigned long long)r->calls,
-                (double)r->incl_ns / 1e6, (double)r->self_ns / 1e6, site, callee);
+        fprintf(out, "%10llu %12.3f %12.3f  %s%s -> %s\n", (unsigned long long)r->calls,
+                (double)r->incl_ns / 1e6, (double)r->self_ns / 1e6, site,
+                r->inlined ? " [inlined: call line unknown]" : "", callee);
     }
     free(order);
     return 0;
