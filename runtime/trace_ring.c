@@ -617,6 +617,8 @@ TR_NOINSTR static int ring_owner_ok(const char *name, int fd, long share_gid)
 TR_NOINSTR static int ring_attach(const char *name, uint64_t size)
 {
     const char *why;
+    if (name[0] != '/') /* glibc takes it as /name; say so, so that trace_stream is started with the same */
+        say("TRACE_SHM=", name, ": a ring's name starts with '/'; taken as /", name, (char *)0);
     long share_gid = ring_share_gid(name);
     if (share_gid == -2)
         return -1;

@@ -11,7 +11,7 @@
 # TRACE_SHM no trace_stream has made says what becomes of the ring.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 13
+plan 14
 
 W=$B/examples/workload
 # stopped NAME [ENV=VALUE...]: the workload through a 1 MiB ring whose drain
@@ -77,3 +77,9 @@ TRACE_ENABLE=1 TRACE_SHM=$made "$W" 1 2 5 8 2 > /dev/null 2> "$T/made.err"
 is "$? $(cat "$T/made.err") $(ls /dev/shm | grep -c "^${made#/}\$")" \
     "0 callsight: TRACE_SHM=$made: no trace_stream had made this ring, so the program made it (16 MiB): it keeps events until a trace_stream $made HOST PORT drains it, then drops new ones, counted; only trace_stream removes it (or rm /dev/shm$made) 1" \
     "TRACE_SHM without a trace_stream: one line says the program made the ring, what becomes of it, and how to remove it"
+noslash=cs-test-adv-noslash-$$
+track_shm "/$noslash"
+TRACE_ENABLE=1 TRACE_SHM=$noslash "$W" 1 2 5 8 2 > /dev/null 2> "$T/noslash.err"
+is "$? $(head -n 1 "$T/noslash.err") $(ls /dev/shm | grep -c "^$noslash\$")" \
+    "0 callsight: TRACE_SHM=$noslash: a ring's name starts with '/'; taken as /$noslash 1" \
+    "TRACE_SHM without its leading '/': said, and the ring is /$noslash"
