@@ -5,6 +5,7 @@
 #include "symbols.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,8 +267,44 @@ static void qualified(const char *have, const char **start, const char **end)
  * whole or from any "::" as trace.config takes it ("Parser::parse",
  * "parse"; template arguments may be left out: "RoutingTable::insert" for
  * "RoutingTable<std::string>::insert(...)")? */
+/* A glob (fnmatch) against the whole name, the name without its
+ * arguments and clone suffix (fib.constprop.0, Table::insert(int)), that
+ * without template arguments too (net::RoutingTable::insert), and its
+ * last component (insert): 'fi*', '*::insert', '*Table::insert'. */
+static int glob_is(const char *have, const char *want)
+{
+    char bare[1024], plain[1024];
+    size_t k = strcspn(have, "(");
+    if (k >= sizeof bare)
+        k = sizeof bare - 1;
+    memcpy(bare, have, k);
+    bare[k] = 0;
+    char *dot = strchr(bare, '.');
+    if (dot && dot != bare)
+        *dot = 0;
+    const char *last = bare, *p = bare;
+    int angle = 0;
+    for (; *p; p++) {
+        angle += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+        if (!angle && p[0] == ':' && p[1] == ':')
+            last = p + 2;
+    }
+    size_t m = 0;
+    angle = 0;
+    for (p = bare; *p; p++) {
+        angle += *p == '<';
+        if (!angle)
+            plain[m++] = *p;
+        angle -= *p == '>' && angle > 0;
+    }
+    plain[m] = 0;
+    return !fnmatch(want, have, 0) || !fnmatch(want, bare, 0) || !fnmatch(want, plain, 0) || !fnmatch(want, last, 0);
+}
+
 static int name_is(const char *have, const char *want)
 {
+    if (strpbrk(want, "*?["))
+        return glob_is(have, want);
     size_t n = strlen(want);
     if (!strncmp(have, want, n) && (!have[n] || have[n] == '.' || have[n] == '('))
         return 1;

@@ -6,9 +6,11 @@
 # times, RoutingTable's lookup once and a function template whose
 # demangled name is 3,390 characters twice; near misses (a name's tail that
 # is no whole component) match nothing.  A text row keeps both ends of a
-# name too long to show (the function itself and its file:line).
+# name too long to show (the function itself and its file:line).  Globs
+# (issue 38: 'fi*' was refused) match the whole name, the name without its
+# arguments, or its last component.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 12
+plan 16
 
 cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" &&
     g++ -O0 -g -finstrument-functions -finstrument-functions-exclude-file-list=/usr/include \
@@ -30,6 +32,10 @@ is "$(sel nsert)" "rc=1" "a name's tail is no match: nsert"
 is "$(sel able::insert)" "rc=1" "nor a component's tail: able::insert"
 is "$(cat "$T/err")" "callsight analyze: --function: no function named 'able::insert' in $T/routes" "one line says so"
 is "$(sel deep_size)" 2 "deep_size: a function template, its arguments left out"
+is "$(sel 'ins*')" 8 "a glob, 'ins*': both insert methods, by their last component"
+is "$(sel '*::Table::ins*')" 3 "'*::Table::ins*': net::Table's only"
+is "$(sel '*Table::insert')" 8 "'*Table::insert': both classes, as a glob says"
+is "$(sel 'ins?')" "rc=1" "'ins?' matches no whole component: nothing"
 "$CS" analyze "$T/tr" --exe "$T/routes" --top 0 > "$T/all" 2>&1
 row=$(grep '^ *2 .* int deep_size<std::map<' "$T/all")
 echo "$row" | grep -Eq '\.\.\..* const&\) \(routes\.cpp:[0-9]+\)$' && [ "${#row}" -lt 700 ]
