@@ -49,6 +49,7 @@
 #include "trace_flush.c"       /* tl_flush: a batch to its sink */
 #include "trace_summary.c"     /* TRACE_MODE=summary's tables and snapshots */
 #include "trace_trigger.c"     /* TRACE_TRIGGER */
+#include "trace_control.c"     /* TRACE_CONTROL: live control's block, applied at the hooks */
 #include "trace_hooks.c"       /* the two hooks and their paths */
 #include "trace_config.c"      /* the environment, read once */
 #include "trace_modules.c"     /* the loaded-modules list */

@@ -254,7 +254,16 @@ enum trace_mark {
      * else from its markers, never from both); tid 0: the threads that
      * found the table full, together.  Older readers skip it.
      */
-    TRACE_MARK_THREAD_DROPPED = 40
+    TRACE_MARK_THREAD_DROPPED = 40,
+    /*
+     * Live control (trace_shm.h's control block, docs/control.md): the
+     * thread applied a new setting here, at this point of its events.
+     * ts = the clock then; payload = the generation (2, 4, ...); pad[0] =
+     * the setting's TRACE_CTL_* flags, pad[1..2] = how many functions its
+     * table holds (little-endian).  Calls open then keep the decision made
+     * at their enter.  Older readers skip it.
+     */
+    TRACE_MARK_CONTROL = 41
 };
 
 /* A tracer asks for at most one snapshot per this many ms (a storm of slow

@@ -24,7 +24,7 @@ TR_NOINSTR static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uin
 }
 
 /* Every hook the inlined paths of tl_hook do not take: the mono clock,
- * TRACE_TRIGGER, TRACE_MODE=both, a new thread's first.  Out of line, so
+ * TRACE_TRIGGER, TRACE_MODE=both, TRACE_CONTROL, a new thread's first.  Out of line, so
  * that its registers and checks are not paid for on those paths. */
 TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
@@ -54,6 +54,15 @@ TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_
     }
     if (full)
         tl_flush(t, 0);
+}
+
+/* tl_step behind live control, for the hooks that do not take tl_hook's
+ * own paths (a thread's first, one TRACE_THREADS has just selected). */
+TR_NOINSTR static void tl_step_ctl(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+{
+    if (g_ctl && ctl_skip(t, func, kind))
+        return;
+    tl_step(t, func, site, kind);
 }
 
 /* TRACE_THREADS: does this thread's name match one of the globs? */
@@ -96,7 +105,7 @@ TR_NOINSTR static TR_COLD void tl_hook_ignored(tl_state_t *t, uintptr_t func, ui
             t->inherited += depth > 0 ? (uint32_t)depth : 0;
             t->depth = t->batch_depth = 0;
             atomic_store_explicit(&t->reentered, 0, memory_order_relaxed);
-            tl_step(t, func, site, kind);
+            tl_step_ctl(t, func, site, kind);
             atomic_signal_fence(memory_order_seq_cst);
             atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
             return;
@@ -133,7 +142,7 @@ TR_NOINSTR static TR_COLD void tl_hook_slow(tl_state_t *t, uintptr_t func, uintp
         atomic_store_explicit(&t->gate, TL_IGNORED, memory_order_relaxed);
         return;
     }
-    tl_step(t, func, site, kind);
+    tl_step_ctl(t, func, site, kind);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }
@@ -155,12 +164,14 @@ TR_NOINSTR static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uin
      * made at start, the counter read directly, and no call (with its
      * saved registers) unless a flush or snapshot is due. */
     int path = g_hook_path;
+    if (TR_UNLIKELY(g_ctl != NULL) && ctl_skip(t, func, kind))
+        path = -1; /* live control: not recorded */
     if (TR_LIKELY(path == HOOK_EVENTS)) {
         if (TR_UNLIKELY(tl_record_at(t, func, site, kind, CLOCK_HAS_TICKS)))
             tl_flush(t, 0);
     } else if (path == HOOK_SUMMARY && TR_LIKELY(t->sum != NULL))
         sum_step(t, func, kind, clock_ticks());
-    else
+    else if (path == HOOK_STEP)
         tl_step(t, func, site, kind);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);

@@ -154,6 +154,9 @@ static uint32_t g_pid;
 static uint32_t g_batch = TRACE_BUF_EVENTS; /* events per flush (a small ring: fewer) */
 static int g_summary;         /* TRACE_MODE=summary: aggregates, not events (2: both, to compare) */
 static uint32_t g_sum_funcs = 65536u, g_sum_depth = 256u; /* TRACE_SUMMARY_FUNCS, _DEPTH */
+#define CTL_DEPTH 1024u /* frames whose control decision a thread keeps; deeper ones are always recorded */
+static trace_shm_control_t *g_ctl; /* TRACE_CONTROL=1: the control block (trace_control.c), else NULL */
+static char g_ctl_name[64];        /* its segment's name */
 static uint64_t g_sum_every;  /* TRACE_SUMMARY_MS in clock units; 0: at exits only */
 static uint64_t g_flush_every; /* TRACE_FLUSH_MS in clock units; 0: full batches only */
 static unsigned g_ns_shift;   /* ticks -> ns: (d >> shift) * mult + ((d & mask) * mult >> shift) */
@@ -232,6 +235,10 @@ typedef struct tl_state {
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
     int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
+    uint64_t ctl_gen;            /* TRACE_CONTROL: the generation applied (0: none) */
+    uint32_t ctl_flags, ctl_buf; /* ... its TRACE_CTL_* flags, the buffer of its table */
+    uint32_t ctl_depth;          /* ... frames entered since the thread began, less those returned */
+    uint64_t ctl_skip[CTL_DEPTH / 64u]; /* ... bit d: the call at depth d was not recorded */
     trace_event_t *buf;          /* `own`, or file mode's larger buffer (file_buf_grow) */
     trace_event_t own[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];
 } tl_state_t;

@@ -141,6 +141,7 @@ TR_NOINSTR static void trace_exit(void)
         atomic_store_explicit(&t->gate, TL_DEAD, memory_order_relaxed);
     }
     (void)stop_claim(STOP_EXIT);
+    ctl_close();
     if (g_ring_joined) {
         g_ring_joined = 0;
         /* release: pairs with trace_stream's acquire load of writers; all
@@ -190,6 +191,8 @@ TR_NOINSTR static void trace_setup(void)
     if (pthread_atfork(NULL, NULL, trace_fork_child) != 0 || atexit(trace_exit) != 0)
         say("cannot register the fork and exit handlers; traces may end early", (char *)0);
     g_started = 1;
+    if (cfg_u64("TRACE_CONTROL", 0, 1, 0))
+        ctl_open();
     if (g_ticks)
         g_hook_path = g_summary == 1 ? HOOK_SUMMARY : !g_summary && !g_trig_func ? HOOK_EVENTS : HOOK_STEP;
     atomic_store_explicit(&g_capture, 1, memory_order_release);

@@ -279,4 +279,95 @@ _Static_assert(offsetof(trace_shm_losses_t, other) == 16, "other at 16");
 _Static_assert(offsetof(trace_shm_losses_t, reserved) == 24, "reserved at 24");
 _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 
+/* ---- live control ------------------------------------------------------
+ *
+ * What a running process records, changed from outside it (docs/control.md,
+ * issue 31).  Step 1, file mode: with TRACE_CONTROL=1 the runtime creates
+ * this block alone in an owner-only segment named
+ * /callsight-ctl-<uid>-<pid> (O_CREAT|O_EXCL, mode 0600, unlinked at
+ * exit), which `callsight ctl --pid PID` opens and writes.  A process
+ * without TRACE_CONTROL never maps one, and its hooks run as before.
+ *
+ * The contract:
+ *   - The runtime fills the block, magic last; it never writes `gen` or a
+ *     setting.  `applied` it raises (relaxed, max) when a thread applies a
+ *     generation, so that a writer can tell whether anyone has.
+ *   - A writer (one at a time: it holds an exclusive flock on the segment)
+ *     reads `gen` (even), writes its whole setting into buffer
+ *     (gen / 2 + 1) % 2 with its function table, then stores gen + 2
+ *     (release).  Each setting replaces the one before whole: nothing is
+ *     ever half applied.
+ *   - Each thread, at its next hook, sees the new `gen` (acquire), reads
+ *     setting (gen / 2) % 2 and records TRACE_MARK_CONTROL (trace.h) at that
+ *     point of its events.  Its decision for a call is made at the call's
+ *     enter and kept with the frame, so the call's exit is recorded
+ *     exactly when its enter was, whatever generation comes in between.
+ *   - Functions are runtime addresses in an open-addressing table of
+ *     TRACE_CTL_SLOTS slots (0 empty; slot = the address's hash, then the
+ *     next ones), at most TRACE_CTL_FUNCS_MAX of them, each found within
+ *     TRACE_CTL_PROBE_MAX slots of its hash: a writer refuses a table that
+ *     would not be, rather than truncate it.  The hash is
+ *     (addr * 0x9e3779b97f4a7c15) >> (64 - 13).
+ *   - Nothing a writer puts here is trusted beyond the bounds above: the
+ *     hooks read at most TRACE_CTL_PROBE_MAX slots, and flags they do not
+ *     know are ignored.
+ */
+#define TRACE_CTL_MAGIC "TKCONTRL" /* exactly 8 chars, no NUL */
+#define TRACE_CTL_VERSION 1u
+#define TRACE_CTL_SLOTS 8192u
+#define TRACE_CTL_SLOT_BITS 13u
+#define TRACE_CTL_FUNCS_MAX 4096u
+#define TRACE_CTL_PROBE_MAX 8u
+#define TRACE_CTL_SETTING_SIZE 1024u
+#define TRACE_CTL_SIZE (64u + 2u * TRACE_CTL_SETTING_SIZE + 2u * TRACE_CTL_SLOTS * 8u)
+
+#define TRACE_CTL_PAUSED 0x1u /* no call recorded from a thread's next hook on */
+#define TRACE_CTL_OFF 0x2u    /* the table's functions are not recorded */
+#define TRACE_CTL_ONLY 0x4u   /* only the table's functions are recorded (with OFF: OFF wins) */
+
+typedef struct trace_ctl_setting {
+    uint32_t flags;     /* TRACE_CTL_* */
+    uint32_t nfuncs;    /* functions in this setting's table */
+    uint64_t reserved[127]; /* zero: room for the settings of later steps (threads, triggers, mode) */
+} trace_ctl_setting_t;
+
+typedef struct trace_shm_control {
+    char magic[8];       /* "TKCONTRL"; written last by the runtime */
+    uint32_t version;    /* TRACE_CTL_VERSION */
+    uint32_t size;       /* TRACE_CTL_SIZE */
+    uint64_t gen;        /* 0 at start (nothing set); even; + 2 per change (writer, release) */
+    uint64_t applied;    /* the highest generation a thread has applied (runtime) */
+    uint64_t load_bias;  /* the program's, so that a writer turns link-time addresses into runtime ones */
+    uint64_t build_id[2]; /* the program's GNU build-id, bytes 0-15 (zero: none), to check the writer's --exe */
+    uint32_t pid;        /* the process that made the block */
+    uint32_t pad;        /* zero */
+    trace_ctl_setting_t setting[2];
+    uint64_t funcs[2][TRACE_CTL_SLOTS];
+} trace_shm_control_t;
+
+_Static_assert(sizeof(trace_ctl_setting_t) == TRACE_CTL_SETTING_SIZE, "a setting is 1 KiB");
+_Static_assert(offsetof(trace_ctl_setting_t, flags) == 0, "flags at 0");
+_Static_assert(offsetof(trace_ctl_setting_t, nfuncs) == 4, "nfuncs at 4");
+_Static_assert(sizeof(trace_shm_control_t) == TRACE_CTL_SIZE, "control block size");
+_Static_assert(offsetof(trace_shm_control_t, magic) == 0, "magic at 0");
+_Static_assert(offsetof(trace_shm_control_t, version) == 8, "version at 8");
+_Static_assert(offsetof(trace_shm_control_t, size) == 12, "size at 12");
+_Static_assert(offsetof(trace_shm_control_t, gen) == 16, "gen at 16");
+_Static_assert(offsetof(trace_shm_control_t, applied) == 24, "applied at 24");
+_Static_assert(offsetof(trace_shm_control_t, load_bias) == 32, "load_bias at 32");
+_Static_assert(offsetof(trace_shm_control_t, build_id) == 40, "build_id at 40");
+_Static_assert(offsetof(trace_shm_control_t, pid) == 56, "pid at 56");
+_Static_assert(offsetof(trace_shm_control_t, setting) == 64, "settings at 64");
+_Static_assert(offsetof(trace_shm_control_t, funcs) == 64 + 2 * TRACE_CTL_SETTING_SIZE, "tables after the settings");
+_Static_assert(TRACE_CTL_SLOTS == 1u << TRACE_CTL_SLOT_BITS, "slots a power of two");
+
+/* The slot an address's probe starts at (both ends use this). */
+#if defined(__GNUC__)
+__attribute__((no_instrument_function)) /* the runtime may be built with -finstrument-functions */
+#endif
+static inline uint32_t trace_ctl_slot(uint64_t addr)
+{
+    return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> (64u - TRACE_CTL_SLOT_BITS));
+}
+
 #endif /* CALLSIGHT_TRACE_SHM_H */

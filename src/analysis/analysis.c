@@ -1713,6 +1713,32 @@ static uint32_t site_in(struct thread *t, uint32_t bin, uint64_t bias, uint64_t 
     return bin;
 }
 
+/* A thread applied a live-control generation here (trace.h): kept per
+ * source, the first time and how many threads, for the notes; an instant
+ * on the thread for the timelines.  Its calls need nothing: the runtime
+ * keeps each call's enter and exit together across it. */
+static void on_control(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    struct thread *t = ev->tid ? thread_of(run, ev->tid, 1) : NULL;
+    uint32_t flags = ev->pad[0], nfuncs = ev->pad[1] | (uint32_t)ev->pad[2] << 8;
+    uint32_t i = 0;
+    while (i < src->nctl && src->ctl[i].gen != ev->call_site)
+        i++;
+    if (i == src->nctl) {
+        if (i == ANALYSIS_CTL_GENS) {
+            src->ctl_more++;
+            return;
+        }
+        src->ctl[src->nctl++] = (struct analysis_ctl){ev->call_site, ns, flags, nfuncs, 0};
+    }
+    struct analysis_ctl *c = &src->ctl[i];
+    c->threads++;
+    c->ns = ns < c->ns ? ns : c->ns;
+    instant(run, t ? &run->a->threads[t->index] : NULL, ns, "live control: generation %llu",
+            (unsigned long long)ev->call_site);
+}
+
 static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
@@ -1766,6 +1792,9 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
     case TRACE_MARK_SNAPSHOT:
     case TRACE_MARK_TRIGGERS_SKIPPED:
         on_recorder_marker(run, ev, ns);
+        break;
+    case TRACE_MARK_CONTROL:
+        on_control(run, ev, ns);
         break;
     default:
         break; /* the clock anchor was used by the pre-pass; others unknown */

@@ -78,6 +78,8 @@
 
 enum analysis_source_kind { ANALYSIS_SOURCE_PID = 0, ANALYSIS_SOURCE_STREAM = 1 };
 
+#define ANALYSIS_CTL_GENS 32 /* live-control generations a source keeps apart */
+
 struct analysis_source {
     enum analysis_source_kind kind;
     uint32_t id;
@@ -115,6 +117,14 @@ struct analysis_source {
     uint32_t snapshot_cause;  /* enum trace_snapshot_cause */
     uint64_t skipped_over, skipped_held; /* TRACE_MARK_TRIGGERS_SKIPPED: last counts */
     int have_skipped;         /* ... seen: a flight recorder's main connection (it has the device's drops) */
+    struct analysis_ctl {     /* live control (TRACE_MARK_CONTROL): each generation applied */
+        uint64_t gen;
+        int64_t ns;           /* when its first thread applied it */
+        uint32_t flags, nfuncs; /* its TRACE_CTL_* flags and functions */
+        uint32_t threads;     /* threads that applied it */
+    } ctl[ANALYSIS_CTL_GENS];
+    uint32_t nctl;            /* generations in ctl[] */
+    uint64_t ctl_more;        /* applications of generations beyond them */
     char **notes; /* thread and series notes, in the order found */
     size_t nnotes, capnotes;
 };

@@ -345,6 +345,22 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
         d->skipped_over = s->skipped_over;
         d->skipped_held = s->skipped_held;
     }
+    d->ctl_more += s->ctl_more;
+    for (uint32_t i = 0; i < s->nctl; i++) {
+        uint32_t k = 0;
+        while (k < d->nctl && d->ctl[k].gen != s->ctl[i].gen)
+            k++;
+        if (k == d->nctl && k == ANALYSIS_CTL_GENS) {
+            d->ctl_more += s->ctl[i].threads;
+            continue;
+        }
+        if (k == d->nctl) {
+            d->ctl[d->nctl++] = s->ctl[i];
+            continue;
+        }
+        d->ctl[k].threads += s->ctl[i].threads;
+        d->ctl[k].ns = s->ctl[i].ns < d->ctl[k].ns ? s->ctl[i].ns : d->ctl[k].ns;
+    }
     for (size_t i = 0; i < s->nnotes; i++) {
         if (vec_grow(&d->notes, &d->capnotes, d->nnotes, sizeof *d->notes, 16) < 0) {
             a->oom = 1;

@@ -21,5 +21,6 @@ int cmd_run(int argc, char **argv);     /* run.c */
 int cmd_doctor(int argc, char **argv);  /* doctor.c */
 int cmd_trigger(int argc, char **argv); /* trigger.c */
 int cmd_top(int argc, char **argv);     /* top.c */
+int cmd_ctl(int argc, char **argv);     /* ctl.c */
 
 #endif

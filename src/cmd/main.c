@@ -31,6 +31,7 @@ static const struct command commands[] = {
     {"doctor", cmd_doctor, "check this machine, a binary and a project for tracing"},
     {"trigger", cmd_trigger, "ask serve's flight recorders for a snapshot now"},
     {"top", cmd_top, "watch a trace directory live: sources and the busiest functions"},
+    {"ctl", cmd_ctl, "change what a running process records (TRACE_CONTROL=1)"},
 };
 
 static void usage(FILE *out)

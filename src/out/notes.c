@@ -10,6 +10,7 @@
 #include "lib/textesc.h"
 #include "read/elf_buildid.h"
 #include "trace.h"
+#include "trace_shm.h"
 
 #define NOTES_MAX_PROCS 8 /* processes named in a stream's note; the rest counted */
 
@@ -65,6 +66,36 @@ static void capture_notes(const struct emit *e)
         emit(e, "flight recorder: triggers that took no snapshot: %llu over trace_stream's "
              "--max-triggers, %llu slow calls within %u ms of one that did",
              (unsigned long long)s->skipped_over, (unsigned long long)s->skipped_held, TRACE_TRIGGER_GAP_MS);
+}
+
+/* Live control: each generation applied, in order, in words. */
+static void control_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    uint64_t last = 0;
+    for (uint32_t k = 0; k < s->nctl; k++) {
+        const struct analysis_ctl *c = NULL;
+        for (uint32_t i = 0; i < s->nctl; i++) /* the next generation after last */
+            if (s->ctl[i].gen > last && (!c || s->ctl[i].gen < c->gen))
+                c = &s->ctl[i];
+        if (!c)
+            break;
+        last = c->gen;
+        char what[64];
+        if (c->flags & TRACE_CTL_OFF)
+            snprintf(what, sizeof what, "all but %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
+        else if (c->flags & TRACE_CTL_ONLY)
+            snprintf(what, sizeof what, "only %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
+        else
+            snprintf(what, sizeof what, "everything");
+        emit(e, "live control: generation %llu from %.3f s: %s%s%s, applied by %u thread%s (calls open then "
+             "kept their enter's decision)", (unsigned long long)c->gen,
+             (double)(c->ns - e->a->start_ns) / 1e9, c->flags & TRACE_CTL_PAUSED ? "paused (" : "recording ", what,
+             c->flags & TRACE_CTL_PAUSED ? " when resumed)" : "", c->threads, c->threads == 1 ? "" : "s");
+    }
+    if (s->ctl_more)
+        emit(e, "live control: %llu more applications of generations beyond the first %u",
+             (unsigned long long)s->ctl_more, ANALYSIS_CTL_GENS);
 }
 
 static void loss_notes(const struct emit *e)
@@ -321,6 +352,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         struct emit e = {fn, ctx, a, &a->src[i]};
         process_notes(&e, i);
         capture_notes(&e);
+        control_notes(&e);
         loss_notes(&e);
         tracer_notes(&e);
         module_notes(&e);

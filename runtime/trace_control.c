@@ -1,0 +1,135 @@
+/*
+ * trace_control.c - live control, step 1 (docs/control.md, issue 31): with
+ * TRACE_CONTROL=1 the process makes an owner-only control block
+ * (trace_shm.h) that `callsight ctl --pid PID` writes, and every hook
+ * applies what it says: paused, these functions off, or only these.
+ *
+ * Without TRACE_CONTROL nothing here runs: the hooks pay one test of
+ * g_ctl.  With it, ctl_skip, inlined into the hooks, costs one acquire
+ * load of the generation (a line that changes only when control does) and
+ * the depth's bit, and, while a setting with functions is applied, one
+ * probe of its table.  A thread applies a new generation at its next hook, and writes
+ * TRACE_MARK_CONTROL there.  The decision for a call is made at its enter
+ * and kept with its frame (one bit per depth), so its exit is recorded
+ * exactly when its enter was: a change never leaves an exit unmatched or
+ * an enter open.  Frames deeper than CTL_DEPTH are always recorded.
+ */
+
+/* The segment, made once at start: the block filled, magic last.  Said
+ * once when it cannot be made; the program is traced as without it. */
+TR_NOINSTR static void ctl_open(void)
+{
+    char uid[21], pid[21];
+    const char *u = num((uint64_t)geteuid(), uid), *p = num((uint64_t)getpid(), pid);
+    size_t n = strlen(u), m = strlen(p);
+    memcpy(g_ctl_name, "/callsight-ctl-", 15);
+    memcpy(g_ctl_name + 15, u, n);
+    g_ctl_name[15 + n] = '-';
+    memcpy(g_ctl_name + 16 + n, p, m + 1);
+    int fd = shm_open(g_ctl_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    const char *why = fd < 0 ? strerror(errno) : NULL;
+    void *map = MAP_FAILED;
+    if (!why && (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)TRACE_CTL_SIZE) != 0))
+        why = strerror(errno);
+    if (!why && (map = mmap(NULL, TRACE_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+        why = strerror(errno);
+    if (fd >= 0)
+        close(fd);
+    if (why) {
+        if (fd >= 0)
+            shm_unlink(g_ctl_name);
+        say("TRACE_CONTROL=1: cannot make the control block ", g_ctl_name, ": ", why,
+            "; traced without live control", (char *)0);
+        return;
+    }
+    trace_shm_control_t *c = map;
+    c->version = TRACE_CTL_VERSION;
+    c->size = TRACE_CTL_SIZE;
+    c->load_bias = g_load_bias;
+    c->build_id[0] = g_build_id[0];
+    c->build_id[1] = g_build_id[1];
+    c->pid = (uint32_t)getpid();
+    atomic_thread_fence(memory_order_release);
+    memcpy(c->magic, TRACE_CTL_MAGIC, 8);
+    g_ctl = c;
+}
+
+/* At exit: the segment goes, unless this is a forked child, which shares
+ * its parent's block and leaves it to the parent. */
+TR_NOINSTR static void ctl_close(void)
+{
+    if (g_ctl && g_ctl->pid == (uint32_t)getpid())
+        shm_unlink(g_ctl_name);
+}
+
+/* Whether func is in the applied setting's table: at most
+ * TRACE_CTL_PROBE_MAX slots, whatever the writer put there. */
+TR_NOINSTR static TR_HOT_INLINE int ctl_listed(const tl_state_t *t, uintptr_t func)
+{
+    const uint64_t *tab = g_ctl->funcs[t->ctl_buf];
+    uint32_t i = trace_ctl_slot((uint64_t)func);
+    for (uint32_t k = 0; k < TRACE_CTL_PROBE_MAX; k++, i = (i + 1u) & (TRACE_CTL_SLOTS - 1u)) {
+        uint64_t v = atomic_load_explicit((_Atomic uint64_t *)&tab[i], memory_order_relaxed);
+        if (v == (uint64_t)func)
+            return 1;
+        if (!v)
+            return 0;
+    }
+    return 0;
+}
+
+/* A new generation, at this hook: its setting taken, said in-band. */
+TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
+{
+    uint32_t b = (uint32_t)(gen / 2u) & 1u;
+    const trace_ctl_setting_t *s = &g_ctl->setting[b];
+    uint32_t flags = atomic_load_explicit((_Atomic uint32_t *)&s->flags, memory_order_relaxed);
+    uint32_t nf = atomic_load_explicit((_Atomic uint32_t *)&s->nfuncs, memory_order_relaxed);
+    t->ctl_buf = b;
+    t->ctl_flags = flags & (TRACE_CTL_PAUSED | TRACE_CTL_OFF | TRACE_CTL_ONLY);
+    t->ctl_gen = gen;
+    _Atomic uint64_t *applied = (_Atomic uint64_t *)&g_ctl->applied;
+    uint64_t a = atomic_load_explicit(applied, memory_order_relaxed);
+    while (a < gen && !atomic_compare_exchange_weak_explicit(applied, &a, gen, memory_order_relaxed,
+                                                              memory_order_relaxed))
+        ;
+    if (g_summary == 1)
+        return; /* a summary's records go out as snapshots: no marker among them (step 3) */
+    if (g_buf_max - TL_NOTE_SLOTS <= t->n + 1u)
+        tl_flush(t, 0);
+    if (g_buf_max - TL_NOTE_SLOTS <= t->n + 1u)
+        return; /* the flush was deferred and the buffer is full: no room to say it */
+    trace_event_t *e = &t->buf[TL_HEAD + t->n++];
+    mark_fill(e, clock_now(), t->tid, TRACE_MARK_CONTROL, gen);
+    e->pad[0] = (uint8_t)t->ctl_flags;
+    nf = nf > TRACE_CTL_FUNCS_MAX ? TRACE_CTL_FUNCS_MAX : nf;
+    e->pad[1] = (uint8_t)(nf & 0xffu);
+    e->pad[2] = (uint8_t)(nf >> 8);
+    t->nmarks++;
+}
+
+/* Nonzero when this enter or exit is not to be recorded.  An odd
+ * generation is none a writer publishes: kept to the one applied. */
+TR_NOINSTR static TR_HOT_INLINE int ctl_skip(tl_state_t *t, uintptr_t func, uint8_t kind)
+{
+    uint64_t gen = atomic_load_explicit((_Atomic uint64_t *)&g_ctl->gen, memory_order_acquire);
+    if (TR_UNLIKELY(gen != t->ctl_gen) && !(gen & 1u))
+        ctl_apply(t, gen);
+    uint32_t d = t->ctl_depth;
+    if (kind == TRACE_KIND_ENTER) {
+        t->ctl_depth = d + 1u;
+        if (d >= CTL_DEPTH)
+            return 0;
+        uint32_t f = t->ctl_flags;
+        int skip = f && ((f & TRACE_CTL_PAUSED) ||
+                         ((f & (TRACE_CTL_OFF | TRACE_CTL_ONLY)) &&
+                          ((f & TRACE_CTL_OFF) ? ctl_listed(t, func) : !ctl_listed(t, func))));
+        uint64_t bit = (uint64_t)1 << (d & 63u);
+        t->ctl_skip[d >> 6] = skip ? t->ctl_skip[d >> 6] | bit : t->ctl_skip[d >> 6] & ~bit;
+        return skip;
+    }
+    if (d == 0)
+        return 0; /* a frame open before the thread's first hook here: as without control */
+    t->ctl_depth = --d;
+    return d < CTL_DEPTH && (t->ctl_skip[d >> 6] >> (d & 63u) & 1u);
+}
