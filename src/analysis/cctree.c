@@ -26,7 +26,7 @@ static uint32_t add_node(struct cctree *t, uint32_t parent, uint32_t key, enum c
         t->cap = cap;
     }
     uint32_t id = (uint32_t)t->n++;
-    t->v[id] = (struct cctree_node){parent, key, CCTREE_NONE, CCTREE_NONE, kind, 0, 0, 0};
+    t->v[id] = (struct cctree_node){parent, key, CCTREE_NONE, CCTREE_NONE, kind, 0, 0, 0, 0};
     if (id) {
         t->v[id].next_sibling = t->v[parent].first_child;
         t->v[parent].first_child = id;
@@ -81,7 +81,7 @@ static void tree_open(void *ctx, const struct analysis_thread *th, const struct 
         return;
     uint32_t parent = s->n > 1 ? s->frames[s->n - 2].tag.node : CCTREE_NONE;
     if (parent == CCTREE_NONE)
-        parent = child(t, 0, th->index, CCTREE_THREAD);
+        parent = t->merge_threads ? 0 : child(t, 0, th->index, CCTREE_THREAD);
     if (f->placeholder)
         f->tag.node = child(t, parent, LOST_KEY, CCTREE_LOST);
     else
@@ -94,9 +94,13 @@ static void tree_close(void *ctx, const struct analysis_thread *th, const struct
     struct cctree *t = ctx;
     (void)th;
     (void)ts;
-    if (how != CALLSTACK_RETURNED || !f->tag.selected || f->tag.node == CCTREE_NONE)
+    if (!f->tag.selected || f->tag.node == CCTREE_NONE)
         return;
     struct cctree_node *n = &t->v[f->tag.node];
+    if (how != CALLSTACK_RETURNED) {
+        n->cut++;
+        return;
+    }
     n->calls++;
     n->incl_ns += incl;
     n->self_ns += self;

@@ -10,6 +10,10 @@
  * call's inclusive and self time and count to that node.  So the self time
  * of all nodes adds up exactly to the self time in the function table.
  *
+ * With merge_threads set (before the pass) there are no thread nodes: every
+ * thread's outermost frames are children of the root, so the same path on
+ * two threads is one node (analyze --format tree, threads merged).
+ *
  * Memory grows with distinct stacks, never with events, and is capped:
  * once max_nodes exist, a frame whose path is new, and everything below
  * it, is counted in node 1, "other stacks" (so totals stay exact), and
@@ -41,6 +45,7 @@ struct cctree_node {
     uint32_t first_child, next_sibling; /* CCTREE_NONE-terminated */
     enum cctree_kind kind;
     uint64_t calls, incl_ns, self_ns;
+    uint64_t cut; /* selected frames at this path that left without their exit */
 };
 
 struct cctree {
@@ -48,6 +53,7 @@ struct cctree {
     size_t n, cap, max_nodes;
     struct u64map index; /* parent << 32 | key -> node (not node 1) */
     uint64_t overflow;   /* calls counted in node 1 */
+    int merge_threads;   /* no thread nodes: every thread's paths under the root */
     int oom;
 };
 

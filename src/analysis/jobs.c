@@ -110,7 +110,10 @@ static int job_init(struct job *j, const struct analysis *a, const struct cctree
         return -1;
     if (tree) {
         j->have_tree = 1;
-        if (cctree_init(&j->tree, tree->max_nodes) < 0 || analysis_add_sink(&j->a, cctree_sink(&j->tree)) < 0)
+        if (cctree_init(&j->tree, tree->max_nodes) < 0)
+            return -1;
+        j->tree.merge_threads = tree->merge_threads;
+        if (analysis_add_sink(&j->a, cctree_sink(&j->tree)) < 0)
             return -1;
     }
     if (sites) {
@@ -538,7 +541,7 @@ static int apply_tree(struct cctree *t, const struct cctree *jt, const struct ma
             if (vec_grow(&t->v, &t->cap, t->n, sizeof *t->v, 256) < 0)
                 return -1;
             id = (uint32_t)t->n++;
-            t->v[id] = (struct cctree_node){parent, key, CCTREE_NONE, t->v[parent].first_child, n->kind, 0, 0, 0};
+            t->v[id] = (struct cctree_node){parent, key, CCTREE_NONE, t->v[parent].first_child, n->kind, 0, 0, 0, 0};
             t->v[parent].first_child = id;
             if (u64map_put(&t->index, k, id) < 0)
                 return -1;
@@ -548,6 +551,7 @@ static int apply_tree(struct cctree *t, const struct cctree *jt, const struct ma
         t->v[id].calls += n->calls;
         t->v[id].incl_ns += n->incl_ns;
         t->v[id].self_ns += n->self_ns;
+        t->v[id].cut += n->cut;
     }
     return 0;
 }

@@ -37,7 +37,9 @@
 #include "out/out_json.h"
 #include "out/out_chrome.h"
 #include "out/out_perfetto.h"
+#include "out/out_replay.h"
 #include "out/out_svg.h"
+#include "out/out_tree.h"
 #include "out/report.h"
 #include "read/elf_buildid.h"
 #include "read/modfile.h"
@@ -48,9 +50,11 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 _Static_assert(MODLIST_MAX == 4096, "--max-modules' message says its bound");
+_Static_assert(OUT_TREE_DEPTH_MAX == 4096, "--tree-depth's message says its bound");
 
-enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS, FMT_CHROME };
-static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers", "chrome"};
+enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS, FMT_CHROME, FMT_TREE, FMT_REPLAY };
+static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers", "chrome", "tree",
+                                           "replay"};
 
 struct options {
     struct analysis_exe exes[ANALYSIS_MAX_EXES]; /* --exe, in the order given */
@@ -72,6 +76,10 @@ struct options {
     int keep_tracer_time; /* --keep-tracer-time */
     int trigger;          /* --trigger: only the slow calls and their stacks */
     int64_t interval_ns;  /* --interval (0: not given) */
+    struct out_tree_opts tree; /* --tree-depth (0: not given), --per-thread; top from --top */
+    size_t max_lines;     /* --max-lines (replay) */
+    int replay_cmd;       /* run as `callsight replay`: its help */
+    int have_max_lines;
     struct analysis_filter filter;
     uint64_t *funcs; /* --function addresses (malloc'ed) */
     uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
@@ -90,6 +98,7 @@ static void usage(FILE *out)
 "                         [--max-folded-depth N] [--max-folded-mb N] [--jobs N]\n"
 "                         [--max-modules N] [--max-modules-mb N]\n"
 "                         [--debuginfod-deadline T]\n"
+"                         [--per-thread] [--tree-depth N] [--max-lines N]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -145,11 +154,19 @@ static void usage(FILE *out)
 "                     waits for the ring) in the calls it interrupted, as\n"
 "                     before traces recorded it; by default it is taken out\n"
 "                     of every call open at the time, and a note says how much\n"
-"  --format F         text (default), json, folded, svg, perfetto, chrome or\n"
-"                     callers\n"
+"  --format F         text (default), json, folded, svg, perfetto, chrome,\n"
+"                     callers, tree or replay\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
-"                     (callers: inclusive) time (default 20; 0 prints all)\n"
+"                     (callers: inclusive) time (default 20; 0 prints all);\n"
+"                     tree: the N paths with the most inclusive time under\n"
+"                     each, the rest summed in one '... N more paths' line\n"
+"  --per-thread       tree: one tree per thread (default: threads merged, the\n"
+"                     same call path on every thread one line)\n"
+"  --tree-depth N     tree: levels of calls shown (default %u, at most %u);\n"
+"                     a line with paths below that says '[+N deeper paths, T us]'\n"
+"  --max-lines N      replay: calls shown per thread (default %u; 0: all); a\n"
+"                     last line says how many more there were\n"
 "  --thread TID|NAME  only the threads with this tid, or this name (as the\n"
 "                     runtime recorded it; a glob as TRACE_THREADS takes,\n"
 "                     e.g. 'worker-*'); when it matches none, a note lists them\n"
@@ -175,7 +192,7 @@ static void usage(FILE *out)
 "                     functions are counted in one row, [other]\n"
 "  --max-depth N      frames kept per thread (default %zu); deeper calls are\n"
 "                     counted, not timed (a note per thread)\n",
-            CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
+            OUT_TREE_DEPTH, OUT_TREE_DEPTH_MAX, OUT_REPLAY_LINES, CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
             ANALYSIS_MAX_THREADS, FUNCSTATS_MAX, CALLSTACK_MAX_DEPTH);
     fprintf(out,
 "  --max-modules N    modules kept of a thread's module list (default %u, at\n"
@@ -212,6 +229,13 @@ static void usage(FILE *out)
 "            process names, losses as instants and counters, the header and\n"
 "            notes in otherData; for ui.perfetto.dev, about:tracing or speedscope\n"
 "  callers   the hottest call sites: caller file:line -> function\n"
+"  tree      the call tree: one line per call path, indented by depth, with\n"
+"            its calls, inclusive and self time (us); children by inclusive\n"
+"            time; a path's incl is its self plus its children's incl\n"
+"  replay    each thread's calls in the order they started, one a line,\n"
+"            indented by depth: start (us from the trace's start), duration\n"
+"            (us), function; a call without its exit says so, and has no\n"
+"            duration (also 'callsight replay')\n"
 "\n"
 "text output:\n"
 "  events=N threads=N functions=N span=S.SSSSSSs unmatched_exits=N unclosed_enters=N dropped=N\n"
@@ -244,10 +268,53 @@ static void usage(FILE *out)
 "aggregates: calls, incl, self, min and max exact, percentiles from its\n"
 "histograms; json adds \"intervals\", each function's calls and time per\n"
 "interval.  span runs from the start of the first interval to the end of\n"
-"the last; folded, svg, perfetto, chrome, callers and --function need events.\n"
+"the last; folded, svg, perfetto, chrome, callers, tree, replay and\n"
+"--function need events.\n"
 "\n"
 "Functions that cannot be named are shown by address in hex.\n"
 "Exit status: 0 success (notes included), 1 error, 2 usage error.\n");
+}
+
+/* `callsight replay --help`. */
+static void replay_usage(FILE *out)
+{
+    fprintf(out,
+"usage: callsight replay [DIR|FILE ...] --exe BIN [--thread TID|NAME]\n"
+"                        [--since T] [--until T] [--function NAME]\n"
+"                        [--max-lines N] [-o FILE] [analyze options]\n"
+"\n"
+"Each thread's calls in the order they started, one line per call, nested by\n"
+"indentation: the same as 'callsight analyze --format replay'.  The header\n"
+"line and notes come first, as in the table (losses included); then, per\n"
+"thread, its line and its calls:\n"
+"\n"
+"  thread 500 (main): 4 calls\n"
+"        start_us       dur_us  call\n"
+"           0.000    10000.000  main\n"
+"         100.000     1000.000    work\n"
+"\n"
+"  start_us   when the call started, in us from the trace's start (where\n"
+"             --since and --until count from)\n"
+"  dur_us     its inclusive time (the tracer's own time taken out); '-' and\n"
+"             '(no exit in the trace)' for a call cut short: still open at\n"
+"             the end, or its exit lost or unmatched; frames entered while\n"
+"             events were lost are '[lost frames]', and a loss has a line in\n"
+"             its place ('[N events lost here]', '[stream gap: ...]')\n"
+"\n"
+"options:\n"
+"  --exe BIN          the traced binary (required), as for analyze\n"
+"  --thread TID|NAME  only these threads (a tid, a name or a glob)\n"
+"  --since T, --until T\n"
+"                     only calls that start in this window: 1.5, 250ms, 40us\n"
+"  --function NAME    only NAME's calls and what they call\n"
+"  --max-lines N      calls shown per thread (default %u; 0: all); a last line\n"
+"                     says how many more there were\n"
+"  -o, --output FILE  write there instead of stdout\n"
+"  -h, --help         print this help\n"
+"Every option of 'callsight analyze' is taken too ('callsight analyze\n"
+"--help'); the output is written in bounded memory, a few counters per thread.\n"
+"Exit status: 0 success (notes included), 1 error, 2 usage error.\n",
+            OUT_REPLAY_LINES);
 }
 
 /* The value of option `name` at argv[*i] ("--name V" or "--name=V"), or
@@ -355,7 +422,12 @@ static int take_value(struct options *o, const char *name, const char *v)
     else if (!strcmp(name, "--top") && parse_count(v, &o->top) < 0)
         bad = "--top needs a count (0 = all)";
     else if (!strcmp(name, "--format") && parse_format(v, &o->format) < 0)
-        bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers";
+        bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers, tree, replay";
+    else if (!strcmp(name, "--tree-depth") &&
+             (parse_count(v, &o->tree.max_depth) < 0 || !o->tree.max_depth || o->tree.max_depth > OUT_TREE_DEPTH_MAX))
+        bad = "--tree-depth needs a count from 1 to 4096"; /* OUT_TREE_DEPTH_MAX */
+    else if (!strcmp(name, "--max-lines") && parse_count(v, &o->max_lines) < 0)
+        bad = "--max-lines needs a count (0 = all)";
     else if (!strcmp(name, "--max-stacks") && (parse_count(v, &o->max_stacks) < 0 || o->max_stacks < 2))
         bad = "--max-stacks needs a count of at least 2";
     else if (!strcmp(name, "--max-threads") && (parse_count(v, &o->max_threads) < 0 || !o->max_threads))
@@ -388,6 +460,8 @@ static int take_value(struct options *o, const char *name, const char *v)
         fprintf(stderr, PROG ": %s, not '%s'\n", bad, v);
         return 2;
     }
+    if (!strcmp(name, "--max-lines"))
+        o->have_max_lines = 1;
     if (mb)
         o->folded_bytes = (uint64_t)mb << 20;
     if (ns)
@@ -401,7 +475,8 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--sysroot", "--debug-dir", "--max-threads", "--max-funcs",
                                              "--max-depth", "--max-folded-depth",
                                              "--max-folded-mb", "--jobs", "--max-modules",
-                                             "--max-modules-mb", "--debuginfod-deadline"};
+                                             "--max-modules-mb", "--debuginfod-deadline", "--tree-depth",
+                                             "--max-lines"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -421,7 +496,7 @@ static int parse_args(int argc, char **argv, struct options *o)
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
+            (o->replay_cmd ? replay_usage : usage)(stdout);
             return 1;
         }
         if (!strcmp(a, "--force")) {
@@ -434,6 +509,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         if (!strcmp(a, "--trigger")) {
             o->trigger = 1;
+            continue;
+        }
+        if (!strcmp(a, "--per-thread")) {
+            o->tree.per_thread = 1;
             continue;
         }
         size_t k = 0;
@@ -458,6 +537,14 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     if (o->trigger && o->format != FMT_TEXT) {
         fprintf(stderr, PROG ": --trigger is a text view (json always carries \"triggers\")\n");
+        return 2;
+    }
+    if ((o->tree.per_thread || o->tree.max_depth) && o->format != FMT_TREE) {
+        fprintf(stderr, PROG ": --%s is for --format tree\n", o->tree.per_thread ? "per-thread" : "tree-depth");
+        return 2;
+    }
+    if (o->have_max_lines && o->format != FMT_REPLAY) {
+        fprintf(stderr, PROG ": --max-lines is for --format replay (callsight replay)\n");
         return 2;
     }
     return 0;
@@ -612,7 +699,8 @@ struct run {
     struct callsites sites;
     struct out_perfetto perf;
     struct out_chrome chrome;
-    int have_tree, have_sites, have_perf, have_chrome;
+    struct out_replay replay;
+    int have_tree, have_sites, have_perf, have_chrome, have_replay;
     struct symbol *syms; /* functions, then call sites */
     size_t nsyms;
     struct modfile files; /* shared objects' files, found by build-id */
@@ -650,8 +738,9 @@ static int setup(struct run *r)
         r->a.modules.per_list = o->max_modules;
     if (o->modules_mb)
         r->a.modules.max_bytes = o->modules_mb << 20;
-    if (o->format == FMT_FOLDED || o->format == FMT_SVG) {
+    if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_TREE) {
         bad |= cctree_init(&r->tree, o->max_stacks) < 0;
+        r->tree.merge_threads = o->format == FMT_TREE && !o->tree.per_thread;
         r->have_tree = 1;
         bad |= analysis_add_sink(&r->a, cctree_sink(&r->tree)) < 0;
     } else if (o->format == FMT_CALLERS) {
@@ -672,6 +761,14 @@ static int setup(struct run *r)
         }
         r->have_chrome = 1;
         bad |= analysis_add_sink(&r->a, out_chrome_sink(&r->chrome)) < 0;
+    } else if (o->format == FMT_REPLAY) {
+        if (out_replay_init(&r->replay, &r->a, dir_of(o->out_path, dir, sizeof dir),
+                            o->have_max_lines ? o->max_lines : OUT_REPLAY_LINES) < 0) {
+            fprintf(stderr, PROG ": temporary file for the replay: %s\n", strerror(errno));
+            return 1;
+        }
+        r->have_replay = 1;
+        bad |= analysis_add_sink(&r->a, out_replay_sink(&r->replay)) < 0;
     }
     if (bad) {
         fprintf(stderr, PROG ": out of memory\n");
@@ -774,6 +871,7 @@ static int write_output(struct run *r)
     struct out_view v = {&r->a, r->syms, r->have_sites ? &r->sites : NULL,
                          r->syms + r->a.funcs.n, r->have_tree ? &r->tree : NULL, o->top,
                          base ? base + 1 : exe};
+    struct out_tree_opts tree = {o->tree.max_depth ? o->tree.max_depth : OUT_TREE_DEPTH, o->top, o->tree.per_thread};
     int rc;
     switch (o->format) {
     case FMT_JSON: rc = out_json_write(r->out, &v); break;
@@ -782,13 +880,15 @@ static int write_output(struct run *r)
     case FMT_CALLERS: rc = out_callers_write(r->out, &v); break;
     case FMT_PERFETTO: rc = out_perfetto_finish(&r->perf, &v, r->out); break;
     case FMT_CHROME: rc = out_chrome_finish(&r->chrome, &v, r->out); break;
+    case FMT_TREE: rc = out_tree_write(r->out, &v, &tree); break;
+    case FMT_REPLAY: rc = out_replay_finish(&r->replay, &v, r->out); break;
     default: rc = write_text(r->out, &v, o->trigger); break;
     }
     if (rc < 0) {
         fprintf(stderr, PROG ": %s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
         return 1;
     }
-    if (r->have_tree && r->tree.overflow)
+    if (r->have_tree && r->tree.overflow && o->format != FMT_TREE) /* tree: in its notes */
         fprintf(stderr, PROG ": note: %llu calls on stacks beyond --max-stacks %zu are counted "
                         "under [other stacks]\n",
                 (unsigned long long)r->tree.overflow, r->tree.max_nodes);
@@ -801,7 +901,7 @@ static int write_output(struct run *r)
 static size_t jobs_of(const struct options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->format == FMT_PERFETTO || o->format == FMT_CHROME)
+    if (o->format == FMT_PERFETTO || o->format == FMT_CHROME || o->format == FMT_REPLAY)
         return 1;
     if (o->jobs)
         return o->jobs;
@@ -910,6 +1010,8 @@ static void run_free(struct run *r)
         out_perfetto_free(&r->perf);
     if (r->have_chrome)
         out_chrome_free(&r->chrome);
+    if (r->have_replay)
+        out_replay_free(&r->replay);
     modfile_free(&r->files);
     analysis_free(&r->a);
 }
@@ -928,7 +1030,7 @@ static int check_summary(const struct run *r)
     else if (a->events)
         why = "the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own";
     else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CHROME ||
-             o->format == FMT_CALLERS)
+             o->format == FMT_CALLERS || o->format == FMT_TREE || o->format == FMT_REPLAY)
         why = "summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)";
     else if (o->filter.nfuncs)
         why = "--function needs event traces: summary traces hold each function's totals, not its callees";
@@ -1055,12 +1157,16 @@ static int prepare(struct options *o, int argc, char **argv)
     return find_targets(o);
 }
 
+/* `callsight replay ...` (main.c runs this with argv[0] "replay") is
+ * `callsight analyze --format replay ...`, with a help of its own. */
 int cmd_analyze(int argc, char **argv)
 {
     struct options o = {0};
     struct trace_files tf;
     int rc;
 
+    o.replay_cmd = argc > 0 && !strcmp(argv[0], "replay");
+    o.format = o.replay_cmd ? FMT_REPLAY : FMT_TEXT;
     o.paths = calloc((size_t)argc + 1, sizeof *o.paths);
     if (!o.paths) {
         fprintf(stderr, PROG ": out of memory\n");

@@ -10,7 +10,7 @@
 #ifndef CALLSIGHT_COMMANDS_H
 #define CALLSIGHT_COMMANDS_H
 
-int cmd_analyze(int argc, char **argv); /* analyze.c */
+int cmd_analyze(int argc, char **argv); /* analyze.c; also `replay` (argv[0]) */
 int cmd_serve(int argc, char **argv);   /* serve.c */
 int cmd_diff(int argc, char **argv);    /* diff.c */
 int cmd_init(int argc, char **argv);    /* init.c */

@@ -21,6 +21,7 @@ struct command {
 
 static const struct command commands[] = {
     {"analyze", cmd_analyze, "report per-function call counts and timing from trace files"},
+    {"replay", cmd_analyze, "each thread's calls in time order, nested (analyze --format replay)"},
     {"serve", cmd_serve, "receive streams from trace_stream clients and write trace files"},
     {"diff", cmd_diff, "compare two JSON reports function by function; gate CI on regressions"},
     {"init", cmd_init, "copy the runtime and build wiring into a project to trace it"},

@@ -19,6 +19,43 @@ const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size
     return buf;
 }
 
+/* Characters (UTF-8 lead bytes) in s[0..n). */
+static size_t chars_in(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return c;
+}
+
+/* Bytes of s that hold its first k characters. */
+static size_t bytes_of_chars(const char *s, size_t k)
+{
+    size_t i = 0;
+    for (size_t c = 0; s[i]; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == k)
+            break;
+    return i;
+}
+
+void out_func_fit(const struct out_view *v, uint32_t id, size_t width, char *buf, size_t len)
+{
+    char hex[32], mid[1024];
+    const char *name = out_func_name(v, id, hex, sizeof hex);
+    size_t n = strlen(name), chars = chars_in(name, n);
+    if (width < OUT_FIT_MIN)
+        width = OUT_FIT_MIN;
+    if (width > sizeof mid / 4)
+        width = sizeof mid / 4; /* four bytes a character at most */
+    if (chars > width) {
+        size_t head = (width - 3) / 2, tail = width - 3 - head;
+        size_t hb = bytes_of_chars(name, head), tb = bytes_of_chars(name, chars - tail);
+        snprintf(mid, sizeof mid, "%.*s...%s", (int)hb, name, name + tb);
+        name = mid;
+    }
+    textesc(buf, len, name, TEXTESC_TERMINAL);
+}
+
 FILE *out_temp_file(const char *dir, const char *what)
 {
     const char *d = dir ? dir : getenv("TMPDIR");

@@ -33,6 +33,12 @@ struct out_view {
 
 /* The function's bare name, or its address in hex (in buf). */
 const char *out_func_name(const struct out_view *v, uint32_t id, char *buf, size_t len);
+/* The function's name (or hex address) for a row of at most `width`
+ * characters (at least OUT_FIT_MIN): a longer name keeps its head and
+ * tail, "..." in the middle (cut at whole UTF-8 characters), so a C++
+ * method keeps its class and its name; then escaped for the terminal. */
+#define OUT_FIT_MIN 24
+void out_func_fit(const struct out_view *v, uint32_t id, size_t width, char *buf, size_t len);
 /* The pid a timeline shows a process under: its own, or for a stream's
  * default process (which has none) 2^30 + the stream's id, above any real
  * pid.  Its label: "pid 500", "stream 4" or "pid 500 (stream 4)". */
