@@ -90,7 +90,7 @@ thread 500 (main): 3 calls
       3500.000      500.000    work
       8000.000      500.000  work
 W
-is "$(awk '$1 == "0.000" || $1 == "1000.000" || $1 == "2000.000" || $NF == "main"' "$T/got")" "" "near miss: main and the works at 1 and 2 ms, before the window, are not shown"
+is "$(awk '$1 == "0.000" || $1 == "1000.000" || $1 == "2000.000" || $NF == "main"' "$T/got") $(grep -c '^thread 500 (main): ' "$T/got")" " 1" "near miss: main and the works at 1 and 2 ms, before the window, are not shown"
 grep -q '^filter: thread=main since=0.002500s until=0.008000s: 3 of 10 calls selected$' "$T/out"
 ok $? "the filter line says what was selected"
 
