@@ -296,5 +296,5 @@ is "$(cat "$T/got") $(wc -c <"$T/err")" "1600001 9600001 0" \
     "the large document checks too: 1,600,001 nested complete events, 9,600,001 ns in all"
 
 "$CS" analyze --help >"$T/help" 2>&1
-grep -q '^  chrome    Chrome.s trace-event JSON' "$T/help" && grep -q 'perfetto, chrome or' "$T/help"
+grep -q '^  chrome    Chrome.s trace-event JSON' "$T/help" && grep -q 'perfetto, chrome,$' "$T/help"
 ok $? "analyze --help lists the format"
