@@ -1,12 +1,14 @@
 /*
  * analyze.c - `callsight analyze`: per-function call counts and timing from
  * trace files, local or streamed, as a table, JSON, folded stacks, a flame
- * graph, a Perfetto timeline, Chrome trace-event JSON or a call-site table.
+ * graph, a Perfetto timeline, Chrome trace-event JSON, a call-site table,
+ * the call tree or each thread's calls in order (also `callsight replay`:
+ * main.c runs this command under that name too).
  *
  * The command wires the modules together and owns the exit status:
  *   trace_files (find and group) -> analysis (pre-passes, then one
  *   streaming pass: trace_reader -> callstack -> sinks: funcstats always,
- *   plus cctree, callsites, out_perfetto or out_chrome as the format
+ *   plus cctree, callsites, out_perfetto, out_chrome or out_replay as the format
  *   needs) -> symbols
  *   (one batched addr2line for functions and call sites) -> the format's
  *   writer (report.c, out_*.c).  Before any name is looked up, each

@@ -5,9 +5,9 @@
  * functions and the call sites) and hands each output module a view: the
  * analysis, the names, and the optional aggregates (calling-context tree,
  * call sites) that the format asked for.  Output modules (report.c for the
- * text table, out_json.c, out_folded.c, out_svg.c, out_callers.c; the
- * timelines are out_perfetto.c and out_chrome.c, sinks that write while the
- * pass runs) only read it.
+ * text table, out_json.c, out_folded.c, out_svg.c, out_callers.c,
+ * out_tree.c; the timelines are out_perfetto.c and out_chrome.c, and the
+ * replay out_replay.c, sinks that write while the pass runs) only read it.
  */
 #ifndef CALLSIGHT_OUT_H
 #define CALLSIGHT_OUT_H
