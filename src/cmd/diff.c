@@ -9,7 +9,9 @@
  * the key, largest first; with --fail-over PCT the exit status is 1 when
  * any function's key grew by more than PCT percent (a function new in NEW,
  * or up from 0, counts as grown without bound).  Exact call counts make a
- * gate on --key calls deterministic.
+ * gate on --key calls deterministic.  Times are not: with --min-ms MS a
+ * time that grew by less than MS milliseconds does not count against the
+ * gate however large its percentage (0.486 to 0.753 ms is +55% of noise).
  */
 #include <errno.h>
 #include <math.h>
@@ -46,12 +48,15 @@ struct diff_opts {
     enum key key;
     int gate;
     double pct;
+    int has_floor;    /* --min-ms given */
+    double floor_ns;  /* --min-ms, in ns: growth below it does not count */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
 "usage: callsight diff BASE.json NEW.json [--key calls|self|incl|p99] [--fail-over PCT]\n"
+"                     [--min-ms MS]\n"
 "\n"
 "Compare two reports of 'callsight analyze --format json', function by\n"
 "function (matched by name and source file, or by address when unnamed).\n"
@@ -61,6 +66,9 @@ static void usage(FILE *out)
 "                   incl (inclusive time) or p99 (99th percentile call time)\n"
 "  --fail-over PCT  exit 1 when any function's key grew by more than PCT\n"
 "                   percent (a function new in NEW, or up from 0, counts)\n"
+"  --min-ms MS      a time that grew by less than MS milliseconds does not\n"
+"                   count against --fail-over, whatever its percentage (a\n"
+"                   floor for noise; time keys only)\n"
 "  -h, --help       print this help\n"
 "\n"
 "output: a summary line, then one row per function whose key changed,\n"
@@ -82,7 +90,7 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
             usage(stdout);
             return 1;
         }
-        if ((!strcmp(a, "--key") || !strcmp(a, "--fail-over")) && i + 1 >= argc) {
+        if ((!strcmp(a, "--key") || !strcmp(a, "--fail-over") || !strcmp(a, "--min-ms")) && i + 1 >= argc) {
             fprintf(stderr, PROG ": %s needs a value (try '" PROG " --help')\n", a);
             return 2;
         }
@@ -106,6 +114,17 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
                 return 2;
             }
             o->gate = 1;
+        } else if (!strcmp(a, "--min-ms")) {
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            double ms = strtod(v, &end);
+            if (errno || end == v || *end || !(ms >= 0) || isinf(ms)) {
+                fprintf(stderr, PROG ": --min-ms needs milliseconds >= 0, not '%s'\n", v);
+                return 2;
+            }
+            o->floor_ns = ms * 1e6;
+            o->has_floor = 1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, PROG ": unknown option '%s' (try '" PROG " --help')\n", a);
             return 2;
@@ -118,6 +137,10 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
     }
     if (npaths != 2) {
         fprintf(stderr, PROG ": give two reports, BASE.json and NEW.json (try '" PROG " --help')\n");
+        return 2;
+    }
+    if (o->has_floor && o->key == KEY_CALLS) {
+        fprintf(stderr, PROG ": --min-ms is a floor for times: use it with --key self, incl or p99, not calls\n");
         return 2;
     }
     return 0;
@@ -302,11 +325,23 @@ static int cmp_change(const void *pa, const void *pb)
     return strcmp(a->id, b->id);
 }
 
-static int regressed(const struct row *r, const struct diff_opts *o)
+/* Over the gate's percentage, before the floor. */
+static int over_pct(const struct row *r, const struct diff_opts *o)
 {
     if (!o->gate || r->v[1] <= r->v[0])
         return 0;
     return r->v[0] == 0 || delta(r) * 100.0 > o->pct * (double)r->v[0];
+}
+
+/* Over the percentage but grown by less than --min-ms: noise, not counted. */
+static int under_floor(const struct row *r, const struct diff_opts *o)
+{
+    return o->has_floor && over_pct(r, o) && delta(r) < o->floor_ns;
+}
+
+static int regressed(const struct row *r, const struct diff_opts *o)
+{
+    return over_pct(r, o) && !under_floor(r, o);
 }
 
 static void print_row(const struct row *r, const struct diff_opts *o)
@@ -326,20 +361,23 @@ static void print_row(const struct row *r, const struct diff_opts *o)
     else
         printf("%12.3f %12.3f %+13.3f %8s  %s", (double)r->v[0] / 1e6, (double)r->v[1] / 1e6,
                delta(r) / 1e6, change, r->id);
-    puts(regressed(r, o) ? "  REGRESSED" : "");
+    puts(regressed(r, o) ? "  REGRESSED" : under_floor(r, o) ? "  (under --min-ms)" : "");
 }
 
 static int report(struct table *t, const struct diff_opts *o)
 {
-    size_t changed = 0, worse = 0;
+    size_t changed = 0, worse = 0, noise = 0;
     qsort(t->rows, t->n, sizeof *t->rows, cmp_change);
     for (size_t i = 0; i < t->n; i++) {
         changed += t->rows[i].v[0] != t->rows[i].v[1] || t->rows[i].in[0] != t->rows[i].in[1];
         worse += regressed(&t->rows[i], o);
+        noise += under_floor(&t->rows[i], o);
     }
     printf("diff: key=%s functions=%zu changed=%zu", key_names[o->key], t->n, changed);
     if (o->gate)
         printf(" regressed=%zu (over %g%%)", worse, o->pct);
+    if (o->gate && o->has_floor)
+        printf(" under_min_ms=%zu (grew less than %g ms)", noise, o->floor_ns / 1e6);
     printf("\n\n%12s %12s %13s %8s  %s\n", o->key == KEY_CALLS ? "base" : "base_ms",
            o->key == KEY_CALLS ? "new" : "new_ms", o->key == KEY_CALLS ? "delta" : "delta_ms",
            "change", "function");
@@ -351,7 +389,7 @@ static int report(struct table *t, const struct diff_opts *o)
 
 int cmd_diff(int argc, char **argv)
 {
-    struct diff_opts o = {{NULL, NULL}, KEY_SELF, 0, 0};
+    struct diff_opts o = {{NULL, NULL}, KEY_SELF, 0, 0, 0, 0};
     struct table t = {NULL, 0, 0};
     int rc = parse_args(argc, argv, &o);
     if (rc)
