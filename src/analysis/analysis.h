@@ -263,6 +263,7 @@ struct analysis {
     uint64_t bad_kinds;           /* ... of a kind trace.h does not define: skipped */
     uint64_t unnamed_program;     /* set after naming: the program's functions, all without a name ... */
     const char *unnamed_exe;      /* ... from this --exe (stripped?); NULL when some were named */
+    const char *runs_note;        /* set by the caller: which of several file-mode runs this is; NULL: one */
     size_t files_read, files_bad;
     struct analysis_filter filter;
     int filtering;                /* any filter set */

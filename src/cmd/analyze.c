@@ -47,6 +47,7 @@
 #include "read/modfile.h"
 #include "read/symbols.h"
 #include "read/trace_files.h"
+#include "read/trace_runs.h"
 
 #define PROG "callsight analyze"
 #define STR_(x) #x
@@ -86,6 +87,9 @@ struct options {
     uint64_t *funcs; /* --function addresses (malloc'ed) */
     uint32_t *func_exe; /* the --exe each was found in (malloc'ed) */
     struct modfile_where where; /* --sysroot, --debug-dir: shared objects' files */
+    uint32_t run_pid;     /* --run PID (when has_run) */
+    int has_run, all_runs; /* --run, --all-runs */
+    char runs_note[1200]; /* which file-mode run is reported (trace_runs_note) */
 };
 
 static void usage(FILE *out)
@@ -99,7 +103,7 @@ static void usage(FILE *out)
 "                         [--max-threads N] [--max-funcs N] [--max-depth N]\n"
 "                         [--max-folded-depth N] [--max-folded-mb N] [--jobs N]\n"
 "                         [--max-modules N] [--max-modules-mb N]\n"
-"                         [--debuginfod-deadline T]\n"
+"                         [--debuginfod-deadline T] [--run PID | --all-runs]\n"
 "                         [--per-thread] [--tree-depth N] [--max-lines N]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
@@ -110,7 +114,10 @@ static void usage(FILE *out)
 "  trace.stream.<id>.<seq>.bin   written by 'callsight serve': one connection,\n"
 "                                all of its threads interleaved\n"
 "Segments are read in seq order, one series at a time; threads are told\n"
-"apart by (process or stream, tid).  A damaged or foreign file is named on\n"
+"apart by (process or stream, tid).  File mode never removes an earlier\n"
+"run's files: when local files hold several runs (program starts, each with\n"
+"the processes it forked), the newest is reported and a note names the\n"
+"others.  A damaged or foreign file is named on\n"
 "stderr and the rest are still analyzed.\n"
 "Raw tick timestamps become ns by the file's tick_hz, or by the rate between\n"
 "the start and exit clock anchors when the process recorded one.\n"
@@ -146,6 +153,9 @@ static void usage(FILE *out)
 "                     then are shown by offset, and a note says how many\n",
             MODFILE_DEBUGINFOD_DEADLINE_MS / 1000, MODFILE_DEBUGINFOD_THREADS);
     fprintf(out,
+"  --run PID          of several file-mode runs, report the one pid PID was\n"
+"                     in (the program, or a child it forked)\n"
+"  --all-runs         report every run in the files together\n"
 "  --trigger          text: only the calls that fired TRACE_TRIGGER, each with\n"
 "                     its stack at that moment, a frame a line (file:line);\n"
 "                     exit 1 when the traces hold none\n"
@@ -405,7 +415,7 @@ static const char *take_filter(struct analysis_filter *f, const char *name, cons
 static int take_value(struct options *o, const char *name, const char *v)
 {
     const char *bad = NULL;
-    size_t mb = 0;
+    size_t mb = 0, pid = 0;
     int64_t ns = 0;
     if (!strcmp(name, "--exe") && o->nexes == ANALYSIS_MAX_EXES)
         bad = "--exe is given at most " STR(ANALYSIS_MAX_EXES) " times";
@@ -455,6 +465,10 @@ static int take_value(struct options *o, const char *name, const char *v)
         bad = "--interval needs a time of at least 1ms, such as 1, 500ms";
     else if (!strcmp(name, "--debuginfod-deadline") && (parse_time(v, &ns) < 0 || ns < 1000000 || ns > INT64_MAX / 2))
         bad = "--debuginfod-deadline needs a time of at least 1ms, such as 30, 500ms";
+    else if (!strcmp(name, "--run") && (parse_count(v, &pid) < 0 || !pid || pid > UINT32_MAX))
+        bad = "--run needs a process id";
+    else if (!strcmp(name, "--run"))
+        o->run_pid = (uint32_t)pid, o->has_run = 1;
     else if (!strcmp(name, "--thread") || !strcmp(name, "--function") ||
              !strcmp(name, "--since") || !strcmp(name, "--until"))
         bad = take_filter(&o->filter, name, v);
@@ -478,7 +492,7 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--max-depth", "--max-folded-depth",
                                              "--max-folded-mb", "--jobs", "--max-modules",
                                              "--max-modules-mb", "--debuginfod-deadline", "--tree-depth",
-                                             "--max-lines"};
+                                             "--max-lines", "--run"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -517,6 +531,10 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->tree.per_thread = 1;
             continue;
         }
+        if (!strcmp(a, "--all-runs")) {
+            o->all_runs = 1;
+            continue;
+        }
         size_t k = 0;
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
             v = option_value(argc, argv, &i, value_options[k], &missing);
@@ -535,6 +553,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     const struct analysis_filter *f = &o->filter;
     if (f->has_since && f->has_until && f->until_ns < f->since_ns) {
         fprintf(stderr, PROG ": --until is before --since\n");
+        return 2;
+    }
+    if (o->has_run && o->all_runs) {
+        fprintf(stderr, PROG ": --run and --all-runs choose differently: give one\n");
         return 2;
     }
     if (o->trigger && o->format != FMT_TEXT) {
@@ -621,6 +643,35 @@ static int collect(const struct options *o, struct trace_files *tf)
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
+    return 0;
+}
+
+/* Of several file-mode runs, keep the newest or --run's, unless --all-runs,
+ * and word the note that says so.  0 ok, else the exit status (said). */
+static int choose_run(struct options *o, struct trace_files *tf)
+{
+    struct trace_runs runs;
+    char list[800];
+    if (trace_runs_find(tf, &runs) < 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    size_t keep = runs.newest;
+    if (o->has_run && (keep = trace_runs_of_pid(tf, &runs, o->run_pid)) == TRACE_RUNS_NONE) {
+        trace_runs_list(&runs, TRACE_RUNS_NONE, 8, list, sizeof list);
+        if (runs.n)
+            fprintf(stderr, PROG ": --run %u: no run in these traces has pid %u; they hold %zu: %s\n", o->run_pid,
+                    o->run_pid, runs.n, list);
+        else
+            fprintf(stderr, PROG ": --run %u: these traces hold no file-mode run (--run chooses among local "
+                            "trace.<pid>.* files)\n", o->run_pid);
+        trace_runs_free(&runs);
+        return 1;
+    }
+    if (runs.n > 1 && !o->all_runs)
+        trace_runs_keep(tf, &runs, keep);
+    trace_runs_note(&runs, keep, o->all_runs, o->runs_note, sizeof o->runs_note);
+    trace_runs_free(&runs);
     return 0;
 }
 
@@ -1054,6 +1105,7 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     r.out = out;
     analysis_init(&r.a, stderr, PROG);
     analysis_set_exes(&r.a, o->exes, o->nexes);
+    r.a.runs_note = o->runs_note[0] ? o->runs_note : NULL;
     modfile_init(&r.files, &o->where);
     int rc = setup(&r);
     if (!rc)
@@ -1183,6 +1235,8 @@ int cmd_analyze(int argc, char **argv)
     }
     trace_files_init(&tf);
     rc = collect(&o, &tf);
+    if (!rc)
+        rc = choose_run(&o, &tf);
     FILE *out = rc ? NULL : open_output(&o, &rc);
     if (out)
         rc = close_output(&o, out, analyze(&o, &tf, out));

@@ -348,6 +348,8 @@ static void limit_notes(const struct analysis *a, void (*fn)(void *ctx, const ch
 
 void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note), void *ctx)
 {
+    if (a->runs_note) /* first: it says what the rest is about */
+        fn(ctx, a->runs_note);
     for (size_t i = 0; i < a->nsrc; i++) {
         struct emit e = {fn, ctx, a, &a->src[i]};
         process_notes(&e, i);

@@ -147,7 +147,8 @@ is "$? $(cat "$T/keep.err")" "1 callsight analyze: --keep-tracer-time needs even
 is "$? $(cat "$T/func.err")" "1 callsight analyze: --function needs event traces: summary traces hold each function's totals, not its callees" \
     "--function on summaries: refused with one line"
 mkdir -p "$T/mix" && cp "$T/s"/*.bin "$T/e"/*.bin "$T/mix/" 2>/dev/null
-"$CS" analyze "$T/mix" --exe "$W" > /dev/null 2> "$T/mix.err"
+# two runs: analyze reports one of them (test 250); --all-runs asks for the mix
+"$CS" analyze "$T/mix" --exe "$W" --all-runs > /dev/null 2> "$T/mix.err"
 is "$? $(cat "$T/mix.err")" "1 callsight analyze: the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own" \
     "a directory of events and summaries: never silently mixed"
 # --- percentiles end to end: the same calls as events and as summaries ---
