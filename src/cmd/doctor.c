@@ -8,27 +8,35 @@
  * checks: the compiler accepts -finstrument-functions, and which trace.config
  * directives it supports; --exe is ELF with the runtime linked in, symbols,
  * line info and a build-id, and the addr2line (and nm) in use read its
- * architecture; the trace directory is writable and has room; /dev/shm can
- * hold the ring; trace.config parses and selects something here.  Nothing
- * is changed: the compiler's test runs in a temporary directory that is
+ * architecture, and its runtime's hooks do not call the hooks (a runtime
+ * compiled with -finstrument-functions); the trace directory is writable
+ * and has room; /dev/shm can hold the ring, and which rings there are stale
+ * (no process has them open); trace.config parses and selects something
+ * here.  Nothing is changed (a stale ring is only named, with its rm line): the compiler's test runs in a temporary directory that is
  * removed, the trace directory is probed with a file that is removed.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "lib/proc.h"
 #include "read/elf_buildid.h"
+#include "read/hook_reach.h"
 #include "read/symbols.h"
 #include "select/choose.h"
 #include "select/sources.h"
+#include "trace_shm.h"
 
 #define PROG "callsight doctor"
 
@@ -50,13 +58,17 @@ static void usage(FILE *out)
 "\n"
 "  the compiler    accepts -finstrument-functions; which trace.config\n"
 "                  directives it supports (GCC 10+: all; clang: files only)\n"
-"  --exe BIN       is ELF, has callsight's runtime linked in, symbols, line\n"
-"                  info and a build-id; the addr2line (and nm) in use read\n"
-"                  its architecture\n"
+"  --exe BIN       is ELF, has callsight's runtime linked in, not compiled\n"
+"                  with -finstrument-functions itself (its hooks would call\n"
+"                  the hooks: objdump reads that), symbols, line info and a\n"
+"                  build-id; the addr2line (and nm) in use read its\n"
+"                  architecture\n"
 "  the trace dir   (--trace-dir, else $TRACE_DIR, else traces) is writable,\n"
 "                  with room for TRACE_MAX_MB\n"
 "  /dev/shm        can hold the ring (TRACE_SHM_SIZE; containers often give\n"
-"                  64 MB)\n"
+"                  64 MB); your rings there that no process has open any\n"
+"                  more (stale: their trace_stream and tracers are gone),\n"
+"                  each with the rm line that removes it\n"
 "  trace.config    PROJECT's (default: here) parses, and selects some of\n"
 "                  its sources\n"
 "\n"
@@ -159,6 +171,28 @@ static void check_compiler(struct doctor *d)
         say(d, 1, "compiler: could not remove %s: %s", dir, strerror(errno));
 }
 
+/* The runtime is linked in: are its own functions free of hooks?  A
+ * runtime compiled with -finstrument-functions (an old trace.c in the one
+ * cc line with the program) recurses at the first hook. */
+static void check_hooks(struct doctor *d)
+{
+    char objdump[PATH_MAX], culprit[256], msg[512];
+    size_t n = 0;
+    hook_reach_objdump_for(d->addr2line, objdump, sizeof objdump);
+    int r = hook_reach_check(objdump, d->exe, culprit, sizeof culprit, &n, msg, sizeof msg);
+    if (r < 0)
+        say(d, 1, "binary: callsight's runtime is linked in; whether it was compiled with -finstrument-functions "
+                  "could not be read: %s", msg);
+    else if (r > 0)
+        say(d, 2, "binary: callsight's runtime in %s was compiled with -finstrument-functions: its hooks call the "
+                  "hooks again (through %s%s), so the program crashes once TRACE_ENABLE=1; compile trace.c without "
+                  "it (cc -c trace.c -o trace.o, as `make instrument` does), or take this callsight's trace.c "
+                  "(callsight init), every function of which is marked no_instrument_function", d->exe, culprit,
+            n > 1 ? " and others" : "");
+    else
+        say(d, 0, "binary: callsight's runtime is linked in, its own functions without hooks");
+}
+
 /* --exe: ELF and build-id, the runtime, symbols, line info, the tools. */
 static void check_exe(struct doctor *d)
 {
@@ -197,7 +231,7 @@ static void check_exe(struct doctor *d)
         say(d, 2, "binary: %s has no callsight runtime (no __cyg_profile_func_enter): link trace.c into it, as "
                   "`make instrument` does", d->exe);
     else
-        say(d, 0, "binary: callsight's runtime is linked in");
+        check_hooks(d);
     if (symbols_find_function(nm, d->exe, "main", &addrs, &n, msg, sizeof msg) < 0 || !n) {
         free(addrs);
         say(d, 2, "binary: no symbol main in %s: it is stripped, or not a program (build with -g, do not strip)",
@@ -283,6 +317,95 @@ static void check_shm(struct doctor *d)
         say(d, 0, "shm: /dev/shm has %llu MB free, the ring needs %llu MB", room >> 20, want >> 20);
 }
 
+/* A segment of /dev/shm that looks like a ring: ours (uid), a regular file
+ * reached without following a link, opened without blocking (a FIFO
+ * planted there must not hang doctor), its header's magic and version.
+ * The header into *h and the segment's stat into *st; 0 if it is one. */
+static int ring_header(const char *path, trace_shm_header_t *h, struct stat *st, int *fd)
+{
+    *fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0)
+        return -1;
+    if (fstat(*fd, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+        st->st_size >= (off_t)sizeof *h && pread(*fd, h, sizeof *h, 0) == (ssize_t)sizeof *h &&
+        !memcmp(h->magic, TRACE_SHM_MAGIC "\0\0\0", 8) &&
+        (h->version == TRACE_SHM_VERSION || h->version == TRACE_SHM_VERSION_COMMIT))
+        return 0;
+    close(*fd);
+    return -1;
+}
+
+/* Whether a process of ours has /dev/shm/name mapped (tracers and
+ * trace_stream map it), by /proc/PID/maps; a process we cannot read is
+ * not counted: it is another user's. */
+static int ring_mapped(const char *name)
+{
+    char want[NAME_MAX + 16], path[64], line[PATH_MAX + 128];
+    snprintf(want, sizeof want, " /dev/shm/%s", name);
+    size_t wl = strlen(want);
+    DIR *proc = opendir("/proc");
+    int found = 0;
+    for (struct dirent *e; proc && !found && (e = readdir(proc));) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%.20s/maps", e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && !found && fgets(line, sizeof line, f)) {
+            char *at = strstr(line, want);
+            found = at && (at[wl] == '\n' || at[wl] == ' ');
+        }
+        if (f)
+            fclose(f);
+    }
+    if (proc)
+        closedir(proc);
+    return found;
+}
+
+/* The rings in /dev/shm that nobody has open any more: a tracer holds a
+ * shared flock on its ring while it lives, and it and trace_stream map it;
+ * with neither, the segment only takes memory until someone removes it,
+ * and a program started on its name would fill it for no reader. */
+static void check_stale_rings(struct doctor *d)
+{
+    DIR *dir = opendir("/dev/shm");
+    const char *mine = getenv("TRACE_SHM");
+    unsigned rings = 0, stale = 0;
+    if (mine && *mine == '/')
+        mine++;
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        char path[NAME_MAX + 16], when[32] = "?";
+        trace_shm_header_t h;
+        struct stat st;
+        int fd;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (e->d_name[0] == '.' || ring_header(path, &h, &st, &fd) < 0)
+            continue;
+        rings++;
+        int locked = flock(fd, LOCK_EX | LOCK_NB) != 0; /* a tracer's shared lock: it lives */
+        if (!locked)
+            flock(fd, LOCK_UN);
+        close(fd);
+        if (locked || ring_mapped(e->d_name))
+            continue;
+        stale++;
+        struct tm tm;
+        time_t t = st.st_mtime;
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        int named = mine && !strcmp(mine, e->d_name);
+        say(d, named ? 2 : 1, "shm: /dev/shm/%s is a stale callsight ring (%llu KiB, %llu bytes of events never read, "
+                              "last written %s): no tracer or trace_stream has it open any more%s; remove it: rm "
+                              "/dev/shm/%s", e->d_name, (unsigned long long)((st.st_size + 1023) >> 10),
+            (unsigned long long)(h.head - h.tail < h.capacity ? h.head - h.tail : h.capacity), when,
+            named ? ", and it is TRACE_SHM's: a program started now would write it for no reader" : "", e->d_name);
+    }
+    if (dir)
+        closedir(dir);
+    if (!stale)
+        say(d, 0, "shm: no stale callsight ring in /dev/shm (%u of yours in use)", rings);
+}
+
 static void check_config(struct doctor *d)
 {
     struct choose ch;
@@ -359,6 +482,7 @@ int cmd_doctor(int argc, char **argv)
     check_exe(&d);
     check_dir(&d);
     check_shm(&d);
+    check_stale_rings(&d);
     check_config(&d);
     printf("doctor: %u ok, %u note%s, %u FAIL\n", d.ok, d.notes, d.notes == 1 ? "" : "s", d.fails);
     return fflush(stdout) != 0 || d.fails ? 1 : 0;
