@@ -129,9 +129,15 @@ TR_NOINSTR static void trace_exit(void)
         if (gate == TL_NEW)
             tl_start(t);
         sum_snapshot(t, TRACE_SUMMARY_PROCESS_EXIT);
-        if (!stopped() && g_ticks) {
+        /* The anchor also says the process exited: one killed by a signal
+         * never gets here, and analyze says its last events were lost.  So
+         * it is written whatever the clock (ns timestamps: ts = ns). */
+        if (!stopped()) {
             uint64_t ticks, ns;
-            clock_pair(&ticks, &ns);
+            if (g_ticks)
+                clock_pair(&ticks, &ns);
+            else
+                ticks = ns = clock_mono_ns();
             tl_push_mark(t, ticks, TRACE_MARK_CLOCK_ANCHOR, ns);
         }
         if (!stopped())

@@ -1796,8 +1796,11 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
     case TRACE_MARK_CONTROL:
         on_control(run, ev, ns);
         break;
+    case TRACE_MARK_CLOCK_ANCHOR: /* its rate was the pre-pass'; here it says the process exited */
+        src->exit_anchors++;
+        break;
     default:
-        break; /* the clock anchor was used by the pre-pass; others unknown */
+        break; /* unknown */
     }
 }
 
@@ -2023,6 +2026,7 @@ static void close_thread(struct analysis_run *run, struct thread *t)
     analysis_thread_label(&a->threads[t->index], label, sizeof label);
     a->unmatched_exits += c->unmatched_exits;
     a->unclosed_enters += c->unclosed_enters;
+    a->src[run->src].open_at_end += c->unclosed_enters;
     a->src[run->src].dead_frames += c->dead_frames;
     /* The loss table's count covers the events its markers count, and
      * more (those of flushes that never got in): one or the other. */

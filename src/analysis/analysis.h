@@ -105,6 +105,8 @@ struct analysis_source {
     uint32_t loss_mark;       /* ... and which it was: TRACE_MARK_STREAM_GAP or _CUT */
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
+    uint64_t exit_anchors;    /* TRACE_MARK_CLOCK_ANCHOR: its process exited (file mode: it ran atexit) */
+    uint64_t open_at_end;     /* frames still open when its threads' data ended */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
     uint64_t outside_modules; /* addresses looked up in no module of their thread's list */
     uint64_t shared_modules;  /* summary rows at an address two modules held in turn */

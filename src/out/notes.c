@@ -126,6 +126,24 @@ static void loss_notes(const struct emit *e)
         e->fn(e->ctx, s->notes[i]);
 }
 
+/* File mode: a process with calls still open at the end of its data and no
+ * clock anchor, which the runtime writes at exit (atexit), was ended by a
+ * signal (or _exit): its threads' last buffers never reached the files.
+ * Not when its capture stopped (no anchor then either: the stop is said). */
+static void exit_notes(const struct emit *e)
+{
+    const struct analysis_source *s = e->s;
+    if (s->kind != ANALYSIS_SOURCE_PID || s->exit_anchors || !s->open_at_end || s->snapshot)
+        return;
+    for (int c = TRACE_MARK_BUDGET; c <= TRACE_MARK_EVENT_LIMIT; c++)
+        if (s->capture_count[c])
+            return;
+    emit(e, "ended without a clean exit (killed by a signal? the runtime's exit record is missing, %llu calls were "
+         "still open): the events after each thread's last flush (its last batch: up to 2048 events or "
+         "TRACE_FLUSH_MS, 100 ms by default) were lost; let the program exit (return from main or call exit(), e.g. on a flag its SIGTERM "
+         "handler sets) to keep them", (unsigned long long)s->open_at_end);
+}
+
 /* What process p ran: its --exe's file name, or its build-id. */
 static void process_binary(const struct analysis *a, const struct analysis_process *p, char *buf,
                            size_t len)
@@ -354,6 +372,7 @@ void notes_each(const struct analysis *a, void (*fn)(void *ctx, const char *note
         struct emit e = {fn, ctx, a, &a->src[i]};
         process_notes(&e, i);
         capture_notes(&e);
+        exit_notes(&e);
         control_notes(&e);
         loss_notes(&e);
         tracer_notes(&e);
