@@ -35,16 +35,21 @@ TR_NOINSTR static void wrap_rotate(tl_state_t *t)
 
 /* Flight recorder: a thread's module list and name, written at its first
  * flush, are overwritten like everything else, and a snapshot without them
- * names no shared object's function.  So a thread writes them again once
- * an eighth of the ring has been overwritten since it last did: any
- * snapshot then holds them for all but the oldest eighth of its records.
- * One relaxed load per flush. */
+ * names no shared object's function; without its PROCESS marker and the
+ * process's announcement, analyze cannot tell its process, and reported
+ * one process as two (the threads it could place and those it could not).
+ * So a thread writes them all again once an eighth of the ring has been
+ * overwritten since it last did: any snapshot then holds them for all but
+ * the oldest eighth of its records (which analyze places by the markers
+ * later in the snapshot).  One relaxed load per flush. */
 TR_NOINSTR static void rec_say_again(tl_state_t *t)
 {
     uint64_t over = atomic_load_explicit(REC_U64(overwritten), memory_order_relaxed);
     if (over - t->rec_said_at < g_ring_cap / EV_BYTES / 8u)
         return;
     t->rec_said_at = over;
+    t->pid_sent = 0;
+    t->rec_announce = 1;
     t->mod_list = 0;
     memset(t->name, 0, sizeof t->name);
 }

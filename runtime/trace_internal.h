@@ -226,6 +226,7 @@ typedef struct tl_state {
     uint32_t pid_sent;           /* stream mode: the pid its PROCESS marker gave */
     int carries_pid;             /* the flush under way carries PROCESS ... */
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
+    int rec_announce;            /* flight recorder: its next flush says the process again (rec_say_again) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
     uint64_t mod_gone;           /* g_mod_gone when it did (or began): the closed modules it has had */

@@ -195,7 +195,7 @@ TR_NOINSTR static uint32_t tl_head_marks(tl_state_t *t)
         mark_fill(&t->buf[first], name_bytes(t->name_out + 8), t->tid, TRACE_MARK_THREAD_NAME,
                   name_bytes(t->name_out));
     }
-    t->carries_announce = g_ring && atomic_load_explicit(&g_announce_due, memory_order_relaxed);
+    t->carries_announce = g_ring && (t->rec_announce || atomic_load_explicit(&g_announce_due, memory_order_relaxed));
     t->carries_pid = g_ring && (t->carries_announce || t->pid_sent != g_pid);
     if (t->carries_announce && g_have_build_id)
         mark_fill(&t->buf[--first], g_build_id[1], t->tid, TRACE_MARK_BUILD_ID, g_build_id[0]);
@@ -212,6 +212,8 @@ TR_NOINSTR static void tl_head_sent(tl_state_t *t)
 {
     if (t->carries_announce)
         atomic_store_explicit(&g_announce_due, 0, memory_order_relaxed);
+    if (t->carries_announce)
+        t->rec_announce = 0;
     if (t->carries_pid)
         t->pid_sent = g_pid;
     t->lost = 0;

@@ -193,6 +193,7 @@ void analysis_free(struct analysis *a)
         free(a->bins[i].path);
     free(a->bins);
     u64map_free(&a->proc_index);
+    u64map_free(&a->snap_procs);
     u64map_free(&a->bin_ids);
     strmap_free(&a->bin_paths);
     u64map_free(&a->src_index);
@@ -426,6 +427,8 @@ static long thread_index(struct analysis *a, size_t src, uint32_t tid)
     t->index = (uint32_t)a->nthreads;
     t->src = (uint32_t)src;
     t->proc = a->src[src].proc;
+    if (a->snap_procs.count && u64map_get(&a->snap_procs, key, &pos)) /* placed by the pre-pass */
+        t->proc = pos;
     t->tid = tid;
     t->selected = thread_matches(a, t);
     tell_thread(a, t);
@@ -577,6 +580,85 @@ static void find_start(struct analysis *a, const struct trace_files *tf, struct 
     }
 }
 
+/* One marker of a snapshot's, for snapshot_procs: PROCESS places the
+ * thread; LOAD_BIAS and BUILD_ID describe its process, as the pass will
+ * take them.  The number of the process it named (PROCESS), else -1. */
+static long snapshot_marker(struct analysis *a, size_t src, const trace_event_t *ev)
+{
+    uint64_t key = (uint64_t)src << 32 | ev->tid;
+    uint32_t p;
+    if (ev->func == TRACE_MARK_PROCESS && ev->call_site <= UINT32_MAX) {
+        long np = process_of(a, src, (uint32_t)ev->call_site);
+        if (np < 0 || (!u64map_get(&a->snap_procs, key, &p) && u64map_put(&a->snap_procs, key, (uint32_t)np) < 0)) {
+            a->oom = 1;
+            return -1;
+        }
+        a->procs[np].announced = 1;
+        return np;
+    }
+    if (!u64map_get(&a->snap_procs, key, &p))
+        return -1;
+    struct analysis_process *pr = &a->procs[p];
+    if (ev->func == TRACE_MARK_LOAD_BIAS && !pr->have_bias) {
+        pr->have_bias = 1;
+        pr->bias = ev->call_site;
+    } else if (ev->func == TRACE_MARK_BUILD_ID && !pr->bin_set) {
+        const uint64_t id[2] = {ev->call_site, ev->ts};
+        long bin = bin_of(a, 1, id, p);
+        if (bin < 0) {
+            a->oom = 1;
+            return -1;
+        }
+        pr->bin = pr->bin_first = (uint32_t)bin;
+        pr->bin_set = 1;
+    }
+    return -1;
+}
+
+/*
+ * A flight-recorder snapshot (its first record TRACE_MARK_SNAPSHOT) is the
+ * ring's newest part: a thread's PROCESS marker and its process's
+ * announcement may come after its first records, or not at all (they were
+ * overwritten).  Records before them went to the stream's default process,
+ * so one process was reported as two ("unannounced" and its pid) and its
+ * functions in two rows.  So each snapshot is read once ahead: every
+ * thread that names its process anywhere in it belongs to that process
+ * from its first record, the process described as its markers say; and
+ * when the snapshot names only one process, the threads that name none
+ * are taken for its too.
+ */
+static void snapshot_procs(struct analysis *a, const struct trace_files *tf, struct trace_reader *r)
+{
+    char msg[128];
+    for (size_t i = 0; i < tf->nseries && !a->oom; i++) {
+        const struct trace_series *s = &tf->series[i];
+        trace_event_t ev;
+        uint32_t src;
+        if (s->kind != TRACE_SERIES_STREAM || !u64map_get(&a->src_index, (uint64_t)ANALYSIS_SOURCE_STREAM << 32 | s->id, &src))
+            continue;
+        long only = -1;
+        int several = 0, is_snapshot = 0;
+        for (size_t g = 0; g < s->nsegs; g++) {
+            if (trace_reader_open(r, s->segs[g].path, msg, sizeof msg) < 0)
+                continue; /* the pass reports it */
+            while (trace_reader_next(r, &ev) == TRACE_READER_EVENT) {
+                if (!is_snapshot && !(is_snapshot = ev.kind == TRACE_KIND_MARKER && ev.func == TRACE_MARK_SNAPSHOT && !ev.tid))
+                    break;
+                if (ev.kind != TRACE_KIND_MARKER || !ev.tid)
+                    continue;
+                long p = snapshot_marker(a, src, &ev);
+                several |= p >= 0 && only >= 0 && p != only;
+                only = p >= 0 ? p : only;
+            }
+            trace_reader_close(r);
+            if (!is_snapshot)
+                break;
+        }
+        if (only >= 0 && !several)
+            a->src[src].proc = (uint32_t)only;
+    }
+}
+
 void analysis_prepare(struct analysis *a, const struct trace_files *tf)
 {
     struct trace_reader *r = malloc(sizeof *r);
@@ -586,6 +668,7 @@ void analysis_prepare(struct analysis *a, const struct trace_files *tf)
     }
     find_anchors(a, tf, r);
     find_start(a, tf, r);
+    snapshot_procs(a, tf, r);
     free(r);
     timeline_init(&a->timeline, a->start_ns, a->interval_ns);
 }

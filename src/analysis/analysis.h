@@ -224,6 +224,7 @@ struct analysis {
     struct analysis_process *procs;
     size_t nprocs, capprocs;
     struct u64map proc_index;     /* (src position << 32 | pid) -> process */
+    struct u64map snap_procs;     /* flight-recorder snapshots: (src << 32 | tid) -> its process (pre-pass) */
     struct analysis_bin *bins;    /* bins[0]: no build-id */
     size_t nbins, capbins;
     const struct analysis_exe *exes;
