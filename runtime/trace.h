@@ -481,6 +481,11 @@ enum trace_module_part {
 #define TRACE_FLAG_TICKS 0x1u     /* ts are raw ticks: convert with tick_hz */
 #define TRACE_FLAG_WRAPPED 0x2u   /* earlier segments were discarded */
 #define TRACE_FLAG_BIGENDIAN 0x4u /* file is big-endian (never written by us) */
+/* File mode: the writer records its exit (TRACE_MARK_CLOCK_ANCHOR) when the
+ * process exits, whatever its clock: a process of such files whose calls are
+ * still open at the end and that has no anchor was killed.  Older readers
+ * ignore it; files without it (older runtimes, other writers) claim nothing. */
+#define TRACE_FLAG_EXIT_RECORD 0x8u
 
 typedef struct trace_file_header {
     char magic[8];        /* "MLTRACE\0" */

@@ -144,7 +144,7 @@ TR_NOINSTR static void file_header(trace_file_header_t *h, uint32_t seq)
     h->version = g_summary ? TRACE_FILE_VERSION_SUMMARY : TRACE_FILE_VERSION;
     h->event_size = TRACE_EVENT_SIZE;
     h->header_size = TRACE_FILE_HEADER_SIZE;
-    h->flags = (g_ticks ? TRACE_FLAG_TICKS : 0) |
+    h->flags = (g_ticks ? TRACE_FLAG_TICKS : 0) | TRACE_FLAG_EXIT_RECORD |
                (atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed) ? TRACE_FLAG_WRAPPED : 0);
     h->load_bias = g_load_bias;
     h->tick_hz = g_tick_hz;

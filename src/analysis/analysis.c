@@ -2066,6 +2066,8 @@ int analysis_run_segment(struct analysis_run *run, const struct trace_segment *s
         run->truncated_start = 1;
     }
     run->wrapped |= !!(r->hdr.flags & TRACE_FLAG_WRAPPED);
+    if (r->hdr.flags & TRACE_FLAG_EXIT_RECORD)
+        a->src[run->src].exit_claimed = 1;
     if (run->have_seq && seg->seq > run->prev_seq + 1)
         run->segs_missing += seg->seq - run->prev_seq - 1;
     run->have_seq = 1;

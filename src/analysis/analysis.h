@@ -106,6 +106,7 @@ struct analysis_source {
     uint64_t vanished;        /* tracer processes that vanished (TRACE_MARK_TRACER_VANISHED) */
     uint64_t dead_frames;     /* open frames cut at the end because tracers vanished */
     uint64_t exit_anchors;    /* TRACE_MARK_CLOCK_ANCHOR: its process exited (file mode: it ran atexit) */
+    int exit_claimed;         /* a file of it says its writer records its exit (TRACE_FLAG_EXIT_RECORD) */
     uint64_t open_at_end;     /* frames still open when its threads' data ended */
     uint64_t modlists_damaged; /* module lists not used: torn or malformed */
     uint64_t outside_modules; /* addresses looked up in no module of their thread's list */

@@ -333,6 +333,7 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
     d->vanished = sat_add(d->vanished, s->vanished);
     d->dead_frames += s->dead_frames;
     d->exit_anchors += s->exit_anchors;
+    d->exit_claimed |= s->exit_claimed;
     d->open_at_end += s->open_at_end;
     d->modlists_damaged += s->modlists_damaged;
     d->outside_modules += s->outside_modules;

@@ -127,13 +127,13 @@ static void loss_notes(const struct emit *e)
 }
 
 /* File mode: a process with calls still open at the end of its data and no
- * clock anchor, which the runtime writes at exit (atexit), was ended by a
- * signal (or _exit): its threads' last buffers never reached the files.
+ * clock anchor, which a runtime that says so (TRACE_FLAG_EXIT_RECORD)
+ * writes at exit (atexit), was ended by a signal (or _exit): its threads' last buffers never reached the files.
  * Not when its capture stopped (no anchor then either: the stop is said). */
 static void exit_notes(const struct emit *e)
 {
     const struct analysis_source *s = e->s;
-    if (s->kind != ANALYSIS_SOURCE_PID || s->exit_anchors || !s->open_at_end || s->snapshot)
+    if (s->kind != ANALYSIS_SOURCE_PID || !s->exit_claimed || s->exit_anchors || !s->open_at_end || s->snapshot)
         return;
     for (int c = TRACE_MARK_BUDGET; c <= TRACE_MARK_EVENT_LIMIT; c++)
         if (s->capture_count[c])

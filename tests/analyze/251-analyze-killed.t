@@ -8,7 +8,7 @@
 # exit() from inside a function, and a capture stopped by its budget get no
 # such note; _exit() from inside one does (its last flush is lost too).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 7
+plan 8
 
 need_tools slowcall
 P=$TOOLBIN/slowcall
@@ -54,7 +54,7 @@ __attribute__((noinline)) static void work(void) { nap(); quit(); } /* nap's exi
 int main(int argc, char **argv) { how = argc > 1 && !strcmp(argv[1], "_exit"); work(); return 1; }
 C
 cc -O1 -g -finstrument-functions -I"$T" -o "$T/quit" "$T/quit.c" "$T/trace.c" -pthread
-rcs=""
+rcs="" syn=""
 for how in exit _exit; do
     TRACE_FLUSH_MS=10 TRACE_ENABLE=1 TRACE_DIR="$T/q-$how" "$T/quit" $how
     "$CS" analyze "$T/q-$how" --exe "$T/quit" --top 0 > "$T/q-$how.txt" 2>&1
@@ -66,4 +66,18 @@ TRACE_MAX_MB=1 TRACE_ENABLE=1 TRACE_DIR="$T/budget" "$P" 400000 > /dev/null 2>&1
 "$CS" analyze "$T/budget" --exe "$P" --top 0 > "$T/budget.txt" 2>&1
 is "$(grep -c 'capture stopped: byte budget' "$T/budget.txt") $(grep -c 'clean exit' "$T/budget.txt")" "1 0" \
     "a capture stopped by its budget: that note, not this one"
+# synthetic files: calls open, no anchor; only a writer that says it records its exit is judged
+exe="$T/exe"; cp "$(type -P true)" "$exe"
+for f in 0 8; do
+    mkdir "$T/syn$f"
+    perl "$TESTS/tools/tracegen.pl" "$T/syn$f/trace.5.5.0.bin" <<S
+H pid=5 flags=$f
+E 1000 0x10 5
+E 2000 0x20 5
+X 3000 0x20 5
+S
+    "$CS" analyze "$T/syn$f" --exe "$exe" > "$T/syn$f.txt" 2>&1
+    syn="$syn $(grep -c "$note_re" "$T/syn$f.txt")"
+done
+is "$syn" " 0 1" "files without the EXIT_RECORD flag (older runtimes): no note; with it: the note"
 exit $_failed
