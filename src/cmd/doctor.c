@@ -227,6 +227,16 @@ static void check_exe(struct doctor *d)
         return;
     }
     free(addrs);
+    size_t nmain = 0;
+    uint64_t *mains = NULL;
+    int has_main = symbols_find_function(nm, d->exe, "main", &mains, &nmain, msg, sizeof msg) == 0 && nmain;
+    free(mains);
+    if (!n && !has_main) { /* no symbol table: whether the runtime is in cannot be told */
+        say(d, 2, "binary: %s is stripped (no symbol table): doctor cannot tell whether the callsight runtime is "
+                  "linked in, and analyze would show addresses only: give --exe the unstripped binary, or keep its "
+                  "debug file for --debug-dir", d->exe);
+        return;
+    }
     if (!n)
         say(d, 2, "binary: %s has no callsight runtime (no __cyg_profile_func_enter): link trace.c into it, as "
                   "`make instrument` does", d->exe);

@@ -11,7 +11,7 @@
 # ([FAIL] when it is TRACE_SHM's), and not a ring a tracer or a waiting
 # trace_stream has open, nor a file that only looks like one.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 11
+plan 12
 
 cp "$DIST/trace.c" "$DIST/trace.h" "$T/"
 sed 's/^#define TR_NOINSTR __attribute__((no_instrument_function))$/#define TR_NOINSTR/' "$T/trace.c" > "$T/old_trace.c"
@@ -29,6 +29,10 @@ for o in 0 2; do
     is "$? $(grep -c "^\[ok\]   binary: callsight's runtime is linked in, its own functions without hooks$" "$T/good$o.out")" "0 1" \
         "-O$o: the runtime as shipped, in the same one cc line: ok"
 done
+strip -o "$T/stripped" "$T/good2"
+"$CS" doctor --exe "$T/stripped" --trace-dir "$T/dtr" > "$T/stripped.out" 2>&1
+is "$? $(grep -c '^\[FAIL\] binary: ' "$T/stripped.out") $(grep -c "^\[FAIL\] binary: $T/stripped is stripped (no symbol table): doctor cannot tell whether the callsight runtime is linked in" "$T/stripped.out")" "1 1 1" \
+    "a stripped binary: one FAIL that says it is stripped, not that it lacks the runtime"
 
 # --- stale rings ---
 shm=callsight-t677-$$
