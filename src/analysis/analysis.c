@@ -156,13 +156,18 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 /* Make room for one more element in a doubling array.  0 ok, -1 oom. */
+/* The function table's sink, which also counts each thread's calls. */
 static void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
                         int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
 {
-    (void)t;
+    struct analysis *a = ctx;
     (void)ts;
-    if (how == CALLSTACK_RETURNED && f->tag.selected)
-        funcstats_add_call(ctx, (uint32_t)f->func, incl, self, f->nested);
+    if (how != CALLSTACK_RETURNED || !f->tag.selected)
+        return;
+    funcstats_add_call(&a->funcs, (uint32_t)f->func, incl, self, f->nested);
+    struct analysis_thread *at = &a->threads[t->index];
+    at->calls++;
+    at->self_ns = sat_add(at->self_ns, self);
 }
 
 void analysis_init(struct analysis *a, FILE *diag, const char *prog)
@@ -171,7 +176,7 @@ void analysis_init(struct analysis *a, FILE *diag, const char *prog)
     funcstats_init(&a->funcs);
     a->diag = diag;
     a->prog = prog;
-    a->sinks[a->nsinks++] = (struct sink){.ctx = &a->funcs, .close = table_close};
+    a->sinks[a->nsinks++] = (struct sink){.ctx = a, .close = table_close};
     a->interval_ns = 1000000000;
     a->max_threads = ANALYSIS_MAX_THREADS;
     a->max_depth = CALLSTACK_MAX_DEPTH;
@@ -980,6 +985,8 @@ static void summary_take(struct analysis_run *run, struct thread *t, int64_t end
         if (!used)
             continue;
         funcstats_add_summary(&a->funcs, id, d.calls, d.incl_ns, d.self_ns);
+        a->threads[t->index].calls = sat_add(a->threads[t->index].calls, d.calls);
+        a->threads[t->index].self_ns = sat_add(a->threads[t->index].self_ns, d.self_ns);
         summary_hist(a, id, st, &d);
         for (size_t k = 0; k < a->nsinks; k++)
             if (a->sinks[k].summary)
@@ -1975,12 +1982,16 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     struct analysis_process *p = &a->procs[t->proc];
     if (!p->events++)
         a->src[p->src].procs_with_events++;
-    if (!t->has_events) { /* the analysis' thread is touched once per series */
-        struct analysis_thread *at = &a->threads[t->index];
+    struct analysis_thread *at = &a->threads[t->index];
+    if (!t->has_events) {
         t->has_events = 1;
         a->threads_with_events += !at->has_events;
         at->has_events = 1;
     }
+    if (!at->events++ || ns < at->first_ns)
+        at->first_ns = ns;
+    if (at->events == 1 || ns > at->last_ns)
+        at->last_ns = ns;
     if (ev->kind == TRACE_KIND_ENTER) {
         call_site(run, t, r, ev->call_site);
         callstack_enter(&t->cs, id, ns);

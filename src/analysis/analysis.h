@@ -190,6 +190,11 @@ struct analysis_thread {
     uint64_t lost;                     /* events it lost on the device (its thread_lost share) */
     int selected;                      /* matches the thread filter */
     unsigned modules_cut;              /* a list of it was cut: 1 by --max-modules, 2 by --max-modules-mb */
+    /* For analyze --threads: its enter/exit records, the calls of it in
+     * the table (selected ones) and their self time, and its first and
+     * last event's time (ns; meaningful when events > 0). */
+    uint64_t events, calls, self_ns;
+    int64_t first_ns, last_ns;
 };
 
 /* A call that took longer than TRACE_TRIGGER's limit, with its stack then. */

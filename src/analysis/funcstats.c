@@ -75,24 +75,54 @@ void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uin
     if (!nested)
         e->incl_ns = sat_add(e->incl_ns, incl_ns);
     e->self_ns = sat_add(e->self_ns, self_ns);
+    e->lat_ns = sat_add(e->lat_ns, incl_ns);
     if (hist_add(&e->lat, incl_ns) < 0)
         fs->oom = 1;
 }
 
-/* Totals from a device's snapshots, untrusted: they saturate. */
+/* Totals from a device's snapshots, untrusted: they saturate.  The
+ * device adds every call's inclusive time (trace_summary.c), so its incl
+ * is also the sum of latencies. */
 void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns)
 {
     struct funcstats_entry *e = &fs->v[id];
     e->calls = sat_add(e->calls, calls);
     e->incl_ns = sat_add(e->incl_ns, incl_ns);
     e->self_ns = sat_add(e->self_ns, self_ns);
+    e->lat_ns = sat_add(e->lat_ns, incl_ns);
 }
 
-static int cmp_self(const void *pa, const void *pb, void *ctx)
+uint64_t funcstats_mean(const struct funcstats_entry *e)
 {
-    const struct funcstats *fs = ctx;
+    return e->calls ? e->lat_ns / e->calls : 0;
+}
+
+struct by_key {
+    const struct funcstats *fs;
+    enum funcstats_key key;
+};
+
+static uint64_t key_of(const struct funcstats_entry *e, enum funcstats_key key)
+{
+    switch (key) {
+    case FUNCSTATS_BY_CALLS: return e->calls;
+    case FUNCSTATS_BY_INCL: return e->incl_ns;
+    case FUNCSTATS_BY_MEAN: return funcstats_mean(e);
+    case FUNCSTATS_BY_MAX: return e->lat.n ? e->lat.max : 0;
+    case FUNCSTATS_BY_P99: return hist_percentile(&e->lat, 99);
+    default: return e->self_ns;
+    }
+}
+
+static int cmp_key(const void *pa, const void *pb, void *ctx)
+{
+    const struct by_key *k = ctx;
+    const struct funcstats *fs = k->fs;
     const struct funcstats_entry *a = &fs->v[*(const uint32_t *)pa];
     const struct funcstats_entry *b = &fs->v[*(const uint32_t *)pb];
+    uint64_t ka = key_of(a, k->key), kb = key_of(b, k->key);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
     if (a->self_ns != b->self_ns)
         return a->self_ns > b->self_ns ? -1 : 1;
     if (a->calls != b->calls)
@@ -102,13 +132,19 @@ static int cmp_self(const void *pa, const void *pb, void *ctx)
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-uint32_t *funcstats_by_self(const struct funcstats *fs)
+uint32_t *funcstats_by(const struct funcstats *fs, enum funcstats_key key)
 {
     uint32_t *order = malloc((fs->n ? fs->n : 1) * sizeof *order);
+    struct by_key k = {fs, key};
     if (!order)
         return NULL;
     for (size_t i = 0; i < fs->n; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, fs->n, sizeof *order, cmp_self, (void *)fs);
+    qsort_r(order, fs->n, sizeof *order, cmp_key, &k);
     return order;
+}
+
+uint32_t *funcstats_by_self(const struct funcstats *fs)
+{
+    return funcstats_by(fs, FUNCSTATS_BY_SELF);
 }

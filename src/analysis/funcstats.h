@@ -29,6 +29,8 @@ struct funcstats_entry {
     uint64_t calls;   /* completed calls */
     uint64_t incl_ns; /* time under the function: its outermost calls' inclusive times */
     uint64_t self_ns; /* sum of self times */
+    uint64_t lat_ns;  /* sum of every call's inclusive time (recursive calls each
+                       * count theirs): lat_ns / calls is the mean latency */
     struct hist lat;  /* inclusive time per call */
     /* Summary mode: in how many full device tables (ones that counted calls
      * they could not attribute) the function has a place; and whether its
@@ -62,5 +64,14 @@ void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, ui
 /* Indexes ordered by self time descending (then calls, binary, address);
  * malloc'ed, fs->n long, NULL when out of memory. */
 uint32_t *funcstats_by_self(const struct funcstats *fs);
+/* The orders a table may be sorted in, largest first (FUNCSTATS_BY_NAME
+ * is the caller's: names are not known here). */
+enum funcstats_key { FUNCSTATS_BY_SELF, FUNCSTATS_BY_CALLS, FUNCSTATS_BY_INCL, FUNCSTATS_BY_MEAN,
+                     FUNCSTATS_BY_MAX, FUNCSTATS_BY_P99, FUNCSTATS_BY_NAME };
+/* The same as funcstats_by_self, by key (ties: self, calls, binary,
+ * address); FUNCSTATS_BY_NAME gives self order. */
+uint32_t *funcstats_by(const struct funcstats *fs, enum funcstats_key key);
+/* A function's mean inclusive time per call (lat_ns / calls), 0 without calls. */
+uint64_t funcstats_mean(const struct funcstats_entry *e);
 
 #endif

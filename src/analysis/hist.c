@@ -191,3 +191,18 @@ found:
         v = h->max;
     return v;
 }
+
+int hist_percentile_exact(const struct hist *h, unsigned pct)
+{
+    if (!h->n || h->min == h->max)
+        return 1;
+    uint64_t rank = nearest_rank(h->n, pct > 100 ? 100 : pct), seen = 0;
+    if (rank == 1 || rank >= h->n)
+        return 1;
+    if (!h->blocks[0])
+        return 0;
+    for (unsigned s = 0; s < EXACT; s++)
+        if ((seen += h->blocks[0][s]) >= rank)
+            return 1; /* in block 0, where each value has its own count */
+    return 0;
+}

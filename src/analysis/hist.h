@@ -43,5 +43,9 @@ void hist_bucket_range(uint32_t index, uint64_t *lo, uint64_t *hi);
 /* Nearest-rank percentile, pct in 0..100: the value of rank ceil(pct/100*n)
  * (at least 1), approximated as described above.  0 when empty. */
 uint64_t hist_percentile(const struct hist *h, unsigned pct);
+/* 1 when hist_percentile(h, pct) is the exact order statistic, not an
+ * estimate: ranks 1 and n (the exact min and max), a value below 64 ns
+ * (counted one by one), or every value the same; else 0. */
+int hist_percentile_exact(const struct hist *h, unsigned pct);
 
 #endif

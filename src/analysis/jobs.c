@@ -493,6 +493,7 @@ static int apply_funcs(struct analysis *a, const struct analysis *j, const struc
         d->calls = sat_add(d->calls, s->calls);
         d->incl_ns = sat_add(d->incl_ns, s->incl_ns);
         d->self_ns = sat_add(d->self_ns, s->self_ns);
+        d->lat_ns = sat_add(d->lat_ns, s->lat_ns);
         if (hist_merge(&d->lat, &s->lat) < 0)
             return -1;
     }

@@ -262,51 +262,24 @@ static void qualified(const char *have, const char **start, const char **end)
     *end = have + strlen(have);
 }
 
+/* One component: the same, or (glob) matched by want as a shell glob. */
+static int part_is(const char *h, const char *w, int glob)
+{
+    return glob ? fnmatch(w, h, 0) == 0 : strcmp(h, w) == 0;
+}
+
 /* Does nm's name stand for `want`: the same, or a compiler's clone of it
  * ("fib.constprop.0"), or a C++ function of that name ("ns::f(int)"), given
  * whole or from any "::" as trace.config takes it ("Parser::parse",
  * "parse"; template arguments may be left out: "RoutingTable::insert" for
- * "RoutingTable<std::string>::insert(...)")? */
-/* A glob (fnmatch) against the whole name, the name without its
- * arguments and clone suffix (fib.constprop.0, Table::insert(int)), that
- * without template arguments too (net::RoutingTable::insert), and its
- * last component (insert): 'fi*', '*::insert', '*Table::insert'. */
-static int glob_is(const char *have, const char *want)
+ * "RoutingTable<std::string>::insert(...)")?  With glob, want's components
+ * are shell globs. */
+static int name_match(const char *have, const char *want, int glob)
 {
-    char bare[1024], plain[1024];
-    size_t k = strcspn(have, "(");
-    if (k >= sizeof bare)
-        k = sizeof bare - 1;
-    memcpy(bare, have, k);
-    bare[k] = 0;
-    char *dot = strchr(bare, '.');
-    if (dot && dot != bare)
-        *dot = 0;
-    const char *last = bare, *p = bare;
-    int angle = 0;
-    for (; *p; p++) {
-        angle += *p == '<' ? 1 : *p == '>' ? -1 : 0;
-        if (!angle && p[0] == ':' && p[1] == ':')
-            last = p + 2;
-    }
-    size_t m = 0;
-    angle = 0;
-    for (p = bare; *p; p++) {
-        angle += *p == '<';
-        if (!angle)
-            plain[m++] = *p;
-        angle -= *p == '>' && angle > 0;
-    }
-    plain[m] = 0;
-    return !fnmatch(want, have, 0) || !fnmatch(want, bare, 0) || !fnmatch(want, plain, 0) || !fnmatch(want, last, 0);
-}
-
-static int name_is(const char *have, const char *want)
-{
-    if (strpbrk(want, "*?["))
-        return glob_is(have, want);
     size_t n = strlen(want);
     if (!strncmp(have, want, n) && (!have[n] || have[n] == '.' || have[n] == '('))
+        return 1;
+    if (glob && fnmatch(want, have, 0) == 0)
         return 1;
     const char *hs, *he, *ws = want, *we = want + n;
     qualified(have, &hs, &he);
@@ -330,10 +303,21 @@ static int name_is(const char *have, const char *want)
             next_part(&q, h + strlen(h), 0, bare, sizeof bare);
             h = bare;
         }
-        if (strcmp(h, w))
+        if (!part_is(h, w, glob))
             return 0;
     }
     return 1;
+}
+
+/* --function's NAME: a glob when it has glob characters ('fi*'). */
+static int name_is(const char *have, const char *want)
+{
+    return name_match(have, want, strpbrk(want, "*?[") != NULL);
+}
+
+int symbols_name_matches(const char *name, const char *glob)
+{
+    return name_match(name, glob, 1);
 }
 
 /* Collect the code symbols named `want` from nm's output. */

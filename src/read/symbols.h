@@ -58,6 +58,12 @@ void symbols_nm_for(const char *addr2line, char *buf, size_t len);
  */
 int symbols_find_function(const char *nm, const char *exe, const char *name, uint64_t **addrs,
                           size_t *n, char *msg, size_t msglen);
+/* Does a demangled name match glob as --function and trace.config match
+ * names: the whole name, or its qualified name from any "::" component on
+ * (template arguments may be left out), each component a shell glob
+ * (fnmatch): "insert", "RoutingTable::insert", "fi*", "*::insert"; a
+ * component's tail is no match ("able::insert" is not "Table::insert"). */
+int symbols_name_matches(const char *name, const char *glob);
 /* Parse one pair of addr2line -f output lines into *sym.  0 ok, -1 no memory. */
 int symbols_parse(const char *name_line, const char *loc_line, struct symbol *sym);
 
