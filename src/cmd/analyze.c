@@ -90,6 +90,9 @@ struct options {
     uint32_t run_pid;     /* --run PID (when has_run) */
     int has_run, all_runs; /* --run, --all-runs */
     char runs_note[1200]; /* which file-mode run is reported (trace_runs_note) */
+    struct report_opts report;  /* --sort, --match, --exclude, --long-names (report.h) */
+    const char **globs_match, **globs_exclude; /* report's lists (argc long, malloc'ed) */
+    int threads;                /* --threads: the per-thread table */
 };
 
 static void usage(FILE *out)
@@ -105,6 +108,8 @@ static void usage(FILE *out)
 "                         [--max-modules N] [--max-modules-mb N]\n"
 "                         [--debuginfod-deadline T] [--run PID | --all-runs]\n"
 "                         [--per-thread] [--tree-depth N] [--max-lines N]\n"
+"                         [--sort KEY] [--match GLOB ...] [--exclude GLOB ...]\n"
+"                         [--long-names] [--threads]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -171,6 +176,8 @@ static void usage(FILE *out)
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
 "                     (callers: inclusive) time (default 20; 0 prints all);\n"
+"                     text: one line then says how many more, their self time\n"
+"                     and calls;\n"
 "                     tree: the N paths with the most inclusive time under\n"
 "                     each, the rest summed in one '... N more paths' line\n"
 "  --per-thread       tree: one tree per thread (default: threads merged, the\n"
@@ -179,6 +186,20 @@ static void usage(FILE *out)
 "                     a line with paths below that says '[+N deeper paths, T us]'\n"
 "  --max-lines N      replay: calls shown per thread (default %u; 0: all); a\n"
 "                     last line says how many more there were\n"
+"  --sort KEY         text and json: rows by calls, self (the default), incl,\n"
+"                     mean, max, p99 (largest first) or name\n"
+"  --match GLOB       text and json: only the functions GLOB matches (may be\n"
+"                     repeated: any of them), by name as --function takes it:\n"
+"                     whole, or from any '::' on, template arguments left out,\n"
+"                     each component a shell glob ('fi*', 'Table::*'); one\n"
+"                     that matches no function is an error naming the nearest\n"
+"  --exclude GLOB     text and json: leave out the functions GLOB matches (may\n"
+"                     be repeated); one that matches none is a note\n"
+"  --long-names       text: C++ names in full (default: template arguments and\n"
+"                     parameters collapsed, Map<...>::get(...), return type left out)\n"
+"  --threads          text: a table of the threads instead of the functions:\n"
+"                     source, tid, calls, events, self time and share, events\n"
+"                     lost, span (first to last event), name\n"
 "  --thread TID|NAME  only the threads with this tid, or this name (as the\n"
 "                     runtime recorded it; a glob as TRACE_THREADS takes,\n"
 "                     e.g. 'worker-*'); when it matches none, a note lists them\n"
@@ -260,8 +281,9 @@ static void usage(FILE *out)
 "  trigger: F took T ms, ...; stack: A > B > F\n"
 "                                one line per call that fired TRACE_TRIGGER\n"
 "  (blank line)\n"
-"  calls incl_ms self_ms p50_us p99_us max_us function (file:line)\n"
-"                                one row per function, most self time first\n"
+"  calls incl_ms self_ms self%% mean_us min_us p50_us p99_us max_us function (file:line)\n"
+"                                one row per function, most self time first;\n"
+"                                after --top N rows, 'N more functions (...)'\n"
 "\n"
 "  events           enter and exit records read (markers excluded)\n"
 "  threads          distinct (process or stream, tid) with events\n"
@@ -272,7 +294,13 @@ static void usage(FILE *out)
 "  dropped          events lost before reaching the files, per source the\n"
 "                   larger of the device's count and the threads' own counts\n"
 "  incl_ms/self_ms  total time in the function with/without its callees\n"
-"  p50/p99/max_us   inclusive time per call (percentiles within 2%%)\n"
+"  self%%            its self time's share of all functions' self time\n"
+"  mean/min/p50/p99/max_us\n"
+"                   inclusive time per call; percentiles from a histogram\n"
+"                   (within 1.6%%) with 3 significant digits, the rest exact\n"
+"  Each time column's unit is in its header: ms or us, one up (ms, s) when\n"
+"  its largest value needs five digits before the point; columns are as wide\n"
+"  as their widest value.\n"
 "The header and notes always describe all input; filters choose the calls\n"
 "that go into the table and every other output.\n"
 "\n"
@@ -382,6 +410,34 @@ static int parse_time(const char *s, int64_t *ns)
     return -1;
 }
 
+static int parse_sort(const char *v, enum funcstats_key *k)
+{
+    static const char *const words[] = {"self", "calls", "incl", "mean", "max", "p99", "name"};
+    static const enum funcstats_key keys[] = {FUNCSTATS_BY_SELF, FUNCSTATS_BY_CALLS, FUNCSTATS_BY_INCL,
+                                              FUNCSTATS_BY_MEAN, FUNCSTATS_BY_MAX,   FUNCSTATS_BY_P99,
+                                              FUNCSTATS_BY_NAME};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp(v, words[i])) {
+            *k = keys[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* --match and --exclude: each kept in argv's order (argc entries at most,
+ * allocated with the paths). */
+static const char *take_glob(struct options *o, const char *name, const char *v)
+{
+    int match = !strcmp(name, "--match");
+    if (!*v)
+        return match ? "--match needs a glob" : "--exclude needs a glob";
+    if (match)
+        o->globs_match[o->report.nmatch++] = v;
+    else
+        o->globs_exclude[o->report.nexclude++] = v;
+    return NULL;
+}
+
 static int parse_format(const char *v, enum format *f)
 {
     for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
@@ -433,6 +489,10 @@ static int take_value(struct options *o, const char *name, const char *v)
         o->out_path = v;
     else if (!strcmp(name, "--top") && parse_count(v, &o->top) < 0)
         bad = "--top needs a count (0 = all)";
+    else if (!strcmp(name, "--sort") && parse_sort(v, &o->report.sort) < 0)
+        bad = "--sort needs one of calls, self, incl, mean, max, p99, name";
+    else if (!strcmp(name, "--match") || !strcmp(name, "--exclude"))
+        bad = take_glob(o, name, v);
     else if (!strcmp(name, "--format") && parse_format(v, &o->format) < 0)
         bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers, tree, replay";
     else if (!strcmp(name, "--tree-depth") &&
@@ -492,7 +552,7 @@ static const char *const value_options[] = {"--exe", "--addr2line", "--top", "--
                                              "--max-depth", "--max-folded-depth",
                                              "--max-folded-mb", "--jobs", "--max-modules",
                                              "--max-modules-mb", "--debuginfod-deadline", "--tree-depth",
-                                             "--max-lines", "--run"};
+                                             "--max-lines", "--run", "--sort", "--match", "--exclude"};
 
 /* 0 ok, 1 help printed, 2 usage error reported. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -535,6 +595,10 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->all_runs = 1;
             continue;
         }
+        if (!strcmp(a, "--long-names") || !strcmp(a, "--threads")) {
+            *(!strcmp(a, "--threads") ? &o->threads : &o->report.long_names) = 1;
+            continue;
+        }
         size_t k = 0;
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
             v = option_value(argc, argv, &i, value_options[k], &missing);
@@ -569,6 +633,15 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     if (o->have_max_lines && o->format != FMT_REPLAY) {
         fprintf(stderr, PROG ": --max-lines is for --format replay (callsight replay)\n");
+        return 2;
+    }
+    if (o->threads && (o->format != FMT_TEXT || o->trigger)) {
+        fprintf(stderr, PROG ": --threads is a text view (json always carries \"threads\")\n");
+        return 2;
+    }
+    if ((o->report.nmatch || o->report.nexclude) && o->format != FMT_TEXT && o->format != FMT_JSON) {
+        fprintf(stderr, PROG ": --match and --exclude choose the rows of text and json; --function chooses "
+                        "the calls of every format\n");
         return 2;
     }
     return 0;
@@ -888,7 +961,7 @@ static void note_unnamed(struct run *r)
     }
 }
 
-static int write_text(FILE *out, const struct out_view *v, int trigger)
+static int write_text(FILE *out, const struct out_view *v, int trigger, int threads)
 {
     notes_write_text(v->a, out);
     (void)advice_write_text(v, out); /* out of memory is said in a line of its own */
@@ -899,7 +972,12 @@ static int write_text(FILE *out, const struct out_view *v, int trigger)
         return 0;
     }
     fputc('\n', out);
-    return report_table(out, &v->a->funcs, v->funcs, v->top, v->a->filtering);
+    struct report_opts ro = *v->report;
+    ro.top = v->top;
+    ro.only_called = v->a->filtering;
+    if (threads)
+        return report_threads(out, v->a, &ro);
+    return report_table(out, &v->a->funcs, v->funcs, &ro);
 }
 
 /* What --format folded's limits left out (stderr, as for --max-stacks). */
@@ -923,7 +1001,7 @@ static int write_output(struct run *r)
                                        o->folded_bytes ? o->folded_bytes : OUT_FOLDED_MAX_BYTES, 0, 0, 0};
     struct out_view v = {&r->a, r->syms, r->have_sites ? &r->sites : NULL,
                          r->syms + r->a.funcs.n, r->have_tree ? &r->tree : NULL, o->top,
-                         base ? base + 1 : exe};
+                         base ? base + 1 : exe, &o->report};
     struct out_tree_opts tree = {o->tree.max_depth ? o->tree.max_depth : OUT_TREE_DEPTH, o->top, o->tree.per_thread};
     int rc;
     switch (o->format) {
@@ -935,7 +1013,7 @@ static int write_output(struct run *r)
     case FMT_CHROME: rc = out_chrome_finish(&r->chrome, &v, r->out); break;
     case FMT_TREE: rc = out_tree_write(r->out, &v, &tree); break;
     case FMT_REPLAY: rc = out_replay_finish(&r->replay, &v, r->out); break;
-    default: rc = write_text(r->out, &v, o->trigger); break;
+    default: rc = write_text(r->out, &v, o->trigger, o->threads); break;
     }
     if (rc < 0) {
         fprintf(stderr, PROG ": %s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
@@ -1122,6 +1200,8 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
         rc = resolve(&r);
     if (!rc)
         note_unnamed(&r);
+    if (!rc && (o->report.nmatch || o->report.nexclude))
+        rc = report_check_filters(PROG, &r.a.funcs, r.syms, &o->report);
     if (!rc)
         rc = write_output(&r);
     run_free(&r);
@@ -1222,7 +1302,14 @@ int cmd_analyze(int argc, char **argv)
     o.replay_cmd = argc > 0 && !strcmp(argv[0], "replay");
     o.format = o.replay_cmd ? FMT_REPLAY : FMT_TEXT;
     o.paths = calloc((size_t)argc + 1, sizeof *o.paths);
-    if (!o.paths) {
+    o.globs_match = calloc((size_t)argc + 1, sizeof *o.globs_match);
+    o.globs_exclude = calloc((size_t)argc + 1, sizeof *o.globs_exclude);
+    o.report.match = o.globs_match;
+    o.report.exclude = o.globs_exclude;
+    if (!o.paths || !o.globs_match || !o.globs_exclude) {
+        free(o.paths);
+        free(o.globs_match);
+        free(o.globs_exclude);
         fprintf(stderr, PROG ": out of memory\n");
         return 1;
     }
@@ -1231,6 +1318,8 @@ int cmd_analyze(int argc, char **argv)
         free(o.paths);
         free(o.funcs);
         free(o.func_exe);
+        free(o.globs_match);
+        free(o.globs_exclude);
         return rc < 0 ? 0 : rc;
     }
     trace_files_init(&tf);
@@ -1244,5 +1333,7 @@ int cmd_analyze(int argc, char **argv)
     free(o.paths);
     free(o.funcs);
     free(o.func_exe);
+    free(o.globs_match);
+    free(o.globs_exclude);
     return rc;
 }

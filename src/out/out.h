@@ -21,6 +21,8 @@
 #include "analysis/cctree.h"
 #include "read/symbols.h"
 
+struct report_opts;
+
 struct out_view {
     const struct analysis *a;
     const struct symbol *funcs;      /* indexed like a->funcs.v; NULL: hex */
@@ -29,6 +31,7 @@ struct out_view {
     const struct cctree *tree;       /* NULL unless the format needs it */
     size_t top;                      /* rows to print, 0 all */
     const char *title;
+    const struct report_opts *report; /* the table's order, row filters, names (report.h); NULL: defaults */
 };
 
 /* The function's bare name, or its address in hex (in buf). */

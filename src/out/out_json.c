@@ -11,6 +11,7 @@
 #include "lib/textesc.h"
 #include "advice.h"
 #include "notes.h"
+#include "report.h"
 
 /* A string from a device, as JSON (textesc.h). */
 static void json_str(FILE *out, const char *s)
@@ -128,7 +129,11 @@ static void write_threads(FILE *out, const struct analysis *a)
         p->announced || s->kind == ANALYSIS_SOURCE_PID ? fprintf(out, "%u", p->pid) : fputs("null", out);
         fputs(", \"name\": ", out);
         json_str(out, t->name[0] ? t->name : NULL);
-        fprintf(out, ", \"lost\": %llu}", (unsigned long long)t->lost);
+        fprintf(out, ", \"lost\": %llu, ", (unsigned long long)t->lost);
+        json_u64(out, "events", t->events, ", ");
+        json_u64(out, "calls", t->calls, ", ");
+        json_u64(out, "self_ns", t->self_ns, ", ");
+        json_u64(out, "span_ns", t->events && t->last_ns > t->first_ns ? (uint64_t)(t->last_ns - t->first_ns) : 0, "}");
     }
     fputs(n ? "\n  ],\n" : "],\n", out);
 }
@@ -165,6 +170,7 @@ static void write_row(FILE *out, const struct out_view *v, uint32_t id)
     json_u64(out, "incl_ns", e->incl_ns, ", ");
     json_u64(out, "self_ns", e->self_ns, ", ");
     json_u64(out, "min_ns", e->lat.n ? e->lat.min : 0, ", ");
+    json_u64(out, "mean_ns", funcstats_mean(e), ", ");
     json_u64(out, "p50_ns", hist_percentile(&e->lat, 50), ", ");
     json_u64(out, "p90_ns", hist_percentile(&e->lat, 90), ", ");
     json_u64(out, "p99_ns", hist_percentile(&e->lat, 99), ", ");
@@ -176,14 +182,18 @@ static void write_row(FILE *out, const struct out_view *v, uint32_t id)
 static int write_functions(FILE *out, const struct out_view *v)
 {
     const struct funcstats *fs = &v->a->funcs;
-    uint32_t *order = funcstats_by_self(fs);
+    struct report_opts ro = {0};
+    if (v->report)
+        ro = *v->report;
+    ro.top = 0;
+    ro.only_called = v->a->filtering;
+    size_t rows;
+    uint32_t *order = report_rows(fs, v->funcs, &ro, &rows);
     int n = 0;
     if (!order)
         return -1;
     fputs("  \"functions\": [", out);
-    for (size_t i = 0; i < fs->n; i++) {
-        if (v->a->filtering && !fs->v[order[i]].calls)
-            continue;
+    for (size_t i = 0; i < rows; i++) {
         fputs(n++ ? ",\n" : "\n", out);
         write_row(out, v, order[i]);
     }

@@ -1,12 +1,27 @@
 /*
- * report.h - the per-function table of `callsight analyze`.
+ * report.h - the per-function table of `callsight analyze`, and its
+ * per-thread table (--threads).
  *
- *        calls      incl_ms      self_ms      p50_us      p99_us      max_us  function (file:line)
+ *   calls  incl_ms  self_ms  self%  mean_us  min_us  p50_us  p99_us  max_us  function (file:line)
  *
- * One row per function, by self time descending; times in ms and us with
- * three decimals; the function as "name (file:line)" with the file's base
- * name, just "name" without line info, or its address in hex when it could
- * not be named.
+ * One row per function, by self time descending unless sorted otherwise
+ * (--sort); then, after --top N rows, one line for the rest: "N more
+ * functions (X ms self, Y calls); --top 0 shows all".  Each time column
+ * has its unit in its header, chosen from the largest value it prints (ms
+ * for incl and self, us per call, a unit up, ms or s, when that value
+ * would need five digits before the point), and is as wide as its widest
+ * cell, so every row is aligned whatever the values.  Exact values (sums,
+ * means, min, max) have three decimals of the column's unit; percentiles
+ * estimated from a histogram (within 1.6%, hist.h) three significant
+ * digits, their units digit under the others'.  self% is the function's
+ * share of the sum of every function's self time in the table (the calls
+ * selected), which is the traced time of all threads.
+ *
+ * The function is "name (file:line)" with the file's base name, just
+ * "name" without line info, or its address in hex when it could not be
+ * named; C++ names short by default: template arguments and parameter
+ * lists collapsed to <...> and (...), the return type left out
+ * (report_short_name).
  */
 #ifndef CALLSIGHT_REPORT_H
 #define CALLSIGHT_REPORT_H
@@ -14,15 +29,49 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/analysis.h"
 #include "analysis/funcstats.h"
 #include "read/symbols.h"
 
-/* syms is indexed like fs->v (NULL: all in hex); top 0 means every row;
- * only_called leaves out functions without calls (when filtering).  0 ok,
- * -1 out of memory. */
-int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, size_t top,
-                 int only_called);
-/* "name (file:line)" etc. for one function, into buf. */
+/* Which rows, in which order, named how. */
+struct report_opts {
+    size_t top;                 /* rows printed, 0 all */
+    int only_called;            /* leave out functions without calls (when filtering) */
+    enum funcstats_key sort;    /* --sort (FUNCSTATS_BY_SELF: the default) */
+    const char *const *match;   /* --match globs: a row is kept if one matches its name */
+    size_t nmatch;
+    const char *const *exclude; /* --exclude globs: a row one matches is left out */
+    size_t nexclude;
+    int long_names;             /* --long-names: C++ names in full */
+};
+
+/* The rows a table shows, in its order (o NULL: every function, by self
+ * time), syms indexed like fs->v (NULL: all in hex); malloc'ed, *n long,
+ * NULL when out of memory. */
+uint32_t *report_rows(const struct funcstats *fs, const struct symbol *syms, const struct report_opts *o,
+                      size_t *n);
+/* The function table.  0 ok, -1 out of memory. */
+int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, const struct report_opts *o);
+/* --threads: one row per thread with events or losses (the selected
+ * ones, with --thread), by self time (or by calls, or name, as o->sort asks): source, tid, calls, events, self
+ * time and share, events lost, span, name.  0 ok, -1 out of memory. */
+int report_threads(FILE *out, const struct analysis *a, const struct report_opts *o);
+/* Each --match or --exclude glob that matches no function with calls is
+ * said on stderr as prog's, with the nearest names there are: 1 when a
+ * --match matched none (an error: nothing would be shown), else 0. */
+int report_check_filters(const char *prog, const struct funcstats *fs, const struct symbol *syms,
+                         const struct report_opts *o);
+/* "name (file:line)" etc. for one function, into buf, escaped for the
+ * terminal; the _short form with report_short_name's name. */
 void report_label(const struct symbol *sym, unsigned long long addr, char *buf, size_t len);
+void report_label_short(const struct symbol *sym, unsigned long long addr, char *buf, size_t len);
+/* A demangled name with its template arguments and parameter lists
+ * collapsed and its return type left out:
+ * "int ns::Map<std::string, int>::get(std::string const&) const" ->
+ * "ns::Map<...>::get(...) const"; C names are unchanged. */
+void report_short_name(const char *name, char *buf, size_t len);
+/* s cut to width columns by taking out its middle ("head...tail"), so that
+ * the ends, a function and its file:line, stay (UTF-8 kept whole). */
+void report_elide(char *s, size_t width);
 
 #endif
