@@ -31,10 +31,10 @@ run text
 same "text: thread named in the loss note; table as always" "$T/text" <<R
 $HEAD
 
-     calls      incl_ms      self_ms      p50_us      p99_us      max_us  function (file:line)
-         1       10.000        8.700   10000.000   10000.000   10000.000  main (tiny.c:4)
-         2        3.000        2.000    1000.000    2000.000    2000.000  work (tiny.c:3)
-         5        1.700        1.700     299.008     500.000     500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%  mean_ms  min_ms  p50_ms  p99_ms  max_ms  function (file:line)
+    1   10.000    8.700   70.2   10.000  10.000  10.000  10.000  10.000  main (tiny.c:4)
+    2    3.000    2.000   16.1    1.500   1.000   1.000   2.000   2.000  work (tiny.c:3)
+    5    1.700    1.700   13.7    0.340   0.100   0.299   0.500   0.500  helper (tiny.c:2)
 R
 
 run folded --format folded
@@ -80,14 +80,16 @@ assert r["sources"] == [{"kind": "pid", "id": 500, "dropped": 3, "device_dropped
                          "cuts": 0, "resumes": 0, "tracers_vanished": 0,
                          "dead_frames": 0, "tracer_ns": 0, "tracer_flushes": 0,
                          "waited_ns": 0, "waits": 0}], r["sources"]
-assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main", "lost": 0},
-    {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1", "lost": 3}], r["threads"]
+assert r["threads"] == [{"source": "pid", "source_id": 500, "tid": 500, "pid": 500, "name": "main", "lost": 0,
+                         "events": 8, "calls": 4, "self_ns": 10000000, "span_ns": 10000000},
+    {"source": "pid", "source_id": 500, "tid": 501, "pid": 500, "name": "worker-1", "lost": 3,
+     "events": 10, "calls": 4, "self_ns": 2400000, "span_ns": 3400000}], r["threads"]
 rows = {f["name"]: f for f in r["functions"]}
 assert [f["name"] for f in r["functions"]] == ["main", "work", "helper"]
-want = {"main": (4, 1, 10000000, 8700000, 10000000, 10000000, 10000000, 10000000, 10000000),
-        "work": (3, 2, 3000000, 2000000, 1000000, 1000000, 2000000, 2000000, 2000000),
-        "helper": (2, 5, 1700000, 1700000, 100000, 299008, 500000, 500000, 500000)}
-keys = ("line", "calls", "incl_ns", "self_ns", "min_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns")
+want = {"main": (4, 1, 10000000, 8700000, 10000000, 10000000, 10000000, 10000000, 10000000, 10000000),
+        "work": (3, 2, 3000000, 2000000, 1000000, 1500000, 1000000, 2000000, 2000000, 2000000),
+        "helper": (2, 5, 1700000, 1700000, 100000, 340000, 299008, 500000, 500000, 500000)}
+keys = ("line", "calls", "incl_ns", "self_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns")
 for name, vals in want.items():
     got = tuple(rows[name][k] for k in keys)
     assert got == vals, (name, got)
@@ -139,9 +141,9 @@ same "--thread NAME: only that thread's calls; header and notes still all input"
 $HEAD
 filter: thread=worker-1: 4 of 8 calls selected
 
-     calls      incl_ms      self_ms      p50_us      p99_us      max_us  function (file:line)
-         1        2.000        1.500    2000.000    2000.000    2000.000  work (tiny.c:3)
-         3        0.900        0.900     299.008     500.000     500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
+    1    2.000    1.500   62.5  2000.000  2000.000  2000.000  2000.000  2000.000  work (tiny.c:3)
+    3    0.900    0.900   37.5   300.000   100.000   299       500.000   500.000  helper (tiny.c:2)
 R
 
 run thread_tid --thread 500 --format folded
@@ -157,9 +159,9 @@ same "--since/--until: calls that start in the window, whole; bounds inclusive" 
 $HEAD
 filter: since=0.005000s until=0.007150s: 3 of 8 calls selected
 
-     calls      incl_ms      self_ms      p50_us      p99_us      max_us  function (file:line)
-         1        2.000        1.500    2000.000    2000.000    2000.000  work (tiny.c:3)
-         2        0.600        0.600     100.000     500.000     500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
+    1    2.000    1.500   71.4  2000.000  2000.000  2000.000  2000.000  2000.000  work (tiny.c:3)
+    2    0.600    0.600   28.6   300.000   100.000   100.000   500.000   500.000  helper (tiny.c:2)
 R
 
 run window_units --since 0.005 --until 7150us --format folded
@@ -181,9 +183,9 @@ same "--function NAME: its calls and their callees only" "$T/func" <<R
 $HEAD
 filter: function=work: 5 of 8 calls selected
 
-     calls      incl_ms      self_ms      p50_us      p99_us      max_us  function (file:line)
-         2        3.000        2.000    1000.000    2000.000    2000.000  work (tiny.c:3)
-         3        1.300        1.300     500.000     500.000     500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
+    2    3.000    2.000   60.6  1500.000  1000.000  1000.000  2000.000  2000.000  work (tiny.c:3)
+    3    1.300    1.300   39.4   433.333   300.000   500       500.000   500.000  helper (tiny.c:2)
 R
 
 run func_folded --function work --format folded

@@ -51,18 +51,41 @@ python3 - "$T/json" "$T/text" >"$T/rows" 2>&1 <<'PY'
 import json, sys
 rows = {f["name"]: f for f in json.load(open(sys.argv[1]))["functions"]}
 bad = 0
-for line in open(sys.argv[2]).read().split("\n\n", 1)[1].splitlines()[1:]:
+from math import floor, log10
+scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+def est(v):  # report.h: 3 significant digits (4 from 1000 to 1999), at most 3 decimals
+    if v <= 0:
+        return "0"
+    mag = floor(log10(v)); dec = (4 if v / 10 ** mag < 2 else 3) - 1 - mag
+    if dec < 0:
+        v = floor(v / 10 ** -dec + 0.5) * 10 ** -dec; dec = 0
+    dec = min(dec, 3); t = "%.*f" % (dec, v)
+    if dec > 0 and float(t) > 0 and floor(log10(float(t))) > mag:
+        dec -= 1; t = "%.*f" % (dec, v)
+    return t
+table = open(sys.argv[2]).read().split("\n\n", 1)[1].splitlines()
+head = table[0].split()
+unit = [scale.get(h.rsplit("_", 1)[-1], 1) for h in head[:9]]
+total = sum(f["self_ns"] for f in rows.values())
+for line in table[1:]:
     v = line.split()
-    f = rows[v[6]]
-    want = ["%d" % f["calls"], "%.3f" % (f["incl_ns"] / 1e6), "%.3f" % (f["self_ns"] / 1e6),
-            "%.3f" % (f["p50_ns"] / 1e3), "%.3f" % (f["p99_ns"] / 1e3), "%.3f" % (f["max_ns"] / 1e3)]
-    if v[:6] != want:
+    f = rows[v[9]]
+    ns = [f["calls"], f["incl_ns"], f["self_ns"], None, f["mean_ns"], f["min_ns"], f["p50_ns"], f["p99_ns"], f["max_ns"]]
+    want = ["%d" % f["calls"]] + ["%.3f" % (ns[i] / unit[i]) for i in (1, 2)] + \
+           ["%.1f" % (100.0 * f["self_ns"] / total)] + ["%.3f" % (ns[i] / unit[i]) for i in (4, 5)]
+
+    got = v[:9]
+    ok = got[:4] == want[:4] and got[5] == want[5] and abs(float(got[4]) * unit[4] - f["mean_ns"]) < 1 + unit[4] / 2000
+    for i in (6, 7):  # percentiles: exact, or estimates to their digits
+        ok = ok and got[i] in ("%.3f" % (ns[i] / unit[i]), est(ns[i] / unit[i]))
+    ok = ok and got[8] == "%.3f" % (ns[8] / unit[8])
+    if head[:9] != ["calls", head[1], head[2], "self%", head[4], head[5], head[6], head[7], head[8]] or not ok:
         bad += 1
-        print("# text", v[:7], "json", want)
+        print("# text", v[:10], "json", want, ns)
 print("rows", len(rows), "bad", bad)
 PY
 [ "$json_self" = "$folded_self" ] && [ "$json_self" -gt 0 ] && [ "$(tail -1 "$T/rows")" = "rows 15 bad 0" ]
-ok $? "totals agree: json self sum = folded sum = $json_self ns; each text row is the json row, rounded" ||
+ok $? "totals agree: json self sum = folded sum = $json_self ns; each text row is the json row, in its column's unit, percentiles to their digits" ||
     { diag "json $json_self folded $folded_self"; sed 's/^/# /' "$T/rows"; }
 
 per=$((3 * 4))

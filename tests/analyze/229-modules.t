@@ -27,7 +27,7 @@ ok $? "the library, two plugins, and the program as PIE and non-PIE build"
 
 # What every run must report: "calls name [module] (file:line)", sorted.
 grep -v "^#" "$M/expect.txt" > "$T/expect"
-rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { s = $1; for (i = 7; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { s = $1; for (i = 10; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
 
 # where_loaded OUT: "same elsewhere" when plug_b took plug_a's first
 # address and plug_a's second load went elsewhere (the case this is about).

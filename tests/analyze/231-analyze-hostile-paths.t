@@ -22,7 +22,7 @@ lib -o "$T/libw.so" "$M/libw.c" &&
 ok $? "the library, two plugins and the program build"
 TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$T/pie" "$T" > /dev/null
 ok $? "the program runs traced"
-rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { s = $1; for (i = 7; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { s = $1; for (i = 10; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
 analyze() { timeout 20 "$CS" analyze "$T/tr" --exe "$T/pie" --top 0 "$@"; }
 
 # The modules' files replaced: plug_b.so by a FIFO nobody writes, libw.so

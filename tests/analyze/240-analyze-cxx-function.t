@@ -36,7 +36,7 @@ is "$(sel 'ins*')" 8 "a glob, 'ins*': both insert methods, by their last compone
 is "$(sel '*::Table::ins*')" 3 "'*::Table::ins*': net::Table's only"
 is "$(sel '*Table::insert')" 8 "'*Table::insert': both classes, as a glob says"
 is "$(sel 'ins?')" "rc=1" "'ins?' matches no whole component: nothing"
-"$CS" analyze "$T/tr" --exe "$T/routes" --top 0 > "$T/all" 2>&1
+"$CS" analyze "$T/tr" --exe "$T/routes" --top 0 --long-names > "$T/all" 2>&1
 row=$(grep '^ *2 .* int deep_size<std::map<' "$T/all")
 echo "$row" | grep -Eq '\.\.\..* const&\) \(routes\.cpp:[0-9]+\)$' && [ "${#row}" -lt 700 ]
-ok $? "a 3,390-character name: its row keeps both ends, the middle elided, file:line whole (${#row} characters)"
+ok $? "--long-names, a 3,390-character name: its row keeps both ends, the middle elided, file:line whole (${#row} characters)"

@@ -33,7 +33,7 @@ ok $? "it runs traced under qemu-aarch64-static -L ROOT: $(tr '\n' ' ' < "$T/run
 sed 's/^/# /' "$T/run.err"
 
 grep -v "^#" "$M/expect.txt" > "$T/expect"
-rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { s = $1; for (i = 7; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { s = $1; for (i = 10; i <= NF; i++) s = s " " $i; print s }' "$1" | sort; }
 
 "$CS" analyze "$T/tr" --exe "$R/opt/app/modprog" --sysroot "$R" --addr2line $X-addr2line --top 0 \
     > "$T/a.txt" 2> "$T/a.err"

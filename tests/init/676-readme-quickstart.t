@@ -43,7 +43,7 @@ int leaf(int i)
 }
 C
 }
-counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1, $7 }' "$1" | sort; }
+counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $1, $10 }' "$1" | sort; }
 
 # --- Make ---
 mkdir -p "$T/make" && cd "$T/make" || exit 1

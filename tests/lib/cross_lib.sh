@@ -32,7 +32,7 @@ check_report() {
         [ "$(calls_of "$f" "$r")" = "$want" ] || { diag "$f: $(calls_of "$f" "$r") want $want"; bad=1; }
     done < "$T/expect"
     ok $bad "every function has its exact call count"
-    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $8 ~ /^\(workload\.c:[0-9]+\)$/' "$r" | wc -l)" \
+    is "$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $11 ~ /^\(workload\.c:[0-9]+\)$/' "$r" | wc -l)" \
         "$(wc -l < "$T/expect")" "every function is named, with its workload.c line, and no other rows"
 }
 

@@ -45,7 +45,7 @@ track_shm() { _shms="$_shms $1"; }
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # calls_of FUNCTION REPORT-FILE: the calls column of FUNCTION's row.
-calls_of() { awk -v f="$1" '$7 == f { print $1; exit }' "$2"; }
+calls_of() { awk -v f="$1" '$10 == f { print $1; exit }' "$2"; }
 
 # start_serve OUTDIR [ARGS...]: start callsight serve on 127.0.0.1 with a free
 # port; sets SERVE_PID, SERVE_PORT and SERVE_LOG.
@@ -277,13 +277,13 @@ same_output() {
 
 # report_rows REPORT: "calls name (file:line)" of every row of a text
 # report, sorted.
-report_rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $7, $8 }' "$1" | sort; }
+report_rows() { awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $10, $11 }' "$1" | sort; }
 
 # func_rows DIR EXE: "name file calls" for every row of DIR's report
 # (file without folders or line), sorted.
 func_rows() {
     "$CS" analyze "$1" --exe "$2" --top 0 |
-        awk '$1 ~ /^[0-9]+$/ && NF >= 7 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' | sort
+        awk '$1 ~ /^[0-9]+$/ && NF >= 10 { f = $11; sub(/^\(/, "", f); sub(/:.*/, "", f); print $10, f, $1 }' | sort
 }
 
 # wait_size PATH BYTES: wait (bounded: 10 s) until PATH is BYTES long.

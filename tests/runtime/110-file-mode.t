@@ -28,6 +28,7 @@ is "$(field dropped "$head1")" 0 "dropped=0"
 is "$(field events "$head1")" $((2 * $(awk '{s += $2} END {print s}' "$T/expect"))) \
     "events = 2 x the expected calls"
 check_exact_counts "$T/pie.txt" "PIE"
+"$CS" analyze "$T/pie" --exe "$B/examples/workload" --format json > "$T/pie.json"
 
 # Every row: self <= incl; no function left unresolved (hex).
 awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $3 > $2 + 0.0005 { bad = 1; print "# self > incl: " $0 } END { exit bad }' "$T/pie.txt"
@@ -44,7 +45,10 @@ perl "$TESTS/tools/rawstats.pl" "$B/examples/workload" "$T"/pie/trace.*.bin > "$
 bad=0
 for f in fib dot hash_key msort merge do_iteration; do
     read -r _ rc r50 r99 rmax < <(grep "^$f " "$T/raw.txt")
-    read -r c p50 p99 max < <(awk -v f="$f" '$7 == f { print $1, $4, $5, $6 }' "$T/pie.txt")
+    read -r c p50 p99 max < <(python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1]))["functions"]:
+    if r["name"] == sys.argv[2]:
+        print(r["calls"], r["p50_ns"] / 1e3, r["p99_ns"] / 1e3, r["max_ns"] / 1e3)' "$T/pie.json" "$f")
     verdict=$(perl -e '
         my ($rc,$r50,$r99,$rmax,$c,$p50,$p99,$max) = @ARGV;
         my @e;

@@ -55,7 +55,7 @@ E
 )" "bad values: one line each, naming the value, the range and the default"
 "$CS" analyze "$T/bad" --exe "$W" --top 0 > "$T/bad.txt" 2>&1
 expect_counts 2 2 8 16 4 | sort > "$T/bad.expect"
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $7, $1}' "$T/bad.txt" | sort)" "$(cat "$T/bad.expect")" \
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $10, $1}' "$T/bad.txt" | sort)" "$(cat "$T/bad.expect")" \
     "bad values: traced with the defaults, exact counts"
 TRACE_ENABLE=yes TRACE_DIR="$T/off" timeout 60 "$W" 2 2 8 16 4 > /dev/null 2> "$T/off.err"
 is "$(cat "$T/off.err") $([ -e "$T/off" ] && echo files)" \

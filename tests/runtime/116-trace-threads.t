@@ -26,7 +26,7 @@ check() {
     is "$(python3 -c 'import json, sys
 print(" ".join(sorted(t["name"] for t in json.load(open(sys.argv[1]))["threads"])))' "$3")" \
         "worker-01 worker-03 worker-06" "$mode: exactly the threads whose names match"
-    is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {print $7, $1}' "$2" | sort)" "$(cat "$T/expect")" \
+    is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $10, $1}' "$2" | sort)" "$(cat "$T/expect")" \
         "$mode: exact counts of what they called once traced"
 }
 

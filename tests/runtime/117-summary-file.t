@@ -13,7 +13,7 @@ source "$TESTS/lib/workload_expect.sh"
 plan 29
 
 W=$B/examples/workload
-rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $10, $1 }' "$1" | sort; }
 note() { grep -c "^note: summary mode: $1" "$2"; }
 
 TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/s" "$W" > /dev/null
@@ -127,7 +127,7 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=
 "$CS" analyze "$T/tslow" --exe "$T/slow" --top 0 > "$T/slow.txt" 2>&1
 wall=$(sed -n 's/^outer_wall_us=//p' "$T/slow.out")
 tracer=$(sed -n 's/^note: summary mode: tracer time excluded from function times: \([0-9.]*\) ms.*/\1/p' "$T/slow.txt")
-incl=$(awk '$7 == "outer" { print $2 }' "$T/slow.txt")
+incl=$(awk '$10 == "outer" { print $2 }' "$T/slow.txt")
 diag "outer: wall ${wall} us, incl ${incl} ms, tracer ${tracer} ms excluded"
 awk -v w="$wall" -v t="$tracer" -v i="$incl" 'BEGIN { exit !(t >= 100 && i * 1000 <= w - 0.9 * t * 1000) }'
 ok $? "snapshots taken inside outer() (>= 2 slow writes) are the tracer's time, not outer's"

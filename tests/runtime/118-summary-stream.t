@@ -23,7 +23,7 @@ plan 23
 
 W=$B/examples/workload
 PEER="python3 $TESTS/tools/codecpeer.py"
-rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
+rows() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $10, $1 }' "$1" | sort; }
 expect_counts 16 25 12 64 8 | sort > "$T/expect"
 wire() { sed -n 's/^trace_stream: forwarded [0-9]* events in [0-9]* chunks (\([0-9]*\) bytes on the wire).*/\1/p' "$1"; }
 

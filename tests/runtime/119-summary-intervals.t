@@ -169,7 +169,7 @@ timeout 30 "$TOOLBIN/streamgen" --events 0 --records "$T/bad.rec" 127.0.0.1 "$SE
 ok $? "a connection with hostile summary records, then one with events"
 stop_serve
 "$CS" analyze "$(ls "$T"/h/trace.stream.*.bin | head -n 1)" --exe "$P" --top 0 > "$T/h.txt" 2> "$T/h.err"
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/h.txt") $(grep -c '^note: summary mode: 4 snapshots were torn or damaged' "$T/h.txt")" \
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $1 }' "$T/h.txt") $(grep -c '^note: summary mode: 4 snapshots were torn or damaged' "$T/h.txt")" \
     "40 1" "hostile snapshots: 4 damaged and not used, the last whole one counted"
 perl "$TESTS/tools/tracecheck.pl" "$(ls "$T"/h/trace.stream.*.bin | sed -n 2p)" > "$T/h2.check"
 is "$(sed -n 2p "$T/h2.check")" "events=3000 mismatched=0 markers= tail=0" "the next connection's 3000 events are intact"
@@ -185,7 +185,7 @@ timeout 30 "$TOOLBIN/streamgen" --increments "$TESTS/../fuzz/corpus/stream_sums/
 ok $? "good increments, bad increments, then events: three connections"
 stop_serve
 "$CS" analyze "$T/inc/trace.stream.1.0.bin" --exe "$P" --top 0 > "$T/inc1.txt" 2>&1
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $1 }' "$T/inc1.txt" | sort -n | tr '\n' ' ')" "3 12 " \
     "increments written as whole snapshots: 0x1000 10+2 calls, 0x2000 3"
 is "$(python3 -c 'import struct, sys
 d = open(sys.argv[1], "rb").read()[80:]

@@ -16,7 +16,7 @@ source "$TESTS/lib/many_funcs.sh"
 plan 15
 
 N=20000
-rows() { awk '$1 ~ /^(>=)?[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
+rows() { awk '$1 ~ /^(>=)?[0-9]+$/ && NF >= 10 { print $10, $1 }' "$1" | sort; }
 # selfcheck JSON: "SELF ROOTS" (the sum of self_ns; main's and worker's incl_ns)
 selfcheck() {
     python3 -c 'import json, sys

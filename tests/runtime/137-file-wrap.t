@@ -27,7 +27,7 @@ is "$(($(field events "$head") + ${gone:-0}))" $((16 * 200000 * 4 + 16 * 2 + 17 
     "events kept + discarded = events made"
 pid=$(sed -n 's/^note: pid \([0-9]*\): TRACE_FULL=wrap.*/\1/p' "$T/w.txt")
 "$CS" analyze "$T/w" --exe "$P" --top 0 --thread "$pid" > "$T/main.txt" 2>&1
-is "$(awk 'NF >= 7 && $1 ~ /^[0-9]+$/ && $(NF-1) == "last" { print $1 }' "$T/main.txt")" 1 \
+is "$(awk 'NF >= 10 && $1 ~ /^[0-9]+$/ && $(NF-1) == "last" { print $1 }' "$T/main.txt")" 1 \
     "the end of the run is there: the main thread's last() call"
 is "$(grep -c 'at stream gaps\|orphaned' "$T/w.txt")" 0 \
     "calls entered in removed segments are not called orphaned exits of a stream gap (they are truncated)"

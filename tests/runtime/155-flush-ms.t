@@ -35,7 +35,7 @@ summary() {
     local h
     h=$(head -n 1 "$T/sum.txt")
     printf 'events=%s open=%s ' "$(field events "$h")" "$(field unclosed_enters "$h")"
-    awk 'NR > 1 && $1 ~ /^[0-9]+$/ && NF >= 7 && $1 > 0 { print $7, $1 }' "$T/sum.txt" | sort | tr '\n' ' '
+    awk 'NR > 1 && $1 ~ /^[0-9]+$/ && NF >= 10 && $1 > 0 { print $10, $1 }' "$T/sum.txt" | sort | tr '\n' ' '
 }
 
 # events_in DIR: analyze's event count of DIR so far (0 before any file).

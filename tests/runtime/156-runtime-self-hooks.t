@@ -21,7 +21,7 @@ ok $? "the one-liner: the workload and the runtime in one cc -finstrument-functi
 TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$T/wl" > /dev/null
 ok $? "it runs traced and exits 0"
 "$CS" analyze "$T/tr" --exe "$T/wl" --top 0 > "$T/out" 2> "$T/err"
-is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$T/out" | sort)" "$(expect_counts 16 25 12 64 8 | sort)" \
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $10, $1 }' "$T/out" | sort)" "$(expect_counts 16 25 12 64 8 | sort)" \
     "the workload's exact counts, and no row of the runtime's own"
 h=$(head -n 1 "$T/out")
 is "$(field unmatched_exits "$h") $(field dropped "$h")" "0 0" "nothing unmatched, nothing dropped"

@@ -79,7 +79,7 @@ took=$(sed -n 's/^trigger: slow .* took \([0-9.]*\) ms.*/\1/p' "$T/fr.txt")
 awk -v t="$took" 'BEGIN { exit !(t >= 50 && t < 5000) }'
 ok $? "it took at least 50 ms (${took} ms)"
 # row FILE NAME: the calls column of NAME's row in a report
-row() { awk -v n="$2" 'NF >= 7 && $1 ~ /^[0-9]+$/ && $(NF-1) == n { print $1 }' "$1"; }
+row() { awk -v n="$2" 'NF >= 10 && $1 ~ /^[0-9]+$/ && $(NF-1) == n { print $1 }' "$1"; }
 is "$(row "$T/fr.txt" slow)" 1 "one call of slow in the report"
 works=$(row "$T/fr.txt" work)
 awk -v w="$works" 'BEGIN { exit !(w >= 5462) }'
@@ -232,7 +232,7 @@ wait_serve_closed 2
 stop_serve
 "$CS" analyze "$T/lib" --exe "$TOOLBIN/libloop" --top 0 > "$T/lib.txt" 2>&1
 over=$(sed -n 's/^note: stream [0-9]*: flight-recorder snapshot 1, taken for SIGUSR1: what the ring held then; \([0-9]*\) older.*/\1/p' "$T/lib.txt")
-named=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 && $8 == "[libw.so]" { print $7 }' "$T/lib.txt" | sort | tr '\n' ' ')
+named=$(awk '$1 ~ /^[0-9]+$/ && NF >= 11 && $11 == "[libw.so]" { print $10 }' "$T/lib.txt" | sort | tr '\n' ' ')
 ok $([ "${over:-0}" -gt 4000000 ] && [ "$named" = "w_inner w_outer " ]; echo $?) \
     "after ${over:-?} events overwritten, the snapshot still names libw.so's functions (${named})"
 

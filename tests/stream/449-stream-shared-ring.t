@@ -27,7 +27,7 @@ track_shm "$SHM"
 
 # "function file calls" from a text report, sorted.
 table_of() {
-    awk '$1 ~ /^[0-9]+$/ && NF == 8 { f = $8; sub(/^\(/, "", f); sub(/:.*/, "", f); print $7, f, $1 }' "$1" | sort
+    awk '$1 ~ /^[0-9]+$/ && NF == 11 { f = $11; sub(/^\(/, "", f); sub(/:.*/, "", f); print $10, f, $1 }' "$1" | sort
 }
 
 start_serve "$T/s" --quiet

@@ -15,7 +15,7 @@ source "$TESTS/lib/many_funcs.sh"
 plan 10
 
 N=20000
-rows() { awk '$1 ~ /^(>=)?[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort; }
+rows() { awk '$1 ~ /^(>=)?[0-9]+$/ && NF >= 10 { print $10, $1 }' "$1" | sort; }
 streamed() { # DIR ENV...: the program run through callsight run --stream
     local dir=$1
     shift
