@@ -286,8 +286,8 @@ static void func_line(const struct top_view *v, unsigned shown, const struct liv
     const struct funcstats_entry *e = &v->l->a.funcs.v[f->func];
     char label[1024], cell[TOP_COLS][32];
     size_t at = 0;
-    report_label(f->func < v->nnamed ? &v->names[f->func] : NULL, (unsigned long long)e->addr, label,
-                 sizeof label);
+    report_label_short(f->func < v->nnamed ? &v->names[f->func] : NULL, (unsigned long long)e->addr, label,
+                       sizeof label);
     /* a summary row a full device table lacks (funcstats.h): a lower bound,
      * as the report marks it; analysis_finish has not run yet, so asked here */
     int lower = e->lower_bound || e->sum_full < v->l->a.summary_full_tables;
@@ -304,6 +304,10 @@ static void func_line(const struct top_view *v, unsigned shown, const struct liv
     for (int c = 0; c < TOP_COLS && at < len; c++)
         if (shown & 1u << c)
             at += (size_t)snprintf(buf + at, len - at, "%s%*s", at ? " " : "", cols[c].w, cell[c]);
+    /* a name wider than the room left loses its middle, not its end: the
+     * method and file:line that tell two rows apart stay on the screen */
+    if (v->width && v->width > at + 2)
+        report_elide(label, v->width - at - 2);
     if (at < len)
         snprintf(buf + at, len - at, "  %s", label);
 }

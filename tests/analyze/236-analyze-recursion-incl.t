@@ -39,7 +39,7 @@ X 10000000 $M 500
 S
 
 "$CS" analyze "$T/tr" --exe "$T/tiny" >"$T/text"
-is "$?:$(awk '$10 ~ /^(work|main|helper)$/ { print $10, $1, $2, $3, $9 }' "$T/text")" "0:work 4 6.500 5.000 6.000
+is "$?:$(awk '$1 ~ /^(>=)?[0-9]+$/ && $10 ~ /^(work|main|helper)$/ { print $10, $1, $2, $3, $9 }' "$T/text")" "0:work 4 6.500 5.000 6.000
 main 1 10.000 3.500 10.000
 helper 1 2.000 1.500 2.000" "text: work's 4 calls have 6.5 ms under them, not the 11 ms of its frames; self and max per call (max_ms: 10,000 us needs five digits)"
 

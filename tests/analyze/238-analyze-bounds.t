@@ -43,7 +43,7 @@ run() {
     [ "$ASAN" = 1 ] && lim=()
     timeout 60 "${lim[@]}" "$CS" analyze "$T/$dir" --exe "$T/tiny" "$@" >"$T/out" 2>"$T/err"
 }
-row() { awk -v f="$1" '$10 == f { print $1 }' "$T/out"; }
+row() { awk -v f="$1" '$1 ~ /^(>=)?[0-9]+$/ && $10 == f { print $1 }' "$T/out"; }
 
 # --- resync markers: 300 pairs of LOST 3 + RESYNC 0..2^31-1, one a thread ---
 gen resync resync 300 3 300

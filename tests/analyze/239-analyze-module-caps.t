@@ -36,7 +36,7 @@ run() {
     [ "$ASAN" = 1 ] && lim=()
     timeout 60 "${lim[@]}" "$CS" analyze "$T/$dir" --exe "$T/tiny" "$@" >"$T/out" 2>"$T/err"
 }
-row() { awk -v f="$1" '$10 == f { print $1 }' "$T/out"; }
+row() { awk -v f="$1" '$1 ~ /^(>=)?[0-9]+$/ && $10 == f { print $1 }' "$T/out"; }
 capnotes() { grep -E '^note: (analyze kept [0-9]+ modules|module lists held|[0-9]+ function addresses were in no module kept)' "$T/out"; }
 
 # --- 64 threads x 4096 modules: --max-modules, default 1024 ---

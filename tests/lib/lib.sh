@@ -45,7 +45,7 @@ track_shm() { _shms="$_shms $1"; }
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # calls_of FUNCTION REPORT-FILE: the calls column of FUNCTION's row.
-calls_of() { awk -v f="$1" '$10 == f { print $1; exit }' "$2"; }
+calls_of() { awk -v f="$1" '$1 ~ /^(>=)?[0-9]+$/ && $10 == f { print $1; exit }' "$2"; }
 
 # start_serve OUTDIR [ARGS...]: start callsight serve on 127.0.0.1 with a free
 # port; sets SERVE_PID, SERVE_PORT and SERVE_LOG.

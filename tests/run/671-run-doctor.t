@@ -87,7 +87,7 @@ build_traced "$T/crash" "$T/crash.c"
 is "$?" "139" "run: a program that crashes: its status, 128 + SIGSEGV"
 grep -q "callsight run: $T/crash was killed by signal 11 (Segmentation fault) after [0-9.]* s; the report covers what was traced" "$T/crash.err"
 ok $? "run: says which signal"
-work=$(awk '$10 == "work" { print $1 }' "$T/crash.out")
+work=$(awk '$1 ~ /^(>=)?[0-9]+$/ && $10 == "work" { print $1 }' "$T/crash.out")
 [ -n "$work" ] && [ "$work" -gt 0 ] && [ "$work" -le 20000 ]
 ok $? "run: the partial report: work's calls flushed before the fault ($work of 20000)"
 
@@ -101,7 +101,7 @@ TRACE_FLUSH_MS=0 "$CS" run --dir "$T/r5" --timeout 1 --top 0 -- "$R" < "$T/hold"
 is "$?" "143" "run --timeout 1: SIGTERM ends the program, and its status is returned"
 grep -qx "callsight run: --timeout 1 s reached: SIGTERM to $R (pid [0-9]*)" "$T/to.err"
 ok $? "run --timeout: says so"
-is "$(awk '$10 == "mix" { print $1 }' "$T/to.out")" "511" "run --timeout: the partial report, what the program had flushed"
+is "$(awk '$1 ~ /^(>=)?[0-9]+$/ && $10 == "mix" { print $1 }' "$T/to.out")" "511" "run --timeout: the partial report, what the program had flushed"
 
 # Ctrl-C: the terminal signals the whole foreground process group.
 set -m

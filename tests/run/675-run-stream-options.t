@@ -60,7 +60,7 @@ ok $? "run --flight-recorder --trigger 'slow>2ms': exits 0"
 grep -q "^trace_stream: snapshot 1 (a slow call (TRACE_TRIGGER)): " "$T/f1.err" &&
     grep -q "; trigger slow>2ms; flight recorder)$" "$T/f1.err"
 ok $? "trace_stream took one snapshot for the slow call"
-is "$(grep -Ec "^trigger: slow \(slowcall.c:[0-9]+\) took [0-9.]+ ms, ending at [0-9.]+s on thread [0-9]+( \(slowcall\))?; stack: main > run > work > slow$" "$T/f1.out") $(awk '$10 == "slow" { print $1 }' "$T/f1.out")" \
+is "$(grep -Ec "^trigger: slow \(slowcall.c:[0-9]+\) took [0-9.]+ ms, ending at [0-9.]+s on thread [0-9]+( \(slowcall\))?; stack: main > run > work > slow$" "$T/f1.out") $(awk '$1 ~ /^[0-9]+$/ && $10 == "slow" { print $1 }' "$T/f1.out")" \
     "1 1" "the report has the slow call once, with its whole stack"
 timeout 120 "$CS" run --flight-recorder --trigger 'slow>2ms' --triggered-only --dir "$T/f2" -- "$P" 20000 > "$T/f2.out" 2> "$T/f2.err"
 is "$? $(grep -c -- '<- the slow call' "$T/f2.out") $(grep -c 'calls.*incl_ms' "$T/f2.out")" "0 1 0" \
