@@ -150,18 +150,47 @@ void report_label_short(const struct symbol *sym, unsigned long long addr, char 
     label_of(sym, addr, 1, buf, len);
 }
 
+/* s[0..n) cut to width by taking out bytes [head, n - tail) for "...". */
+static void cut_middle(char *s, size_t n, size_t head, size_t tail)
+{
+    size_t from = head, to = n - tail;
+    while (from && ((unsigned char)s[from] & 0xc0) == 0x80) /* not inside a UTF-8 character */
+        from--;
+    while (to < n && ((unsigned char)s[to] & 0xc0) == 0x80)
+        to++;
+    memcpy(s + from, "...", 3);
+    memmove(s + from + 3, s + to, strlen(s + to) + 1);
+}
+
 void report_elide(char *s, size_t width)
 {
     size_t n = strlen(s);
     if (n <= width || width < 5)
         return;
-    size_t head = (width - 3) / 2, tail = n - (width - 3 - head);
-    while (head && ((unsigned char)s[head] & 0xc0) == 0x80) /* not inside a UTF-8 character */
-        head--;
-    while (tail < n && ((unsigned char)s[tail] & 0xc0) == 0x80)
-        tail++;
-    memcpy(s + head, "...", 3);
-    memmove(s + head + 3, s + tail, n - tail + 1);
+    /* "name (file:line)": file:line whole when it leaves the name room,
+     * and more of the name's end (the method) than of its start */
+    const char *paren = n && s[n - 1] == ')' ? strstr(s, " (") : NULL;
+    for (const char *p = paren; p && (p = strstr(p + 1, " (")); )
+        paren = p;
+    size_t suffix = paren ? n - (size_t)(paren - s) : 0;
+    char *keep = paren && width >= 20 ? strdup(paren) : NULL;
+    if (keep) {
+        if (suffix + 10 > width) { /* a long path: " (...funcs.h:147)", its end kept */
+            size_t room = width / 2 - 5; /* after " (..." */
+            memmove(keep + 5, keep + suffix - room, room + 1);
+            memcpy(keep, " (...", 5);
+            suffix = room + 5;
+        }
+        size_t name = (size_t)(paren - s), room = width - suffix - 3, head = room / 3;
+        s[name] = 0;
+        if (name > width - suffix)
+            cut_middle(s, name, head, room - head);
+        strcat(s, keep);
+        free(keep);
+        return;
+    }
+    size_t head = (width - 3) / 2;
+    cut_middle(s, n, head, width - 3 - head);
 }
 
 /* ---- rows ----------------------------------------------------------------- */
