@@ -288,14 +288,11 @@ static void cell_exact(char *buf, size_t len, double ns, unsigned unit)
 
 /* An estimate: three significant digits, four when the first is a 1 (so
  * that rounding adds at most 0.25% to the histogram's 1.6%: within 2% in
- * all), at most three decimals; padded on the right so that its units
- * digit is under an exact value's. */
-static void cell_estimate(char *buf, size_t len, double ns, unsigned unit)
+ * all), at most `most` decimals. */
+static void cell_estimate(char *buf, size_t len, double v, int most)
 {
-    double v = ns / units[unit].ns;
-    char tmp[48];
     if (v <= 0) {
-        snprintf(buf, len, "0    ");
+        snprintf(buf, len, "0");
         return;
     }
     int mag = (int)floor(log10(v)); /* 10^mag <= v */
@@ -306,27 +303,42 @@ static void cell_estimate(char *buf, size_t len, double ns, unsigned unit)
         v = floor(v / p + 0.5) * p;
         dec = 0;
     }
-    if (dec > 3)
-        dec = 3;
-    snprintf(tmp, sizeof tmp, "%.*f", dec, v);
+    if (dec > most)
+        dec = most;
+    snprintf(buf, len, "%.*f", dec, v);
     /* rounding up may carry into a digit more (99.95 -> 100.0): one decimal less */
-    if (dec > 0 && floor(log10(atof(tmp))) > mag)
-        snprintf(tmp, sizeof tmp, "%.*f", --dec, v);
-    snprintf(buf, len, "%s%*s", tmp, dec ? 3 - dec : 4, "");
+    if (dec > 0 && floor(log10(atof(buf))) > mag)
+        snprintf(buf, len, "%.*f", --dec, v);
+}
+
+/* One call's time, in the unit that gives it at most four digits before
+ * the point, the unit after the number ("41.247us", "50ns", "8003.548ms"):
+ * an exact one with three decimals (whole ns), an estimate with its digits. */
+static void cell_call(char *buf, size_t len, double ns, int exact)
+{
+    unsigned u = unit_for(0, ns);
+    char num[48];
+    double v = ns / units[u].ns;
+    if (exact)
+        snprintf(num, sizeof num, "%.*f", u ? 3 : 0, v);
+    else
+        cell_estimate(num, sizeof num, v, u ? 3 : 0);
+    snprintf(buf, len, "%s%s", num, units[u].word);
 }
 
 enum col { C_CALLS, C_INCL, C_SELF, C_SHARE, C_MEAN, C_MIN, C_P50, C_P99, C_MAX, NCOLS };
 static const struct {
     const char *head; /* the header, before its unit */
-    unsigned base;    /* the unit at most values (units[]); C_CALLS and C_SHARE have none */
+    unsigned base;    /* the sums' unit at most values (units[]) */
 } cols[NCOLS] = {
-    {"calls", 0}, {"incl_", 2}, {"self_", 2}, {"self%", 0}, {"mean_", 1},
-    {"min_", 1},  {"p50_", 1},  {"p99_", 1},  {"max_", 1},
+    {"calls", 0}, {"incl_", 2}, {"self_", 2}, {"self%", 0}, {"mean", 0},
+    {"min", 0},  {"p50", 0},  {"p99", 0},  {"max", 0},
 };
 
+/* The sums: one unit for the column, in its header. */
 static int timed(int c)
 {
-    return c != C_CALLS && c != C_SHARE;
+    return c == C_INCL || c == C_SELF;
 }
 
 /* A row's value in column c, in ns (C_CALLS: calls); *exact 0 for an estimate. */
@@ -358,10 +370,10 @@ static void cell(char *buf, size_t len, const struct funcstats_entry *e, int c, 
         snprintf(buf, len, "%s%llu", e->lower_bound ? ">=" : "", (unsigned long long)e->calls);
     else if (c == C_SHARE)
         snprintf(buf, len, "%.1f", total > 0 ? 100.0 * (double)e->self_ns / total : 0.0);
-    else if (exact)
+    else if (timed(c))
         cell_exact(buf, len, v, unit[c]);
     else
-        cell_estimate(buf, len, v, unit[c]);
+        cell_call(buf, len, v, exact);
 }
 
 static void header(char *buf, size_t len, int c, const unsigned *unit)

@@ -61,11 +61,11 @@ report "$tmp/local" --exe "$tmp/tiny-nopie"
 same "local files, non-PIE: counts, incl/self, percentiles, static function named, unknown in hex" <<'R'
 events=13 threads=2 functions=4 span=0.010000s unmatched_exits=0 unclosed_enters=1 dropped=0
 
-calls incl_ms self_ms self% mean_ms min_ms p50_ms p99_ms max_ms function (file:line)
-1 10.000 8.700 72.5 10.000 10.000 10.000 10.000 10.000 main (tiny.c:4)
-2 3.000 2.500 20.8 1.500 1.000 1.000 2.000 2.000 work (tiny.c:3)
-2 0.800 0.800 6.7 0.400 0.300 0.300 0.500 0.500 helper (tiny.c:2)
-1 0.001 0.001 0.0 0.001 0.001 0.001 0.001 0.001 0x10
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+1 10.000 8.700 72.5 10.000ms 10.000ms 10.000ms 10.000ms 10.000ms main (tiny.c:4)
+2 3.000 2.500 20.8 1500.000us 1000.000us 1000.000us 2000.000us 2000.000us work (tiny.c:3)
+2 0.800 0.800 6.7 400.000us 300.000us 300.000us 500.000us 500.000us helper (tiny.c:2)
+1 0.001 0.001 0.0 1000ns 1000ns 1000ns 1000ns 1000ns 0x10
 R
 
 # 2. A PIE: addresses minus load_bias; a file named explicitly; --top 2.
@@ -86,9 +86,9 @@ report "$tmp/pie/trace.600.600.0.bin" --exe "$tmp/tiny-pie" --top 2
 same "PIE: load_bias subtracted before addr2line; --top 2" <<'R'
 events=6 threads=1 functions=3 span=0.002000s unmatched_exits=0 unclosed_enters=0 dropped=0
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-1 2.000 1.000 50.0 2000.000 2000.000 2000.000 2000.000 2000.000 main (tiny.c:4)
-1 1.000 0.600 30.0 1000.000 1000.000 1000.000 1000.000 1000.000 work (tiny.c:3)
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+1 2.000 1.000 50.0 2000.000us 2000.000us 2000.000us 2000.000us 2000.000us main (tiny.c:4)
+1 1.000 0.600 30.0 1000.000us 1000.000us 1000.000us 1000.000us 1000.000us work (tiny.c:3)
 1 more function (0.400 ms self, 1 call); --top 0 shows all
 R
 
@@ -152,10 +152,10 @@ note: stream 4: thread 9: at stream gaps 0 open frames cut short, 1 orphaned exi
 note: stream 5: device dropped 20 events
 note: stream 5: thread 1 lost 50 events (1 open frames cut short, 0 orphaned exits)
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-2 0.025 0.023 76.7 12.500 10.000 10.000 15.000 15.000 0x100
-2 0.007 0.007 23.3 3.500 2.000 2.000 5.000 5.000 0x200
-0 0.000 0.000 0.0 0.000 0.000 0.000 0.000 0.000 0x300
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+2 0.025 0.023 76.7 12.500us 10.000us 10.000us 15.000us 15.000us 0x100
+2 0.007 0.007 23.3 3500ns 2000ns 2000ns 5000ns 5000ns 0x200
+0 0.000 0.000 0.0 0ns 0ns 0ns 0ns 0ns 0x300
 R
 
 # Without the anchor the nominal 1 GHz applies: every time doubles.
@@ -173,10 +173,10 @@ report "$tmp/noanchor" --exe "$tmp/tiny-nopie"
 same "no exit anchor: tick_hz converts" <<'R'
 events=9 threads=2 functions=3 span=0.000060s unmatched_exits=0 unclosed_enters=1 dropped=0
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-2 0.050 0.046 76.7 25.000 20.000 20.000 30.000 30.000 0x100
-2 0.014 0.014 23.3 7.000 4.000 4.000 10.000 10.000 0x200
-0 0.000 0.000 0.0 0.000 0.000 0.000 0.000 0.000 0x300
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+2 0.050 0.046 76.7 25.000us 20.000us 20.000us 30.000us 30.000us 0x100
+2 0.014 0.014 23.3 7000ns 4000ns 4000ns 10.000us 10.000us 0x200
+0 0.000 0.000 0.0 0ns 0ns 0ns 0ns 0ns 0x300
 R
 
 # 4. A big-endian segment with header_size 96 and a little-endian one after
@@ -198,8 +198,8 @@ events=4 threads=1 functions=1 span=0.000002s unmatched_exits=0 unclosed_enters=
 note: pid 3: thread 3: flight recorder discarded earlier trace segments
 note: pid 3: thread 3: 1 trace segments missing
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-2 0.001 0.001 100.0 0.600 0.200 0.200 1.000 1.000 0x100
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+2 0.001 0.001 100.0 600ns 200ns 200ns 1000ns 1000ns 0x100
 R
 
 # 5. --top: 25 functions, the one with i * 1000 ns of self time at 0x1000 + 16 i.
@@ -214,10 +214,10 @@ report "$tmp/many" --exe "$tmp/tiny-nopie" --top 3
 same "--top 3: the three with the most self time, in order" <<'R'
 events=50 threads=1 functions=25 span=0.002425s unmatched_exits=0 unclosed_enters=0 dropped=0
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-1 0.025 0.025 7.7 25.000 25.000 25.000 25.000 25.000 0x1190
-1 0.024 0.024 7.4 24.000 24.000 24.000 24.000 24.000 0x1180
-1 0.023 0.023 7.1 23.000 23.000 23.000 23.000 23.000 0x1170
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+1 0.025 0.025 7.7 25.000us 25.000us 25.000us 25.000us 25.000us 0x1190
+1 0.024 0.024 7.4 24.000us 24.000us 24.000us 24.000us 24.000us 0x1180
+1 0.023 0.023 7.1 23.000us 23.000us 23.000us 23.000us 23.000us 0x1170
 22 more functions (0.253 ms self, 22 calls); --top 0 shows all
 R
 
@@ -228,7 +228,7 @@ perl -e 'print "H pid=2\n"; my $t = 0; for my $i (1..1000) {
     print "E $t 0x40 2\nX ", $t + $i*1000, " 0x40 2\n"; $t += $i*1000 + 10 }' |
     gen "$tmp/pct/trace.2.2.0.bin"
 "$CS" analyze "$tmp/pct" --exe "$tmp/tiny-nopie" | awk 'NR == 4' >"$tmp/row"
-awk '{ ok = $1 == 1000 && $7 >= 490 && $7 <= 510 && $8 >= 970.2 && $8 <= 1009.8 && $9 == "1000.000";
+awk '{ p50 = $7 + 0; p99 = $8 + 0; ok = $1 == 1000 && $7 ~ /us$/ && p50 >= 490 && p50 <= 510 && $8 ~ /us$/ && p99 >= 970.2 && p99 <= 1009.8 && $9 == "1000.000us";
        if (!ok) print "# " $0; exit !ok }' "$tmp/row"
 ok $? "p50 and p99 within 2% of the exact nearest rank, max exact"
 
@@ -237,7 +237,7 @@ report "$tmp/pie" "$tmp/pie/trace.600.600.0.bin" --exe "$tmp/tiny-pie" --top 1
 same "a file reached twice is read once" <<'R'
 events=6 threads=1 functions=3 span=0.002000s unmatched_exits=0 unclosed_enters=0 dropped=0
 
-calls incl_ms self_ms self% mean_us min_us p50_us p99_us max_us function (file:line)
-1 2.000 1.000 50.0 2000.000 2000.000 2000.000 2000.000 2000.000 main (tiny.c:4)
+calls incl_ms self_ms self% mean min p50 p99 max function (file:line)
+1 2.000 1.000 50.0 2000.000us 2000.000us 2000.000us 2000.000us 2000.000us main (tiny.c:4)
 2 more functions (1.000 ms self, 2 calls); --top 0 shows all
 R

@@ -31,10 +31,10 @@ run text
 same "text: thread named in the loss note; table as always" "$T/text" <<R
 $HEAD
 
-calls  incl_ms  self_ms  self%  mean_ms  min_ms  p50_ms  p99_ms  max_ms  function (file:line)
-    1   10.000    8.700   70.2   10.000  10.000  10.000  10.000  10.000  main (tiny.c:4)
-    2    3.000    2.000   16.1    1.500   1.000   1.000   2.000   2.000  work (tiny.c:3)
-    5    1.700    1.700   13.7    0.340   0.100   0.299   0.500   0.500  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%        mean         min         p50         p99         max  function (file:line)
+    1   10.000    8.700   70.2    10.000ms    10.000ms    10.000ms    10.000ms    10.000ms  main (tiny.c:4)
+    2    3.000    2.000   16.1  1500.000us  1000.000us  1000.000us  2000.000us  2000.000us  work (tiny.c:3)
+    5    1.700    1.700   13.7   340.000us   100.000us       299us   500.000us   500.000us  helper (tiny.c:2)
 R
 
 run folded --format folded
@@ -141,9 +141,9 @@ same "--thread NAME: only that thread's calls; header and notes still all input"
 $HEAD
 filter: thread=worker-1: 4 of 8 calls selected
 
-calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
-    1    2.000    1.500   62.5  2000.000  2000.000  2000.000  2000.000  2000.000  work (tiny.c:3)
-    3    0.900    0.900   37.5   300.000   100.000   299       500.000   500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%        mean         min         p50         p99         max  function (file:line)
+    1    2.000    1.500   62.5  2000.000us  2000.000us  2000.000us  2000.000us  2000.000us  work (tiny.c:3)
+    3    0.900    0.900   37.5   300.000us   100.000us       299us   500.000us   500.000us  helper (tiny.c:2)
 R
 
 run thread_tid --thread 500 --format folded
@@ -159,9 +159,9 @@ same "--since/--until: calls that start in the window, whole; bounds inclusive" 
 $HEAD
 filter: since=0.005000s until=0.007150s: 3 of 8 calls selected
 
-calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
-    1    2.000    1.500   71.4  2000.000  2000.000  2000.000  2000.000  2000.000  work (tiny.c:3)
-    2    0.600    0.600   28.6   300.000   100.000   100.000   500.000   500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%        mean         min         p50         p99         max  function (file:line)
+    1    2.000    1.500   71.4  2000.000us  2000.000us  2000.000us  2000.000us  2000.000us  work (tiny.c:3)
+    2    0.600    0.600   28.6   300.000us   100.000us   100.000us   500.000us   500.000us  helper (tiny.c:2)
 R
 
 run window_units --since 0.005 --until 7150us --format folded
@@ -183,9 +183,9 @@ same "--function NAME: its calls and their callees only" "$T/func" <<R
 $HEAD
 filter: function=work: 5 of 8 calls selected
 
-calls  incl_ms  self_ms  self%   mean_us    min_us    p50_us    p99_us    max_us  function (file:line)
-    2    3.000    2.000   60.6  1500.000  1000.000  1000.000  2000.000  2000.000  work (tiny.c:3)
-    3    1.300    1.300   39.4   433.333   300.000   500       500.000   500.000  helper (tiny.c:2)
+calls  incl_ms  self_ms  self%        mean         min         p50         p99         max  function (file:line)
+    2    3.000    2.000   60.6  1500.000us  1000.000us  1000.000us  2000.000us  2000.000us  work (tiny.c:3)
+    3    1.300    1.300   39.4   433.333us   300.000us       500us   500.000us   500.000us  helper (tiny.c:2)
 R
 
 run func_folded --function work --format folded

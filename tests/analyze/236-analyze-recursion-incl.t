@@ -39,9 +39,9 @@ X 10000000 $M 500
 S
 
 "$CS" analyze "$T/tr" --exe "$T/tiny" >"$T/text"
-is "$?:$(awk '$1 ~ /^(>=)?[0-9]+$/ && $10 ~ /^(work|main|helper)$/ { print $10, $1, $2, $3, $9 }' "$T/text")" "0:work 4 6.500 5.000 6.000
-main 1 10.000 3.500 10.000
-helper 1 2.000 1.500 2.000" "text: work's 4 calls have 6.5 ms under them, not the 11 ms of its frames; self and max per call (max_ms: 10,000 us needs five digits)"
+is "$?:$(awk '$1 ~ /^(>=)?[0-9]+$/ && $10 ~ /^(work|main|helper)$/ { print $10, $1, $2, $3, $9 }' "$T/text")" "0:work 4 6.500 5.000 6000.000us
+main 1 10.000 3.500 10.000ms
+helper 1 2.000 1.500 2000.000us" "text: work's 4 calls have 6.5 ms under them, not the 11 ms of its frames; self and max per call (10,000 us is 10.000ms)"
 
 "$CS" analyze "$T/tr" --exe "$T/tiny" --format json >"$T/json"
 is "$?:$(python3 -c 'import json,sys

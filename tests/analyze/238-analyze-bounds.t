@@ -87,8 +87,8 @@ gen funcs funcs 1000
 run 256 funcs --max-funcs 100 --top 2
 is "$(sed -n '1,2p;5,6p' "$T/out" | tr -s ' ')" "events=2012 threads=2 functions=101 span=0.000011s unmatched_exits=0 unclosed_enters=0 dropped=0
 note: analyze kept 100 functions (--max-funcs): the calls of further functions are counted in the [other] row (901 calls)
- 901 0.009 0.009 89.6 0.010 0.010 0.010 0.010 0.010 [other]
- 6 0.000 0.000 0.6 0.010 0.010 0.010 0.010 0.010 0x1000" "--max-funcs 100: 901 calls of the other functions in one [other] row"
+ 901 0.009 0.009 89.6 10ns 10ns 10ns 10ns 10ns [other]
+ 6 0.000 0.000 0.6 10ns 10ns 10ns 10ns 10ns 0x1000" "--max-funcs 100: 901 calls of the other functions in one [other] row"
 run 256 funcs --max-funcs 100 --format json
 grep -q '{"name": "\[other\]", "file": null, "line": null, "addr": "0x0", "binary": null, "calls": 901, "incl_ns": 9010, "self_ns": 9010' "$T/out" &&
     grep -q '"analyze kept 100 functions (--max-funcs): the calls of further functions are counted in the \[other\] row (901 calls)"' "$T/out"

@@ -5,10 +5,12 @@
 # tiny program with known durations: main 8.003547684 s, inside it work
 # (1000 ns to 8 s) calling helper 1000 times, call i lasting i us + 1 ns.
 # Every figure is recomputed here: work's self 8 s - 1 us - 500.501 ms; the
-# per-call columns in ms (their largest value needs five digits in us); each
-# cell right-aligned under its header; percentiles, estimated from the
-# histogram, with the digits they have (503808 ns is "504" us, not
-# "503.808"), exact values (mean from the exact sum, min, max) in full.
+# sums in ms, the unit in the header (s from 10,000 ms); a call's time with
+# its own unit, the one that needs at most four digits before the point
+# (1001ns, 500.501us, 8003.548ms); each cell right-aligned under its header;
+# percentiles, estimated from the histogram, with the digits they have
+# (503808 ns is "504us", not "503.808"), exact values (mean from the exact
+# sum, min, max) in full.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 plan 9
@@ -29,21 +31,20 @@ is "$? $(wc -c < "$T/w.err")" "0 0" "analyze: exit 0, nothing on stderr"
 table() { sed -n '/^$/,$p' "$1" | sed 1d; }
 table "$T/w.txt" > "$T/w.table"
 is "$(head -n 1 "$T/w.table")" \
-    "calls   incl_ms   self_ms  self%   mean_ms    min_ms    p50_ms    p99_ms    max_ms  function (file:line)" \
-    "the header: every time column's unit from its largest value, ms where us would need 7 digits"
+    "calls   incl_ms   self_ms  self%        mean         min         p50         p99         max  function (file:line)" \
+    "the header: the sums' unit, ms; each column as wide as its widest cell"
 is "$(sed 1d "$T/w.table" | tr -s ' ')" \
-" 1 7999.999 7499.498 93.7 7999.999 7999.999 7999.999 7999.999 7999.999 work (tiny.c:3)
- 1000 500.501 500.501 6.3 0.501 0.001 0.504 0.991 1.000 helper (tiny.c:2)
- 1 8003.548 3.549 0.0 8003.548 8003.548 8003.548 8003.548 8003.548 main (tiny.c:4)" \
-    "rows: the exact sums, shares of all self time (8003.548 ms), mean 500501 ns, min and max"
+" 1 7999.999 7499.498 93.7 7999.999ms 7999.999ms 7999.999ms 7999.999ms 7999.999ms work (tiny.c:3)
+ 1000 500.501 500.501 6.3 500.501us 1001ns 504us 991us 1000.001us helper (tiny.c:2)
+ 1 8003.548 3.549 0.0 8003.548ms 8003.548ms 8003.548ms 8003.548ms 8003.548ms main (tiny.c:4)" \
+    "rows: the exact sums, shares of all self time (8003.548 ms), mean 500501 ns, min and max to the ns"
 
-# Aligned: each cell ends where its header does; an estimate's units digit
-# where an exact cell's is (its decimals left blank).
+# Aligned: each cell ends where its header does, the name where "function" starts.
 aligned() { perl -ne 'chomp; push @l, $_; END {
     my @h; while ($l[0] =~ /(\S+)/g) { push @h, pos($l[0]) } my $bad = 0;
     for my $r (@l[1..$#l]) { my $k = 0;
         while ($r =~ /(\S+)/g && $k < 9) { my $end = pos($r); my $c = $1;
-            my $want = $h[$k++]; $want -= 4 if $c !~ /\./ && $k > 1;   # "504" ends 4 before the edge
+            my $want = $h[$k++];
             if ($end != $want) { print "# col $k of \"$r\" ends at $end, not $want\n"; $bad = 1 } }
         my $at = index($r, (split /\s{2,}/, $r)[-1]);
         if ($at != index($l[0], "function")) { print "# name of \"$r\" at $at\n"; $bad = 1 } }
@@ -56,9 +57,9 @@ ok $((! $?)) "no 8003547.684: a second is no seven-digit microsecond count"
 "$CS" analyze "$T/p" --exe "$T/tiny" > "$T/p.txt"
 table "$T/p.txt" > "$T/p.table"
 is "$(cat "$T/p.table")" \
-"calls  incl_ms  self_ms  self%  mean_us  min_us   p50_us   p99_us    max_us  function (file:line)
- 1000  500.500  500.500  100.0  500.500   1.000  504      991      1000.000  helper (tiny.c:2)" \
-    "under 10 ms per call the columns stay in us; p50 and p99 estimates to 3 digits, units digits aligned"
+"calls  incl_ms  self_ms  self%       mean     min    p50    p99         max  function (file:line)
+ 1000  500.500  500.500  100.0  500.500us  1000ns  504us  991us  1000.000us  helper (tiny.c:2)" \
+    "p50 and p99 estimates to 3 digits; min (1000 ns: four digits) in ns, max (1,000,000 ns) in us"
 aligned "$T/p.table"
 ok $? "and aligned by the same rule"
 "$CS" analyze "$T/p" --exe "$T/tiny" --format json > "$T/p.json"
@@ -67,5 +68,5 @@ print(f["min_ns"], f["mean_ns"], f["p50_ns"], f["max_ns"])' "$T/p.json")" "1000 
     "json keeps every ns: the estimate's bucket, and mean_ns, the exact mean"
 # one call: its percentiles are its duration, exact, in full
 "$CS" analyze "$T/w" --exe "$T/tiny" --top 1 --sort incl | table /dev/stdin > "$T/one"
-is "$(sed -n 2p "$T/one" | tr -s ' ')" " 1 8003.548 3.549 0.0 8003.548 8003.548 8003.548 8003.548 8003.548 main (tiny.c:4)" \
+is "$(sed -n 2p "$T/one" | tr -s ' ')" " 1 8003.548 3.549 0.0 8003.548ms 8003.548ms 8003.548ms 8003.548ms 8003.548ms main (tiny.c:4)" \
     "a percentile that is exact (the only call) keeps all its digits"
