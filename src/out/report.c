@@ -2,9 +2,9 @@
  * report.c - print the per-function and per-thread tables (see report.h).
  *
  * A table is made in two passes over the rows it prints: the first finds
- * each time column's unit (from its largest value) and each column's
- * width (its widest cell), the second prints; so a call of a minute lines
- * up with one of a microsecond.
+ * the sums' units (from their largest values) and each column's width
+ * (its widest cell), the second prints; so a call of a minute lines up
+ * with one of a microsecond.
  */
 #include "report.h"
 

@@ -2,21 +2,24 @@
  * report.h - the per-function table of `callsight analyze`, and its
  * per-thread table (--threads).
  *
- *   calls  incl_ms  self_ms  self%  mean_us  min_us  p50_us  p99_us  max_us  function (file:line)
+ *   calls  incl_ms  self_ms  self%       mean     min    p50    p99         max  function (file:line)
+ *    1000  500.500  500.500  100.0  500.500us  1000ns  504us  991us  1000.000us  helper (tiny.c:2)
  *
  * One row per function, by self time descending unless sorted otherwise
  * (--sort); then, after --top N rows, one line for the rest: "N more
- * functions (X ms self, Y calls); --top 0 shows all".  Each time column
- * has its unit in its header, chosen from the largest value it prints (ms
- * for incl and self, us per call, a unit up, ms or s, when that value
- * would need five digits before the point), and is as wide as its widest
- * cell, so every row is aligned whatever the values.  Exact values (sums,
- * means, min, max) have three decimals of the column's unit; percentiles
- * estimated from a histogram (within 1.6%, hist.h) three significant
- * digits (four from 1000 to 1999 of a power of ten: within 2% in all),
- * their units digit under the others'.  self% is the function's
- * share of the sum of every function's self time in the table (the calls
- * selected), which is the traced time of all threads.
+ * functions (X ms self, Y calls); --top 0 shows all".  The sums (incl,
+ * self) have their unit in the header, ms, or s when the column's largest
+ * value would need five digits before the point; a call's times (mean,
+ * min, p50, p99, max) each carry their own, ns, us, ms or s, the one that
+ * gives at most four digits before the point, so a 50 ns call and a 12 ms
+ * one both read in one column.  Every column is as wide as its widest
+ * cell, so rows are aligned whatever the values.  Exact values (sums,
+ * means from the exact sum, min, max) have three decimals (whole ns in
+ * ns); percentiles estimated from a histogram (within 1.6%, hist.h) three
+ * significant digits (four from 1000 to 1999 of a power of ten: within 2%
+ * in all).  self% is the function's share of the sum of every function's
+ * self time in the table (the calls selected), which is the traced time
+ * of all threads.
  *
  * The function is "name (file:line)" with the file's base name, just
  * "name" without line info, or its address in hex when it could not be
