@@ -109,7 +109,7 @@ void report_short_name(const char *name, char *buf, size_t len)
 
 static void label_of(const struct symbol *sym, unsigned long long addr, int shortn, char *buf, size_t len)
 {
-    char raw[1024], in[300] = "", mid[REPORT_NAME_MAX + 8], brief[REPORT_NAME_MAX + 8];
+    char raw[1024], in[300] = "", mid[REPORT_NAME_MAX + 8], brief[4096];
     if (!sym || !sym->name) {
         snprintf(buf, len, "0x%llx", addr);
         return;
