@@ -431,9 +431,10 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
     }
     if (shown < n) {
         uint64_t self = 0, calls = 0;
-        for (size_t r = shown; r < n; r++) {
-            self += fs->v[order[r]].self_ns;
-            calls += fs->v[order[r]].calls;
+        for (size_t r = shown; r < n; r++) { /* saturating: a hostile file's sums may be near 2^64 */
+            uint64_t ds = fs->v[order[r]].self_ns, dc = fs->v[order[r]].calls;
+            self = self > UINT64_MAX - ds ? UINT64_MAX : self + ds;
+            calls = calls > UINT64_MAX - dc ? UINT64_MAX : calls + dc;
         }
         fprintf(out, "%zu more function%s (%.3f ms self, %llu call%s); --top 0 shows all\n", n - shown,
                 n - shown == 1 ? "" : "s", (double)self / 1e6, (unsigned long long)calls, calls == 1 ? "" : "s");
