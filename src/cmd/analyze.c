@@ -186,6 +186,8 @@ static void usage(FILE *out)
 "                     a line with paths below that says '[+N deeper paths, T us]'\n"
 "  --max-lines N      replay: calls shown per thread (default %u; 0: all); a\n"
 "                     last line says how many more there were\n"
+            , OUT_TREE_DEPTH, OUT_TREE_DEPTH_MAX, OUT_REPLAY_LINES);
+    fprintf(out,
 "  --sort KEY         text and json: rows by calls, self (the default), incl,\n"
 "                     mean, max, p99 (largest first) or name\n"
 "  --match GLOB       text and json: only the functions GLOB matches (may be\n"
@@ -225,7 +227,7 @@ static void usage(FILE *out)
 "                     functions are counted in one row, [other]\n"
 "  --max-depth N      frames kept per thread (default %zu); deeper calls are\n"
 "                     counted, not timed (a note per thread)\n",
-            OUT_TREE_DEPTH, OUT_TREE_DEPTH_MAX, OUT_REPLAY_LINES, CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
+            CCTREE_DEFAULT_MAX, OUT_FOLDED_MAX_DEPTH, (unsigned long long)(OUT_FOLDED_MAX_BYTES >> 20),
             ANALYSIS_MAX_THREADS, FUNCSTATS_MAX, CALLSTACK_MAX_DEPTH);
     fprintf(out,
 "  --max-modules N    modules kept of a thread's module list (default %u, at\n"

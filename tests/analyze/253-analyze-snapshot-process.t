@@ -82,7 +82,7 @@ snaps=$(grep -c '^trace_stream: snapshot [0-9]* ' "$T/fr.err")
 over=$(grep -o ', [1-9][0-9]* events overwritten before it' "$T/fr.err" | wc -l)
 "$CS" analyze "$T/fr" --exe "$W" --top 0 > "$T/fr.txt" 2>&1
 diag "$snaps snapshots, $over after the ring was overwritten; $(grep -c processes "$T/fr.txt") process notes"
-is "$([ "$snaps" -ge 1 ] && [ "$over" -ge 1 ] && echo yes) $(grep -c 'processes:' "$T/fr.txt") $(awk '$1 ~ /^[0-9]+$/ && $7 == "nap"' "$T/fr.txt" | wc -l)" \
+is "$([ "$snaps" -ge 1 ] && [ "$over" -ge 1 ] && echo yes) $(grep -c 'processes:' "$T/fr.txt") $(awk '$1 ~ /^[0-9]+$/ && $10 == "nap"' "$T/fr.txt" | wc -l)" \
     "yes 0 1" "flight-recorder snapshots taken after the ring wrapped: one process each, one row for nap"
 "$CS" analyze "$T/fr" --exe "$W" --format json -o "$T/fr.json"
 python3 - "$T/fr.json" <<'PY'

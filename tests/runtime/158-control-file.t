@@ -78,7 +78,7 @@ phases() {
     wait $PID
 }
 
-counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 7 { print $7, $1 }' "$1" | sort | tr '\n' ' '; }
+counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $10, $1 }' "$1" | sort | tr '\n' ' '; }
 
 phases events "$T/ev"
 ok $? "event mode: the program ran its five phases"
