@@ -95,7 +95,7 @@ BUGS = {
      "        funcstats_add_summary(&a->funcs, id, d.fn->calls, d.incl_ns, d.self_ns);",
      ["tests/runtime/117-summary-file.t", "tests/runtime/119-summary-intervals.t"]),
  26: ("serve's increments never finding a function they already hold", "src/serve/sums.c",
-     "        if (t->fn[i].addr == addr)", "        if (t->fn[i].addr == addr + 1)",
+     "            if (t->fn[t->hash[i] - 1u].addr == addr) {", "            if (t->fn[t->hash[i] - 1u].addr == addr + 1) {",
      ["tests/runtime/118-summary-stream.t", "tests/runtime/119-summary-intervals.t"]),
  27: ("the series widened without merging its intervals", "src/analysis/timeline.c",
      "            tl->e[i].interval >>= 1;", "            (void)0;",
