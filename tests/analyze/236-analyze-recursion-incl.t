@@ -17,7 +17,7 @@
 # them sum to the 6.5 ms).
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/tiny_trace.sh"
-plan 8
+plan 9
 
 tiny_build
 mkdir -p "$T/tr"
@@ -61,6 +61,18 @@ is "$?:$(sed -n 's/ (tiny\.c:[0-9]*)//g; /call site/d; /->/p' "$T/callers" | awk
 is "$?:$(awk '/;work( |;)/ { s += $NF } END { print s }' "$T/folded")" "0:6500000" \
    "folded: the stacks with work in them hold 6.5 ms"
 is "$(awk '{ s += $NF } END { print s }' "$T/folded")" "10000000" "folded: 10 ms in all, each ns once"
+"$CS" analyze "$T/tr" --exe "$T/tiny" --format svg -o "$T/flame.svg"
+# the widths (ns) of the boxes named work with no work below them, and of the widest box
+is "$?:$(python3 -c 'import re, sys
+boxes = re.findall(r"<g class=\"f\" data-x=\"\d+\" data-w=\"(\d+)\" data-d=\"(\d+)\" data-fill=\"[^\"]*\" data-n=\"([^\"]*)\"", open(sys.argv[1]).read())
+path, under, top = [], 0, 0
+for w, d, n in boxes:
+    del path[int(d):]
+    if n == "work" and "work" not in path:
+        under += int(w)
+    path.append(n)
+    top = max(top, int(w))
+print(under, top)' "$T/flame.svg")" "0:6500000 10000000" "svg: the boxes of work's outermost frames are 6.5 ms wide in all, of 10 ms"
 
 "$CS" top "$T/tr" --once --exe "$T/tiny" >"$T/top"
 is "$?:$(awk '$8 ~ /^(work|main|helper)$/ { print $8, $1, $3, $4, $6 }' "$T/top")" "0:work 4 5.000 6.500 6000.000
