@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h> /* TIOCGWINSZ: a terminal's width, for the text table */
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -93,6 +94,7 @@ struct options {
     struct report_opts report;  /* --sort, --match, --exclude, --long-names (report.h) */
     const char **globs_match, **globs_exclude; /* report's lists (argc long, malloc'ed) */
     int threads;                /* --threads: the per-thread table */
+    int wide;                   /* --wide: every column, however wide the terminal */
 };
 
 static void usage(FILE *out)
@@ -109,7 +111,7 @@ static void usage(FILE *out)
 "                         [--debuginfod-deadline T] [--run PID | --all-runs]\n"
 "                         [--per-thread] [--tree-depth N] [--max-lines N]\n"
 "                         [--sort KEY] [--match GLOB ...] [--exclude GLOB ...]\n"
-"                         [--long-names] [--threads]\n"
+"                         [--long-names] [--threads] [--wide]\n"
 "\n"
 "Report exact per-function call counts and timing from callsight trace files.\n"
 "\n"
@@ -199,6 +201,10 @@ static void usage(FILE *out)
 "                     be repeated); one that matches none is a note\n"
 "  --long-names       text: C++ names in full (default: template arguments and\n"
 "                     parameters collapsed, Map<...>::get(...), return type left out)\n"
+"  --wide             text on a terminal: every column and whole names (by\n"
+"                     default rows fit its width: min, p50, mean, self%% left out\n"
+"                     in that order as needed, a line says which; names lose\n"
+"                     their middle); output to a file or pipe is always whole\n"
 "  --threads          text: a table of the threads instead of the functions:\n"
 "                     source, tid, calls, events, self time and share, events\n"
 "                     lost, span (first to last event), name\n"
@@ -601,6 +607,10 @@ static int parse_args(int argc, char **argv, struct options *o)
             *(!strcmp(a, "--threads") ? &o->threads : &o->report.long_names) = 1;
             continue;
         }
+        if (!strcmp(a, "--wide")) {
+            o->wide = 1;
+            continue;
+        }
         size_t k = 0;
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
             v = option_value(argc, argv, &i, value_options[k], &missing);
@@ -961,6 +971,16 @@ static void note_unnamed(struct run *r)
         r->a.unnamed_program = program;
         r->a.unnamed_exe = r->o->exes[0].path;
     }
+}
+
+/* A terminal's width when out is one (0: not a terminal: rows stay whole). */
+static size_t terminal_columns(FILE *out)
+{
+    struct winsize ws;
+    int fd = fileno(out);
+    if (fd < 0 || !isatty(fd))
+        return 0;
+    return ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 ? ws.ws_col : 80;
 }
 
 static int write_text(FILE *out, const struct out_view *v, int trigger, int threads)
@@ -1329,6 +1349,8 @@ int cmd_analyze(int argc, char **argv)
     if (!rc)
         rc = choose_run(&o, &tf);
     FILE *out = rc ? NULL : open_output(&o, &rc);
+    if (out && !o.wide)
+        o.report.columns = terminal_columns(out);
     if (out)
         rc = close_output(&o, out, analyze(&o, &tf, out));
     trace_files_free(&tf);

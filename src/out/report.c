@@ -109,7 +109,8 @@ void report_short_name(const char *name, char *buf, size_t len)
 
 static void label_of(const struct symbol *sym, unsigned long long addr, int shortn, char *buf, size_t len)
 {
-    char raw[1024], in[300] = "", mid[REPORT_NAME_MAX + 8], brief[4096];
+    char in[300] = "", mid[REPORT_NAME_MAX + 8], brief[4096];
+    char raw[sizeof brief + sizeof in + 64]; /* a name, its module and file:line whole (buf cuts) */
     if (!sym || !sym->name) {
         snprintf(buf, len, "0x%llx", addr);
         return;
@@ -383,6 +384,15 @@ static void header(char *buf, size_t len, int c, const unsigned *unit)
 
 /* ---- the function table --------------------------------------------------- */
 
+/* A terminal's rows are kept to its width: the columns least read are left
+ * out, in this order, until the longest name fits; if it still does not,
+ * names go without their file:line (as perf and uftrace show them), then
+ * lose their middle, keeping at least REPORT_NAME_MIN columns; calls, incl,
+ * self, p99 and max always stay.  A line after the table says what was
+ * left out. */
+#define REPORT_NAME_MIN 32u
+static const int drop_order[] = {C_MIN, C_P50, C_MEAN, C_SHARE};
+
 int report_table(FILE *out, const struct funcstats *fs, const struct symbol *syms, const struct report_opts *o)
 {
     static const struct report_opts dflt = {0};
@@ -415,7 +425,28 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
             cell(buf, sizeof buf, &fs->v[order[r]], c, unit, total);
             width[c] = strlen(buf) > width[c] ? strlen(buf) : width[c];
         }
+    int on[NCOLS];
+    size_t numbers = 0, label_w = 0, dropped = 0;
+    int no_where = 0; /* a row's file:line left out to fit */
     for (int c = 0; c < NCOLS; c++) {
+        on[c] = 1;
+        numbers += width[c] + 2;
+    }
+    for (size_t r = 0; o->columns && r < shown; r++) {
+        const struct funcstats_entry *e = &fs->v[order[r]];
+        label_of(syms ? &syms[order[r]] : NULL, (unsigned long long)e->addr, !o->long_names, label, sizeof label);
+        label_w = strlen(label) > label_w ? strlen(label) : label_w;
+    }
+    for (size_t k = 0; o->columns && numbers + label_w > o->columns && k < sizeof drop_order / sizeof *drop_order;
+         k++) {
+        on[drop_order[k]] = 0;
+        numbers -= width[drop_order[k]] + 2;
+        dropped++;
+    }
+    size_t fit = o->columns && o->columns > numbers + REPORT_NAME_MIN ? o->columns - numbers : REPORT_NAME_MIN;
+    for (int c = 0; c < NCOLS; c++) {
+        if (!on[c])
+            continue;
         header(buf, sizeof buf, c, unit);
         fprintf(out, "%*s  ", (int)width[c], buf);
     }
@@ -423,10 +454,22 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
     for (size_t r = 0; r < shown; r++) {
         const struct funcstats_entry *e = &fs->v[order[r]];
         for (int c = 0; c < NCOLS; c++) {
+            if (!on[c])
+                continue;
             cell(buf, sizeof buf, e, c, unit, total);
             fprintf(out, "%*s  ", (int)width[c], buf);
         }
         label_of(syms ? &syms[order[r]] : NULL, (unsigned long long)e->addr, !o->long_names, label, sizeof label);
+        if (o->columns && strlen(label) > fit - 1) { /* one column spare: a terminal wraps at its last */
+            char *where = strstr(label, " ("); /* the name before its file:line, as perf and uftrace show */
+            for (char *p = where; p && (p = strstr(p + 1, " (")); )
+                where = p;
+            if (where && label[strlen(label) - 1] == ')') {
+                *where = 0;
+                no_where = 1;
+            }
+            report_elide(label, fit - 1);
+        }
         fprintf(out, "%s\n", label);
     }
     if (shown < n) {
@@ -438,6 +481,12 @@ int report_table(FILE *out, const struct funcstats *fs, const struct symbol *sym
         }
         fprintf(out, "%zu more function%s (%.3f ms self, %llu call%s); --top 0 shows all\n", n - shown,
                 n - shown == 1 ? "" : "s", (double)self / 1e6, (unsigned long long)calls, calls == 1 ? "" : "s");
+    }
+    if (dropped || no_where) {
+        fprintf(out, "(%zu columns: left out", o->columns);
+        for (size_t k = 0; k < dropped; k++)
+            fprintf(out, "%s %s", k ? "," : "", cols[drop_order[k]].head);
+        fprintf(out, "%s; --wide shows all)\n", no_where ? (dropped ? ", file:line" : " file:line") : "");
     }
     free(order);
     return 0;

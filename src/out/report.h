@@ -47,6 +47,7 @@ struct report_opts {
     const char *const *exclude; /* --exclude globs: a row one matches is left out */
     size_t nexclude;
     int long_names;             /* --long-names: C++ names in full */
+    size_t columns;             /* a terminal's width to fit rows to (0: no limit, --wide) */
 };
 
 /* The rows a table shows, in its order (o NULL: every function, by self
