@@ -24,8 +24,9 @@ TR_NOINSTR static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uin
 }
 
 /* Every hook the inlined paths of tl_hook do not take: the mono clock,
- * TRACE_TRIGGER, TRACE_MODE=both, TRACE_CONTROL, a new thread's first.  Out of line, so
- * that its registers and checks are not paid for on those paths. */
+ * TRACE_TRIGGER, TRACE_MODE=both, a new thread's first.  Out of line, so
+ * that its registers and checks are not paid for on those paths.  Live
+ * control's decision comes before it (tl_hook, tl_step_ctl). */
 TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
     if (g_summary) {
