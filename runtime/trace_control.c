@@ -49,8 +49,13 @@ TR_NOINSTR static void ctl_open(void)
     c->build_id[0] = g_build_id[0];
     c->build_id[1] = g_build_id[1];
     c->pid = (uint32_t)getpid();
-    atomic_thread_fence(memory_order_release);
-    memcpy(c->magic, TRACE_CTL_MAGIC, 8);
+    char mg[8];
+    uint64_t magic;
+    memcpy(mg, TRACE_CTL_MAGIC, 8); /* 8 chars, no NUL */
+    memcpy(&magic, mg, sizeof magic);
+    /* release: pairs with ctl's acquire load of the magic (ctlblock_open):
+     * whoever sees it sees the fields above */
+    atomic_store_explicit((_Atomic uint64_t *)(void *)c->magic, magic, memory_order_release);
     g_ctl = c;
 }
 

@@ -43,8 +43,9 @@ int ctlblock_open(struct ctlblock *b, unsigned long pid, int *gone, char *msg, s
         return -1;
     }
     trace_shm_control_t *c = m;
-    atomic_thread_fence(memory_order_acquire);
-    if (memcmp(c->magic, TRACE_CTL_MAGIC, 8) || c->version != TRACE_CTL_VERSION || c->size != TRACE_CTL_SIZE ||
+    uint64_t magic = atomic_load_explicit((_Atomic uint64_t *)(void *)c->magic, memory_order_acquire), want;
+    memcpy(&want, TRACE_CTL_MAGIC, sizeof want);
+    if (magic != want || c->version != TRACE_CTL_VERSION || c->size != TRACE_CTL_SIZE ||
         c->pid != pid) {
         snprintf(msg, len, "%s: not a control block this callsight reads (version %u)", path, (unsigned)c->version);
         munmap(m, TRACE_CTL_SIZE);
