@@ -15,6 +15,20 @@
  * an enter open.  Frames deeper than CTL_DEPTH are always recorded.
  */
 
+/* A block under our name already: this pid's, so its maker is gone or is
+ * this process before an exec (exec runs no atexit).  Removed when it is a
+ * regular segment of our uid; anyone else's is left, and refused. */
+TR_NOINSTR static int ctl_stale(const char *name)
+{
+    struct stat st;
+    int fd = shm_open(name, O_RDONLY | O_NOFOLLOW, 0), ok;
+    if (fd < 0)
+        return 0;
+    ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+    close(fd);
+    return ok && shm_unlink(name) == 0;
+}
+
 /* The segment, made once at start: the block filled, magic last.  Said
  * once when it cannot be made; the program is traced as without it. */
 TR_NOINSTR static void ctl_open(void)
@@ -27,6 +41,8 @@ TR_NOINSTR static void ctl_open(void)
     g_ctl_name[15 + n] = '-';
     memcpy(g_ctl_name + 16 + n, p, m + 1);
     int fd = shm_open(g_ctl_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST && ctl_stale(g_ctl_name)) /* our own, left by this pid's image before an exec */
+        fd = shm_open(g_ctl_name, O_RDWR | O_CREAT | O_EXCL, 0600);
     const char *why = fd < 0 ? strerror(errno) : NULL;
     void *map = MAP_FAILED;
     if (!why && (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)TRACE_CTL_SIZE) != 0))

@@ -13,7 +13,7 @@
 # note per generation), ctl's exit status says whether a thread applied
 # it, and the control block is the owner's only and goes with the process.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 21
+plan 23
 
 cat > "$T/phases.c" << 'EOF2'
 #include <stdio.h>
@@ -146,4 +146,23 @@ P2=$!
 wait $P2
 is "$(ls /dev/shm | grep -c "^callsight-ctl-$UID_-$P2\$")" "0" "without TRACE_CONTROL the process makes no control block"
 is "$(counts <("$CS" analyze "$T/plain" --exe "$T/phases" 2>&1))" "f 1000 g 1000 main 1 " "and is traced as before"
+# --- exec: the new image makes the block again, nothing is left behind ---
+cat > "$T/execself.c" << 'EOF2'
+#include <unistd.h>
+__attribute__((noinline)) int f(int x) { return x + 1; }
+int main(int argc, char **argv)
+{
+    (void)f(argc);
+    if (argc == 1)
+        execl(argv[0], argv[0], "again", (char *)0);
+    return 0;
+}
+EOF2
+build_traced "$T/execself" "$T/execself.c"
+TRACE_CONTROL=1 TRACE_ENABLE=1 TRACE_DIR="$T/ex" "$T/execself" 2> "$T/ex.err" &
+E=$!
+track_shm "/callsight-ctl-$UID_-$E"
+wait $E
+is "$? $(cat "$T/ex.err")" "0 " "a program that execs itself: its new image makes the control block again, without a word"
+is "$(ls /dev/shm | grep -c "^callsight-ctl-$UID_-$E\$")" "0" "and no block is left once it exits (exec runs no atexit)"
 exit $_failed
