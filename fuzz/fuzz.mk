@@ -1,4 +1,4 @@
-# fuzz/fuzz.mk - fuzzing serve's wire parser, its decoder of coded event
+# fuzz/fuzz.mk - fuzzing serve's wire parser, trace_stream's control requests, its decoder of coded event
 # chunks, the trace-file reader, the call graph reader, trace.config and
 # summary snapshots, serve's summary increments, module lists and analyze's
 # whole pass over a trace file.
@@ -20,7 +20,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECS     ?= 300
 FUZZ_CI_SECS  ?= 10
-FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist analyze
+FUZZ_HARNESS  := stream_proto trace_reader stream_codec callgraph trace_config summary stream_sums modlist analyze stream_ctl
 FUZZ_FLAGS    := -std=c11 -g -O1 -D_GNU_SOURCE -Iruntime -Isrc -fsanitize=fuzzer,address,undefined \
                  -fno-sanitize-recover=undefined
 FUZZ_BIN      := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/fuzz_%)
@@ -39,6 +39,8 @@ FUZZ_DEPS_trace_config := src/select/config.c src/lib/fileopen.c
 FUZZ_LIBS_trace_config :=
 FUZZ_DEPS_summary := src/analysis/summary.c
 FUZZ_LIBS_summary :=
+FUZZ_DEPS_stream_ctl := # trace_wire.h only
+FUZZ_LIBS_stream_ctl :=
 FUZZ_DEPS_stream_sums := src/serve/sums.c
 FUZZ_LIBS_stream_sums :=
 FUZZ_DEPS_modlist := src/read/modlist.c src/lib/vec.c
@@ -82,7 +84,7 @@ $(BUILD)/fuzz/replay_$(1): fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -D_GNU_SOURCE -Iruntime -Isrc -o $$@ fuzz/replay.c fuzz/fuzz_$(1).c $$(FUZZ_DEPS_$(1)) $$(LDFLAGS_ALL) $$(FUZZ_LIBS_$(1))
 endef
-$(foreach h,callgraph trace_config summary stream_sums modlist analyze,$(eval $(call fuzz_rules,$(h))))
+$(foreach h,callgraph trace_config summary stream_sums modlist analyze stream_ctl,$(eval $(call fuzz_rules,$(h))))
 
 # The replay programs are part of what the tests drive.
 check-build: $(FUZZ_REPLAY)

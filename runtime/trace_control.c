@@ -1,10 +1,12 @@
 /*
- * trace_control.c - live control, step 1 (docs/control.md, issue 31): with
+ * trace_control.c - live control (docs/control.md, issue 31): with
  * TRACE_CONTROL=1 the process makes an owner-only control block
- * (trace_shm.h) that `callsight ctl --pid PID` writes, and every hook
+ * (trace_shm.h) that `callsight ctl --pid PID` writes; on a ring that
+ * trace_stream --allow-control made, the block in the ring's segment
+ * (found by ring_open), which trace_stream writes for the host.  Every hook
  * applies what it says: paused, these functions off, or only these.
  *
- * Without TRACE_CONTROL nothing here runs: the hooks pay one test of
+ * Without either nothing here runs: the hooks pay one test of
  * g_ctl.  With it, ctl_skip, inlined into the hooks, costs one acquire
  * load of the generation (a line that changes only when control does) and
  * the depth's bit, and, while a setting with functions is applied, one
@@ -79,7 +81,7 @@ TR_NOINSTR static void ctl_open(void)
  * its parent's block and leaves it to the parent. */
 TR_NOINSTR static void ctl_close(void)
 {
-    if (g_ctl && g_ctl->pid == (uint32_t)getpid())
+    if (g_ctl && g_ctl_name[0] && g_ctl->pid == (uint32_t)getpid()) /* not a ring's: trace_stream's to remove */
         shm_unlink(g_ctl_name);
 }
 
@@ -88,10 +90,11 @@ TR_NOINSTR static void ctl_close(void)
 TR_NOINSTR static TR_HOT_INLINE int ctl_listed(const tl_state_t *t, uintptr_t func)
 {
     const uint64_t *tab = g_ctl->funcs[t->ctl_buf];
-    uint32_t i = trace_ctl_slot((uint64_t)func);
+    uint64_t key = (uint64_t)func - g_load_bias; /* link-time: the same in every process of the program */
+    uint32_t i = trace_ctl_slot(key);
     for (uint32_t k = 0; k < TRACE_CTL_PROBE_MAX; k++, i = (i + 1u) & (TRACE_CTL_SLOTS - 1u)) {
         uint64_t v = atomic_load_explicit((_Atomic uint64_t *)&tab[i], memory_order_relaxed);
-        if (v == (uint64_t)func)
+        if (v == key)
             return 1;
         if (!v)
             return 0;
@@ -106,8 +109,16 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
     const trace_ctl_setting_t *s = &g_ctl->setting[b];
     uint32_t flags = atomic_load_explicit((_Atomic uint32_t *)&s->flags, memory_order_relaxed);
     uint32_t nf = atomic_load_explicit((_Atomic uint32_t *)&s->nfuncs, memory_order_relaxed);
+    uint64_t b0 = atomic_load_explicit((_Atomic uint64_t *)&s->build_id[0], memory_order_relaxed);
+    uint64_t b1 = atomic_load_explicit((_Atomic uint64_t *)&s->build_id[1], memory_order_relaxed);
     t->ctl_buf = b;
     t->ctl_flags = flags & (TRACE_CTL_PAUSED | TRACE_CTL_OFF | TRACE_CTL_ONLY);
+    /* Functions named in another program (a ring's processes may run
+     * several): none of ours is off, and none of ours is among "only". */
+    if ((t->ctl_flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY)) && (b0 | b1) &&
+        (b0 != g_build_id[0] || b1 != g_build_id[1]))
+        t->ctl_flags = (t->ctl_flags & TRACE_CTL_OFF) ? t->ctl_flags & ~(TRACE_CTL_OFF | TRACE_CTL_ONLY)
+                                                      : (t->ctl_flags & ~TRACE_CTL_ONLY) | TRACE_CTL_PAUSED;
     t->ctl_gen = gen;
     _Atomic uint64_t *applied = (_Atomic uint64_t *)&g_ctl->applied;
     uint64_t a = atomic_load_explicit(applied, memory_order_relaxed);

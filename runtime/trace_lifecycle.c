@@ -197,7 +197,7 @@ TR_NOINSTR static void trace_setup(void)
     if (pthread_atfork(NULL, NULL, trace_fork_child) != 0 || atexit(trace_exit) != 0)
         say("cannot register the fork and exit handlers; traces may end early", (char *)0);
     g_started = 1;
-    if (cfg_u64("TRACE_CONTROL", 0, 1, 0))
+    if (cfg_u64("TRACE_CONTROL", 0, 1, 0) && !g_ctl) /* a ring's block (trace_stream --allow-control) serves */
         ctl_open();
     if (g_ticks)
         g_hook_path = g_summary == 1 ? HOOK_SUMMARY : !g_summary && !g_trig_func ? HOOK_EVENTS : HOOK_STEP;

@@ -478,6 +478,19 @@ TR_NOINSTR static void ring_find_block(unsigned char *block, size_t room, uint32
         g_losses = l;
 }
 
+/* trace_stream --allow-control's block at the segment's end: obeyed when its
+ * magic, version and size are right (written before the ring's magic,
+ * which ring_check read with acquire).  1 found. */
+TR_NOINSTR static int ring_find_control(unsigned char *at)
+{
+    trace_shm_control_t *c = (trace_shm_control_t *)(void *)at;
+    if (memcmp(c->magic, TRACE_CTL_MAGIC, sizeof c->magic) != 0 || c->version != TRACE_CTL_VERSION ||
+        c->size != TRACE_CTL_SIZE)
+        return 0;
+    g_ctl = c;
+    return 1;
+}
+
 /* Someone else made the segment, maybe a moment ago: wait a bounded time
  * for its size and magic, check the header, then map what it describes. */
 TR_NOINSTR static const char *ring_open(int fd)
@@ -495,14 +508,20 @@ TR_NOINSTR static const char *ring_open(int fd)
     if (why)
         return why;
     /* trace_stream --flight-recorder made the segment of a version-2 ring
-     * longer for its block, a creator of this tree for its loss table */
-    size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap;
-    size_t room = size - len >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : (size_t)(size - len);
-    void *map = mmap(NULL, len + room, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
+     * longer for its block, a creator of this tree for its loss table, and
+     * trace_stream --allow-control longer still, for the control block in
+     * its last TRACE_CTL_SIZE bytes */
+    size_t len = TRACE_SHM_HEADER_SIZE + (size_t)cap, tail = (size_t)(size - len);
+    int ctl = tail >= TRACE_CTL_SIZE + TRACE_SHM_RECORDER_SIZE; /* maybe: its magic says */
+    size_t room = tail >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : tail;
+    size_t maplen = ctl ? (size_t)size : len + room;
+    void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, RING_MAP_FLAGS, fd, 0);
     if (map == MAP_FAILED)
         return strerror(errno);
-    ring_use(map, cap, len + room);
+    ring_use(map, cap, maplen);
     g_ring_commit = version == TRACE_SHM_VERSION_COMMIT;
+    if (ctl && ring_find_control((unsigned char *)map + size - TRACE_CTL_SIZE))
+        room = tail - TRACE_CTL_SIZE >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : tail - TRACE_CTL_SIZE;
     if (room)
         ring_find_block((unsigned char *)map + len, room, version);
     return NULL;

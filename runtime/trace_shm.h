@@ -68,8 +68,10 @@
 #ifndef CALLSIGHT_TRACE_SHM_H
 #define CALLSIGHT_TRACE_SHM_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- shared-memory ring ------------------------------------------------ */
 
@@ -282,11 +284,22 @@ _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 /* ---- live control ------------------------------------------------------
  *
  * What a running process records, changed from outside it (docs/control.md,
- * issue 31).  Step 1, file mode: with TRACE_CONTROL=1 the runtime creates
- * this block alone in an owner-only segment named
- * /callsight-ctl-<uid>-<pid> (O_CREAT|O_EXCL, mode 0600, unlinked at
- * exit), which `callsight ctl --pid PID` opens and writes.  A process
- * without TRACE_CONTROL never maps one, and its hooks run as before.
+ * issue 31).  Two places hold this block:
+ *   - file mode: with TRACE_CONTROL=1 the runtime creates it alone in an
+ *     owner-only segment named /callsight-ctl-<uid>-<pid> (O_CREAT|O_EXCL,
+ *     mode 0600, unlinked at exit), which `callsight ctl --pid PID` opens
+ *     and writes;
+ *   - a ring: trace_stream --allow-control makes its ring's segment
+ *     TRACE_CTL_SIZE longer and puts the block in those last bytes (after
+ *     the loss table or the recorder's block), magic before the ring's.
+ *     Every tracer of this tree that attaches finds it there (the
+ *     segment's size has room for it, and its magic, version and size are
+ *     right) and obeys it; trace_stream writes it for the host (its
+ *     TRACE_STREAM_CTL_* requests, trace_wire.h).  A tracer that predates
+ *     it maps only what comes before and never looks.  The block's
+ *     load_bias, build_id and pid are then trace_stream's (zero, zero, its
+ *     pid): the processes on a ring may run different programs.
+ * A process with neither never maps one, and its hooks run as before.
  *
  * The contract:
  *   - The runtime fills the block, magic last; it never writes `gen` or a
@@ -302,12 +315,18 @@ _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
  *     point of its events.  Its decision for a call is made at the call's
  *     enter and kept with the frame, so the call's exit is recorded
  *     exactly when its enter was, whatever generation comes in between.
- *   - Functions are runtime addresses in an open-addressing table of
+ *   - Functions are link-time addresses (the runtime address less the
+ *     program's load bias, so the same for every process of one program on
+ *     a ring, whatever ASLR did) of the program whose build-id the setting
+ *     names, in an open-addressing table of
  *     TRACE_CTL_SLOTS slots (0 empty; slot = the address's hash, then the
  *     next ones), at most TRACE_CTL_FUNCS_MAX of them, each found within
  *     TRACE_CTL_PROBE_MAX slots of its hash: a writer refuses a table that
  *     would not be, rather than truncate it.  The hash is
  *     (addr * 0x9e3779b97f4a7c15) >> (64 - 13).
+ *     A process of another program (its build-id not the setting's, when
+ *     the setting names one) takes an OFF set as empty and an ONLY set as
+ *     matching nothing: the names were another binary's.
  *   - Nothing a writer puts here is trusted beyond the bounds above: the
  *     hooks read at most TRACE_CTL_PROBE_MAX slots, and flags they do not
  *     know are ignored.
@@ -328,7 +347,8 @@ _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 typedef struct trace_ctl_setting {
     uint32_t flags;     /* TRACE_CTL_* */
     uint32_t nfuncs;    /* functions in this setting's table */
-    uint64_t reserved[127]; /* zero: room for the settings of later steps (threads, triggers, mode) */
+    uint64_t build_id[2]; /* the program the table's functions are of, bytes 0-15 (zero: any) */
+    uint64_t reserved[125]; /* zero: room for the settings of later steps (threads, triggers, mode) */
 } trace_ctl_setting_t;
 
 typedef struct trace_shm_control {
@@ -337,7 +357,7 @@ typedef struct trace_shm_control {
     uint32_t size;       /* TRACE_CTL_SIZE */
     uint64_t gen;        /* 0 at start (nothing set); even; + 2 per change (writer, release) */
     uint64_t applied;    /* the highest generation a thread has applied (runtime) */
-    uint64_t load_bias;  /* the program's, so that a writer turns link-time addresses into runtime ones */
+    uint64_t load_bias;  /* the program's (file mode; zero on a ring): informative, the tables are link-time */
     uint64_t build_id[2]; /* the program's GNU build-id, bytes 0-15 (zero: none), to check the writer's --exe */
     uint32_t pid;        /* the process that made the block */
     uint32_t pad;        /* zero */
@@ -348,6 +368,7 @@ typedef struct trace_shm_control {
 _Static_assert(sizeof(trace_ctl_setting_t) == TRACE_CTL_SETTING_SIZE, "a setting is 1 KiB");
 _Static_assert(offsetof(trace_ctl_setting_t, flags) == 0, "flags at 0");
 _Static_assert(offsetof(trace_ctl_setting_t, nfuncs) == 4, "nfuncs at 4");
+_Static_assert(offsetof(trace_ctl_setting_t, build_id) == 8, "build_id at 8");
 _Static_assert(sizeof(trace_shm_control_t) == TRACE_CTL_SIZE, "control block size");
 _Static_assert(offsetof(trace_shm_control_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_shm_control_t, version) == 8, "version at 8");
@@ -368,6 +389,67 @@ __attribute__((no_instrument_function)) /* the runtime may be built with -finstr
 static inline uint32_t trace_ctl_slot(uint64_t addr)
 {
     return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> (64u - TRACE_CTL_SLOT_BITS));
+}
+
+/*
+ * The writer's side of the contract above, for both writers (callsight ctl
+ * --pid and trace_stream): publish a whole new setting, the caller being
+ * the block's only writer (it holds the flock, or is the ring's one
+ * trace_stream).  With keep, the functions (their table, OFF or ONLY, and
+ * build-id) stay those of the setting applied now and funcs is ignored
+ * (pause and resume).  NULL and *gen the new generation, or why nothing
+ * changed.
+ */
+#if defined(__GNUC__)
+__attribute__((no_instrument_function))
+#endif
+static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t flags, const uint64_t build_id[2],
+                                            const uint64_t *funcs, uint32_t n, int keep, uint64_t *gen)
+{
+    uint64_t g = atomic_load_explicit((_Atomic uint64_t *)&c->gen, memory_order_acquire);
+    if (g & 1u)
+        return "the block's generation is odd: not written by a callsight writer";
+    uint32_t cur = (uint32_t)(g / 2u) & 1u, k = cur ^ 1u, used = 0;
+    uint64_t *tab = c->funcs[k];
+    uint64_t bid[2] = {build_id ? build_id[0] : 0, build_id ? build_id[1] : 0};
+    const uint32_t sets = TRACE_CTL_OFF | TRACE_CTL_ONLY;
+    if (keep && g) {
+        memcpy(tab, c->funcs[cur], sizeof c->funcs[k]);
+        flags = (flags & ~sets) | (c->setting[cur].flags & sets);
+        used = c->setting[cur].nfuncs;
+        bid[0] = c->setting[cur].build_id[0];
+        bid[1] = c->setting[cur].build_id[1];
+    } else if (keep) {
+        memset(tab, 0, sizeof c->funcs[k]);
+        flags &= ~sets;
+    } else {
+        if (n > TRACE_CTL_FUNCS_MAX)
+            return "more functions than a setting holds (4096)";
+        memset(tab, 0, sizeof c->funcs[k]);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t i = trace_ctl_slot(funcs[j]), p = 0;
+            while (p < TRACE_CTL_PROBE_MAX && tab[i] && tab[i] != funcs[j]) {
+                i = (i + 1u) & (TRACE_CTL_SLOTS - 1u);
+                p++;
+            }
+            if (p == TRACE_CTL_PROBE_MAX)
+                return "the functions do not fit the table (a slot more than 8 from its hash)";
+            if (!funcs[j])
+                return "a function at address 0";
+            used += !tab[i];
+            tab[i] = funcs[j];
+        }
+    }
+    memset(&c->setting[k], 0, sizeof c->setting[k]);
+    c->setting[k].flags = flags;
+    c->setting[k].nfuncs = used;
+    c->setting[k].build_id[0] = bid[0];
+    c->setting[k].build_id[1] = bid[1];
+    /* release: pairs with the hooks' acquire load of gen (and a reader's),
+     * so whoever sees g + 2 sees the setting and table above whole */
+    atomic_store_explicit((_Atomic uint64_t *)&c->gen, g + 2u, memory_order_release);
+    *gen = g + 2u;
+    return NULL;
 }
 
 #endif /* CALLSIGHT_TRACE_SHM_H */

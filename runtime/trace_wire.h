@@ -8,7 +8,7 @@
  * only bytes a server ever sends back are the 16-byte ack, once, and only
  * to a client whose handshake offered something (see below), and after it,
  * to a flight recorder that offered to take them, 16-byte snapshot
- * requests.
+ * requests, and to a client that offered control, control requests.
  *
  * Below the layouts, as static inline functions, the one implementation
  * of what every party computes on them: little-endian fields, and the
@@ -110,6 +110,18 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_STREAM_FLAG_RESUME_KEY 0x800u
 
 /*
+ * Handshake flag: the client takes live-control requests (trace_stream
+ * --allow-control, whose ring has a control block, trace_shm.h; see
+ * docs/control.md): it reads the socket for a trace_stream_ack_t and, if
+ * the ack's features has TRACE_ACK_CONTROL, for trace_stream_ctl_request_t
+ * after it (among snapshot requests, told apart by their magic), and
+ * answers each with a TRACE_CHUNK_CONTROL_ANSWER.  A server that predates
+ * it never sets the bit, sends no request and gets no answer; a client
+ * that predates it never sets the flag and gets none.
+ */
+#define TRACE_STREAM_FLAG_CONTROL_OFFER 0x1000u
+
+/*
  * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER and
  * TRACE_STREAM_FLAG_SUMMARY_OFFER (either or both), sent once right after
  * it has read and accepted the handshake, little-endian.  The client
@@ -124,6 +136,7 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_ACK_SUMMARIES 0x1u /* features bit: the server writes summary records */
 #define TRACE_ACK_SUMMARY_INCREMENTS 0x2u /* features bit: ... and takes TRACE_CHUNK_SUMMARY_INCREMENTS */
 #define TRACE_ACK_SNAPSHOT_REQUESTS 0x4u  /* features bit: the server may send trace_stream_request_t */
+#define TRACE_ACK_CONTROL 0x8u            /* features bit: the server may send trace_stream_ctl_request_t */
 
 typedef struct trace_stream_ack {
     char magic[8];     /* "TKACK\0\0\0" */
@@ -156,6 +169,77 @@ _Static_assert(sizeof(trace_stream_request_t) == TRACE_STREAM_REQUEST_SIZE, "req
 _Static_assert(offsetof(trace_stream_request_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_stream_request_t, seq) == 8, "seq at 8");
 _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
+
+/*
+ * Server to client, after an ack with TRACE_ACK_CONTROL: a whole new
+ * live-control setting (docs/control.md) for the client's ring.  The
+ * 16-byte head (its size that of a snapshot request, so a reader takes 16
+ * bytes and looks at the magic), then `len` bytes of body: a
+ * trace_stream_ctl_body_t and its nfuncs link-time addresses (u64 each) of
+ * the program build_id names, len = 32 + 8 * nfuncs exactly.  A body that
+ * is not that (wire_ctl_parse) is refused whole: nothing changes; a head
+ * that is not a request, or a len above TRACE_STREAM_CTL_BODY_MAX, ends the
+ * client's reading of requests, never the stream.
+ */
+#define TRACE_STREAM_CTL_MAGIC "TKCTL" /* 5 chars, NUL-padded to 8 */
+#define TRACE_STREAM_CTL_HEAD_SIZE 16u
+#define TRACE_STREAM_CTL_FIXED 32u
+#define TRACE_STREAM_CTL_FUNCS_MAX 4096u /* as trace_shm.h's TRACE_CTL_FUNCS_MAX */
+#define TRACE_STREAM_CTL_BODY_MAX (TRACE_STREAM_CTL_FIXED + 8u * TRACE_STREAM_CTL_FUNCS_MAX)
+#define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
+#define TRACE_STREAM_CTL_FLAGS 0x7u /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+
+typedef struct trace_stream_ctl_request {
+    char magic[8]; /* "TKCTL\0\0\0" */
+    uint32_t seq;  /* the server's count of control requests on this connection: 1, 2, ... */
+    uint32_t len;  /* bytes of body that follow */
+} trace_stream_ctl_request_t;
+
+typedef struct trace_stream_ctl_body {
+    uint32_t flags;       /* TRACE_CTL_*: paused, off, only */
+    uint32_t nfuncs;      /* addresses after this, at most TRACE_STREAM_CTL_FUNCS_MAX */
+    uint32_t what;        /* TRACE_STREAM_CTL_KEEP or 0 */
+    uint32_t pad;         /* zero */
+    uint64_t build_id[2]; /* the program the addresses are of, bytes 0-15 (zero: any) */
+} trace_stream_ctl_body_t;
+
+_Static_assert(sizeof(trace_stream_ctl_request_t) == TRACE_STREAM_CTL_HEAD_SIZE, "control head is 16 bytes");
+_Static_assert(TRACE_STREAM_CTL_HEAD_SIZE == TRACE_STREAM_REQUEST_SIZE, "read as a snapshot request is");
+_Static_assert(offsetof(trace_stream_ctl_request_t, seq) == 8, "seq at 8");
+_Static_assert(offsetof(trace_stream_ctl_request_t, len) == 12, "len at 12");
+_Static_assert(sizeof(trace_stream_ctl_body_t) == TRACE_STREAM_CTL_FIXED, "control body head is 32 bytes");
+_Static_assert(offsetof(trace_stream_ctl_body_t, nfuncs) == 4, "nfuncs at 4");
+_Static_assert(offsetof(trace_stream_ctl_body_t, what) == 8, "what at 8");
+_Static_assert(offsetof(trace_stream_ctl_body_t, build_id) == 16, "build_id at 16");
+
+/*
+ * TRACE_CHUNK_CONTROL_ANSWER's payload (raw_len 128): what became of
+ * control request seq.  Sent once the ring's threads applied it, or
+ * TRACE_STREAM_CTL_WAIT_MS after it was written if none has (pending: a
+ * thread applies it at its next hook), or at once when refused, with the
+ * reason (NUL-terminated, printable ASCII).
+ */
+#define TRACE_STREAM_CTL_ANSWER_SIZE 128u
+#define TRACE_STREAM_CTL_WAIT_MS 1000u
+#define TRACE_CTL_ANSWER_APPLIED 0u
+#define TRACE_CTL_ANSWER_REFUSED 1u
+#define TRACE_CTL_ANSWER_PENDING 2u
+
+typedef struct trace_stream_ctl_answer {
+    uint32_t seq;      /* the request's */
+    uint32_t status;   /* TRACE_CTL_ANSWER_* */
+    uint64_t gen;      /* the generation written (0: refused) */
+    uint64_t applied;  /* the highest generation a thread had applied when this was sent */
+    uint32_t nfuncs;   /* functions in the setting now applied */
+    uint32_t flags;    /* its TRACE_CTL_* flags */
+    char reason[96];   /* why refused; empty otherwise */
+} trace_stream_ctl_answer_t;
+
+_Static_assert(sizeof(trace_stream_ctl_answer_t) == TRACE_STREAM_CTL_ANSWER_SIZE, "answer is 128 bytes");
+_Static_assert(offsetof(trace_stream_ctl_answer_t, gen) == 8, "gen at 8");
+_Static_assert(offsetof(trace_stream_ctl_answer_t, applied) == 16, "applied at 16");
+_Static_assert(offsetof(trace_stream_ctl_answer_t, nfuncs) == 24, "nfuncs at 24");
+_Static_assert(offsetof(trace_stream_ctl_answer_t, reason) == 32, "reason at 32");
 
 enum trace_chunk_type {
     TRACE_CHUNK_EVENTS = 0, /* raw_len bytes of event records (multiple of 32) */
@@ -195,7 +279,13 @@ enum trace_chunk_type {
      * after a connection's first TRACE_CHUNK_RESUME when the handshake had
      * TRACE_STREAM_FLAG_RESUME_KEY; never repeated with heartbeats.
      */
-    TRACE_CHUNK_RESUME_KEY = 6
+    TRACE_CHUNK_RESUME_KEY = 6,
+    /*
+     * trace_stream_ctl_answer_t (raw_len 128): the client's answer to a
+     * control request; sent only after an ack with TRACE_ACK_CONTROL, so a
+     * server that did not say so treats it as malformed.
+     */
+    TRACE_CHUNK_CONTROL_ANSWER = 7
 };
 
 /*
@@ -612,6 +702,56 @@ static inline void wire_codec_decode(struct wire_codec *c, const unsigned char *
         wire_codec_decode_record(c, r);
         wire_codec_store_record(out + i * TRACE_EVENT_SIZE, r);
     }
+}
+
+/* ---- control requests ---------------------------------------------------
+ * A request's body, as trace_stream takes it and callsight ctl writes it.
+ */
+struct wire_ctl {
+    uint32_t flags, nfuncs;
+    int keep;
+    uint64_t build_id[2];
+};
+
+/* Check a body of len bytes and take it apart, its addresses into funcs
+ * (room for TRACE_STREAM_CTL_FUNCS_MAX): NULL, or why it is no request. */
+static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, struct wire_ctl *q, uint64_t *funcs)
+{
+    if (len < TRACE_STREAM_CTL_FIXED || len > TRACE_STREAM_CTL_BODY_MAX)
+        return "its length is out of bounds";
+    q->flags = wire_le32(b);
+    q->nfuncs = wire_le32(b + 4);
+    uint32_t what = wire_le32(b + 8);
+    q->keep = (what & TRACE_STREAM_CTL_KEEP) != 0;
+    q->build_id[0] = wire_le64(b + 16);
+    q->build_id[1] = wire_le64(b + 24);
+    if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs)
+        return "its count of functions does not match its length";
+    if (what & ~TRACE_STREAM_CTL_KEEP || wire_le32(b + 12))
+        return "it asks for something this trace_stream does not know";
+    if (q->flags & ~TRACE_STREAM_CTL_FLAGS)
+        return "it sets flags this trace_stream does not know";
+    if (q->keep && q->nfuncs)
+        return "it keeps the functions as set and names some too";
+    for (uint32_t i = 0; i < q->nfuncs; i++)
+        if (!(funcs[i] = wire_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i)))
+            return "it names a function at address 0";
+    return NULL;
+}
+
+/* The body for q and its nfuncs addresses into b (room for
+ * TRACE_STREAM_CTL_FIXED + 8 * nfuncs); its length. */
+static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q, const uint64_t *funcs)
+{
+    wire_put_le32(b, q->flags);
+    wire_put_le32(b + 4, q->nfuncs);
+    wire_put_le32(b + 8, q->keep ? TRACE_STREAM_CTL_KEEP : 0u);
+    wire_put_le32(b + 12, 0);
+    wire_put_le64(b + 16, q->build_id[0]);
+    wire_put_le64(b + 24, q->build_id[1]);
+    for (uint32_t i = 0; i < q->nfuncs; i++)
+        wire_put_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i, funcs[i]);
+    return TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs;
 }
 
 #endif /* CALLSIGHT_TRACE_WIRE_H */

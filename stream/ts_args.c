@@ -10,7 +10,8 @@ static void usage(FILE *out)
             "usage: trace_stream [--level N] [--codec stack|none] [--retry SECONDS]\n"
             "                    [--heartbeat SECONDS] [--summary-ms MS] [--summary-threads]\n"
             "                    [--flight-recorder [--after MS] [--max-triggers N]]\n"
-            "                    [--ring-version 2|3] [--group GROUP] [--quiet] SHM HOST PORT\n"
+            "                    [--ring-version 2|3] [--group GROUP] [--allow-control]\n"
+            "                    [--quiet] SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
             "ring SHM (e.g. /callsight0) to `callsight serve` at HOST:PORT.\n"
@@ -65,6 +66,13 @@ static void usage(FILE *out)
             "              another member made (TRACE_SHM_GROUP=G in the program's\n"
             "              environment) is used.  Without it the ring is mode 0600,\n"
             "              and one another user made is refused\n"
+            "  --allow-control  let the host change what the program records while it\n"
+            "              runs (`callsight ctl DIR`, through serve): pause, resume,\n"
+            "              functions off or only some; each change is exact (a call\n"
+            "              keeps the decision made at its start) and said in the trace.\n"
+            "              The ring gets a control block (130 KiB) that tracers of this\n"
+            "              version obey; without this option the host can change nothing\n"
+            "              and is told so.  Start trace_stream before the program\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -122,6 +130,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->max_triggers = DEFAULT_MAX_TRIGGERS;
     o->ring_version = TRACE_SHM_VERSION; /* 3 only when asked: older tracers refuse it */
     o->share_gid = -1;
+    o->allow_control = 0;
     int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -133,6 +142,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->quiet = 1;
         } else if (!strcmp(a, "--summary-threads")) {
             o->summary_threads = 1;
+        } else if (!strcmp(a, "--allow-control")) {
+            o->allow_control = 1;
         } else if (!strcmp(a, "--flight-recorder")) {
             o->recorder = 1;
         } else if (!strcmp(a, "--after")) {

@@ -248,7 +248,8 @@ static int drain(struct ring *r, struct sender *s)
         if (!r->vanished)
             r->vanished = ring_dead_writers(r);
         int rc = forward_chunk(r, s);
-        if (rc < 0 || send_losses(s) || send_notice_if_changed(s, r->hdr) || (s->merge && merge_emit(s, s->merge, 0)))
+        if (rc < 0 || send_losses(s) || send_notice_if_changed(s, r->hdr) || (s->merge && merge_emit(s, s->merge, 0)) ||
+            ctl_service(s))
             return -1;
         if (rc == 0) {
             idle_ms = IDLE_MIN_MS;

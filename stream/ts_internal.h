@@ -145,6 +145,7 @@ struct options {
     long after_ms;    /* --after: keep shipping this long after a trigger */
     long max_triggers; /* --max-triggers: snapshots per hour at most */
     long share_gid;   /* --group: the group that may share the ring (-1: none, owner only) */
+    int allow_control; /* --allow-control: the ring gets a control block the host may write */
     const char *shm;
     const char *host;
     const char *port;
@@ -153,6 +154,7 @@ struct options {
 struct ring {
     const char *name;
     long share_gid; /* --group (-1: the ring is its owner's alone) */
+    int want_ctl;   /* --allow-control: a ring we create gets a control block */
     trace_shm_header_t *hdr;
     unsigned char *data; /* capacity bytes of storage after the header */
     size_t map_len;
@@ -164,6 +166,7 @@ struct ring {
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
     trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
     trace_shm_losses_t *losses; /* the loss table after the storage (NULL: the ring has none) */
+    trace_shm_control_t *ctl;   /* --allow-control: the control block at the segment's end (NULL: none) */
     int vanished_said; /* the dead tracers were reported (once) */
     uint32_t version;  /* TRACE_SHM_VERSION, or TRACE_SHM_VERSION_COMMIT (batches committed) */
     uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
@@ -209,6 +212,7 @@ struct sender {
         int sum_ok;           /* the ack says the server takes summary snapshots */
         int sum_inc;          /* ... and increments of them (TRACE_CHUNK_SUMMARY_INCREMENTS) */
         int req_ok;           /* --flight-recorder: the ack says snapshot requests may come */
+        int ctl_ok;           /* --allow-control: the ack says control requests may come */
         uint64_t hello_ms;    /* when this connection's handshake went: the ack is awaited until
                                  TRACE_ACK_WAIT_MS later */
         unsigned ack_got;     /* bytes of the ack read so far */
@@ -217,6 +221,19 @@ struct sender {
         unsigned char req[TRACE_STREAM_REQUEST_SIZE];
         uint64_t requests;    /* whole requests read and not yet acted on */
     } peer;
+
+    /* Live control (ts_control.c): the request being read, and the answer due. */
+    struct {
+        trace_shm_control_t *block; /* the ring's (NULL: none, we offer nothing) */
+        unsigned char *body;        /* TRACE_STREAM_CTL_BODY_MAX bytes */
+        uint64_t *funcs;            /* TRACE_STREAM_CTL_FUNCS_MAX addresses */
+        int in_body;                /* a head came: its body is being read */
+        uint32_t body_len, body_got, req_seq;
+        int due;                    /* an answer is owed */
+        uint32_t seq, status;
+        uint64_t gen, until;        /* what it applies; when to answer "pending" at the latest (ms) */
+        char why[96];
+    } ctl;
 
     /* What was sent and what was not, over all connections. */
     uint64_t events;       /* records forwarded (enter, exit and markers alike) */
@@ -309,6 +326,11 @@ static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h);
 static int send_losses(struct sender *s);
 static int heartbeat(struct sender *s);
 static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
+
+/* ts_control.c: live control's requests and answers. */
+static int ctl_head(struct sender *s);
+static void ctl_body_got(struct sender *s, size_t n);
+static int ctl_service(struct sender *s);
 
 /* ts_merge.c: summaries merged per process. */
 static long merge_take(struct merger *m, unsigned char *raw, long n);

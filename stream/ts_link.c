@@ -140,6 +140,7 @@ static void ack_check(struct sender *s)
     s->peer.sum_ok = (features & TRACE_ACK_SUMMARIES) != 0;
     s->peer.sum_inc = s->peer.sum_ok && (features & TRACE_ACK_SUMMARY_INCREMENTS) != 0;
     s->peer.req_ok = s->o->recorder && (features & TRACE_ACK_SNAPSHOT_REQUESTS) != 0;
+    s->peer.ctl_ok = s->ctl.block && (features & TRACE_ACK_CONTROL) != 0;
     if (s->peer.acked && !s->o->quiet)
         fprintf(stderr, "trace_stream: the server decodes coded chunks; sending them from now on\n");
 }
@@ -156,19 +157,22 @@ static int ack_pending(const struct sender *s, const struct ring *r)
     return head - r->tail < r->capacity / 2;
 }
 
-/* A whole snapshot request came (after an ack that allows them); anything
- * else ends our reading of requests, never the stream. */
+/* A whole 16-byte request head came (after an ack that allows them): a
+ * snapshot request, or a control request's head; anything else ends our
+ * reading of requests, never the stream. */
 static void request_check(struct sender *s)
 {
     char magic[8] = {0};
     memcpy(magic, TRACE_STREAM_REQUEST_MAGIC, sizeof TRACE_STREAM_REQUEST_MAGIC - 1);
     s->peer.req_got = 0;
-    if (memcmp(s->peer.req, magic, sizeof magic) == 0) {
+    if (s->peer.req_ok && memcmp(s->peer.req, magic, sizeof magic) == 0) {
         s->peer.requests++;
         return;
     }
-    s->peer.req_ok = 0;
-    fprintf(stderr, "trace_stream: the server sent something else than a snapshot request; "
+    if (ctl_head(s))
+        return;
+    s->peer.req_ok = s->peer.ctl_ok = 0;
+    fprintf(stderr, "trace_stream: the server sent something else than a request; "
                     "no more requests are taken on this connection\n");
 }
 
@@ -183,10 +187,20 @@ static int read_server(struct sender *s)
 {
     for (int round = 0; round < 16; round++) {
         unsigned char junk[256];
-        int want_ack = s->peer.ack_got < TRACE_STREAM_ACK_SIZE, want_req = !want_ack && s->peer.req_ok;
-        unsigned char *dst = want_ack ? s->peer.ack + s->peer.ack_got : want_req ? s->peer.req + s->peer.req_got : junk;
-        size_t len = want_ack ? TRACE_STREAM_ACK_SIZE - s->peer.ack_got
-                              : want_req ? TRACE_STREAM_REQUEST_SIZE - s->peer.req_got : sizeof junk;
+        int want_ack = s->peer.ack_got < TRACE_STREAM_ACK_SIZE;
+        int want_body = !want_ack && s->peer.ctl_ok && s->ctl.in_body;
+        /* one control answer owed at a time: the next request waits in the socket until it went */
+        int want_req = !want_ack && !want_body && (s->peer.req_ok || s->peer.ctl_ok) && !s->ctl.due;
+        if (!want_ack && !want_body && !want_req && (s->peer.req_ok || s->peer.ctl_ok))
+            return 0; /* requests wait for the answer owed (ctl_service) */
+        unsigned char *dst = want_ack    ? s->peer.ack + s->peer.ack_got
+                             : want_body ? s->ctl.body + s->ctl.body_got
+                             : want_req  ? s->peer.req + s->peer.req_got
+                                         : junk;
+        size_t len = want_ack    ? TRACE_STREAM_ACK_SIZE - s->peer.ack_got
+                     : want_body ? s->ctl.body_len - s->ctl.body_got
+                     : want_req  ? TRACE_STREAM_REQUEST_SIZE - s->peer.req_got
+                                 : sizeof junk;
         ssize_t n = recv(s->sock, dst, len, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
@@ -200,6 +214,8 @@ static int read_server(struct sender *s)
             ack_check(s);
         if (want_req && (s->peer.req_got += (unsigned)n) == TRACE_STREAM_REQUEST_SIZE)
             request_check(s);
+        if (want_body)
+            ctl_body_got(s, (size_t)n);
     }
     return 0;
 }
@@ -213,6 +229,10 @@ static int idle_wait(struct sender *s, int ms)
 {
     if (s->sock < 0) {
         sleep_ms(ms);
+        return 0;
+    }
+    if (s->ctl.due && (s->peer.req_ok || s->peer.ctl_ok)) {
+        sleep_ms(ms); /* requests wait in the socket until the answer owed went: poll would spin */
         return 0;
     }
     struct pollfd p = {s->sock, POLLIN, 0};
@@ -229,18 +249,21 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     wire_put_le32(hs + offsetof(trace_stream_handshake_t, version), TRACE_STREAM_VERSION);
     wire_put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
     uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER |
-                                  TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY);
+                                  TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY |
+                                  TRACE_STREAM_FLAG_CONTROL_OFFER);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
     s->peer.offered = s->codec != NULL;
-    s->peer.acked = s->peer.sum_ok = s->peer.sum_inc = s->peer.req_ok = 0;
+    s->peer.acked = s->peer.sum_ok = s->peer.sum_inc = s->peer.req_ok = s->peer.ctl_ok = 0;
     s->peer.ack_got = s->peer.req_got = 0;
+    s->ctl.in_body = s->ctl.due = 0; /* a new server asked nothing yet */
     if (s->merge)
         merge_new_connection(s->merge);
     s->peer.hello_ms = now_ms();
     flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->peer.offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
              (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) |
-             (s->resume.keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0);
+             (s->resume.keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0) |
+             (s->ctl.block ? TRACE_STREAM_FLAG_CONTROL_OFFER : 0);
     wire_put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     wire_put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     wire_put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);

@@ -140,6 +140,7 @@ static int start(struct ring *r, struct sender *s)
 {
     s->ring = r->hdr;
     s->losses = r->losses;
+    s->ctl.block = r->ctl;
     resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
     s->link.ever_up = s->sock >= 0;
     if (s->sock >= 0)
@@ -163,7 +164,8 @@ int main(int argc, char **argv)
     install_signals();
     if (o.recorder)
         install_snapshot_signal();
-    struct ring r = {.name = o.shm, .share_gid = o.share_gid, .fd = -1, .stuck_at = UINT64_MAX};
+    struct ring r = {.name = o.shm, .share_gid = o.share_gid, .want_ctl = o.allow_control, .fd = -1,
+                     .stuck_at = UINT64_MAX};
     if (!atomic_is_lock_free((_Atomic uint64_t *)&r.tail)) {
         fprintf(stderr, "trace_stream: this target has no lock-free 64-bit atomics; the ring "
                         "cannot be shared between processes\n");

@@ -292,7 +292,7 @@ static int record(struct ring *r, struct sender *s, struct recorder *rc, struct 
     int death_done = 0;
     rc->triggers_seen = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
     while (!stop_requested) {
-        if (maybe_reconnect(s, r->hdr) || heartbeat(s) || send_notice_if_changed(s, r->hdr))
+        if (maybe_reconnect(s, r->hdr) || heartbeat(s) || send_notice_if_changed(s, r->hdr) || ctl_service(s))
             return -1;
         uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
         if (!r->vanished)

@@ -114,6 +114,30 @@ static void ring_init_losses(struct ring *r)
     r->losses = l;
 }
 
+/* --allow-control: the control block in the segment's last bytes, filled
+ * before the ring's magic (a tracer reads it after that, with acquire),
+ * its generation 0: nothing set, everything recorded as before. */
+static void ring_init_control(struct ring *r, size_t len)
+{
+    trace_shm_control_t *c = (trace_shm_control_t *)(void *)((unsigned char *)r->hdr + len - TRACE_CTL_SIZE);
+    c->version = TRACE_CTL_VERSION;
+    c->size = TRACE_CTL_SIZE;
+    c->pid = (uint32_t)getpid();
+    memcpy(c->magic, TRACE_CTL_MAGIC, sizeof c->magic);
+    r->ctl = c;
+}
+
+/* A ring an earlier trace_stream --allow-control made: its block, if the
+ * segment ends with one. */
+static void ring_find_control(struct ring *r, uint64_t seg_size)
+{
+    uint64_t tail = seg_size - TRACE_SHM_HEADER_SIZE - r->hdr->capacity;
+    trace_shm_control_t *c = (trace_shm_control_t *)(void *)((unsigned char *)r->hdr + seg_size - TRACE_CTL_SIZE);
+    if (tail >= TRACE_CTL_SIZE + TRACE_SHM_RECORDER_SIZE && memcmp(c->magic, TRACE_CTL_MAGIC, sizeof c->magic) == 0 &&
+        c->version == TRACE_CTL_VERSION && c->size == TRACE_CTL_SIZE)
+        r->ctl = c;
+}
+
 /* A ring a tracer made: its loss table, if it has one (a tracer of this
  * tree or newer made it). */
 static void ring_find_losses(struct ring *r, uint64_t seg_size)
@@ -168,7 +192,8 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
         shm_unlink(r->name);
         return -1;
     }
-    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : TRACE_SHM_LOSSES_SIZE);
+    size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : TRACE_SHM_LOSSES_SIZE) +
+                 (r->want_ctl ? TRACE_CTL_SIZE : 0);
     if (ftruncate(fd, (off_t)len) != 0) {
         fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
                 strerror(errno));
@@ -191,6 +216,8 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
         ring_init_recorder(r);
     else
         ring_init_losses(r);
+    if (r->want_ctl)
+        ring_init_control(r, len);
     char magic[8] = {0};
     memcpy(magic, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
     uint64_t word;
@@ -301,6 +328,8 @@ static int ring_attach(struct ring *r)
     r->capacity = r->hdr->capacity;
     r->version = r->hdr->version;
     ring_find_losses(r, (uint64_t)st.st_size);
+    if (r->want_ctl)
+        ring_find_control(r, (uint64_t)st.st_size);
     r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
     return 0;
 }
@@ -332,6 +361,9 @@ static int ring_open(struct ring *r, int quiet, int recorder, uint32_t version)
             if (!quiet)
                 fprintf(stderr, "trace_stream: attached to ring %s (%" PRIu32 " bytes, version %" PRIu32 ")\n",
                         r->name, r->capacity, r->version);
+            if (r->want_ctl && !r->ctl)
+                fprintf(stderr, "trace_stream: --allow-control: ring %s was made by a tracer, without a control "
+                                "block; no live control on it (start trace_stream before the program)\n", r->name);
             return 0;
         }
         if (rc < 0)

@@ -88,8 +88,12 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
         free(s->merge);
         s->merge = NULL;
     }
+    if (o->allow_control) {
+        s->ctl.body = malloc(TRACE_STREAM_CTL_BODY_MAX);
+        s->ctl.funcs = malloc(TRACE_STREAM_CTL_FUNCS_MAX * sizeof *s->ctl.funcs);
+    }
     if (frame_init(s) < 0 || !s->raw || !s->wire || (o->codec && (!s->codec || !s->coded)) ||
-        (!o->summary_threads && !s->merge)) {
+        (!o->summary_threads && !s->merge) || (o->allow_control && (!s->ctl.body || !s->ctl.funcs))) {
         fprintf(stderr, "trace_stream: out of memory\n");
         return -1;
     }
@@ -134,6 +138,8 @@ static void sender_free(struct sender *s)
     free(s->wire);
     free(s->coded);
     free(s->codec);
+    free(s->ctl.body);
+    free(s->ctl.funcs);
     if (s->merge)
         merge_free(s->merge);
     free(s->merge);

@@ -1,11 +1,12 @@
 /*
- * ctl.c - `callsight ctl --pid PID`: change what a running process
- * records, without a rebuild or a restart (live control, step 1 of
- * docs/control.md): pause and resume it, turn functions off, or record
- * only some, in a process started with TRACE_CONTROL=1.
+ * ctl.c - `callsight ctl`: change what a running program records, without
+ * a rebuild or a restart (live control, docs/control.md): pause and resume
+ * it, turn functions off, or record only some.  Two ways to reach it:
+ * `--pid PID`, a local process started with TRACE_CONTROL=1 (its own
+ * block, serve/ctlblock.c), or `DIR`, a serve directory, whose serve relays
+ * the change to a device's trace_stream --allow-control (serve/control.c).
  *
- * Options, names and the exit status are here; the block itself is
- * serve/ctlblock.c's (serve relays control in step 2), the names nm's
+ * Options, names and the exit status are here; the names are nm's
  * (read/symbols.c), as analyze --function takes them.
  */
 #include <errno.h>
@@ -14,9 +15,11 @@
 #include <string.h>
 
 #include "commands.h"
+#include "serve/control.h"
 #include "serve/ctlblock.h"
 #include "read/elf_buildid.h"
 #include "read/symbols.h"
+#include "trace_wire.h"
 
 #define PROG "callsight ctl"
 #define NAMES_MAX 256 /* --off/--only arguments; each may be a glob of many functions */
@@ -26,42 +29,56 @@ enum { CTL_APPLIED = 0, CTL_REFUSED = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3, CTL
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: callsight ctl --pid PID [--exe BIN]\n"
-            "                     (--pause | --resume | --off NAME... | --only NAME... | --reset | --show)\n"
-            "                     [--wait MS]\n"
+            "usage: callsight ctl --pid PID [--exe BIN] CHANGE [--wait MS]\n"
+            "       callsight ctl DIR [--conn N] [--exe BIN] CHANGE\n"
+            "       callsight ctl DIR --list\n"
+            "  CHANGE: --pause | --resume | --off NAME... | --only NAME... | --reset | --show\n"
             "\n"
-            "Change what a running process records, from now on, without a rebuild or\n"
-            "a restart.  The process must have been started with TRACE_CONTROL=1 (by\n"
-            "this user): it then has a control block, /dev/shm/callsight-ctl-UID-PID,\n"
-            "owner-only, removed when it exits.  Each of its threads applies a change\n"
-            "at its next hook and says so in its trace (analyze shows every change);\n"
-            "a call already open keeps the decision made when it began, so counts stay\n"
-            "exact and no exit is left without its enter.  Only what the build\n"
-            "instrumented can be recorded: these options narrow it.\n"
+            "Change what a running program records, from now on, without a rebuild or\n"
+            "a restart.  Each of its threads applies a change at its next hook and says\n"
+            "so in its trace (analyze shows every change); a call already open keeps\n"
+            "the decision made when it began, so counts stay exact and no exit is left\n"
+            "without its enter.  Only what the build instrumented can be recorded:\n"
+            "these options narrow it.  A change is a whole setting: --off replaces an\n"
+            "earlier --off or --only; --pause and --resume keep the functions set.\n"
             "\n"
-            "  --pid PID     the process\n"
-            "  --exe BIN     the program it runs, to look NAMEs up in (required with\n"
-            "                --off and --only; its build-id must be the process's)\n"
+            "  --pid PID     a local process started with TRACE_CONTROL=1 by this user:\n"
+            "                its block is /dev/shm/callsight-ctl-UID-PID (owner-only,\n"
+            "                removed when it exits)\n"
+            "  DIR           the directory of a running `callsight serve`: the change goes\n"
+            "                to a device whose trace_stream runs with --allow-control,\n"
+            "                over its connection, and its answer comes back\n"
+            "  --conn N      DIR: the connection (as serve's \"conn N from\" line and\n"
+            "                --list say); without it, the one connection that takes control\n"
+            "  --list        DIR: the connections writing now, whether each takes control,\n"
+            "                and the last change each applied\n"
+            "  --exe BIN     the program, to look NAMEs up in (required with --off and\n"
+            "                --only; with --pid its build-id must be the process's; a\n"
+            "                device's processes of another program ignore the names)\n"
             "  --pause       record nothing from now on (the functions set stay set)\n"
             "  --resume      record again, as set before --pause\n"
             "  --off NAME    do not record these functions' calls; NAME as analyze\n"
             "                --function takes it (a C++ name from any '::', a glob\n"
-            "                'fi*'); repeat for more; replaces an earlier --off/--only\n"
+            "                'fi*'); repeat for more\n"
             "  --only NAME   record only these functions' calls (repeatable)\n"
             "  --reset       record everything again\n"
-            "  --show        print what the process applies now, change nothing\n"
-            "  --wait MS     how long to wait for a thread to apply the change\n"
-            "                (default 1000; a thread applies it at its next hook)\n"
+            "  --show        --pid: print what the process applies now, change nothing\n"
+            "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
+            "                (default 1000; a thread applies it at its next hook); through\n"
+            "                serve the device waits %u ms\n"
             "  --help        this text\n"
             "\n"
-            "At most %u functions per setting.  Shared objects' functions are not\n"
-            "yet named here (the program's own only).\n"
+            "At most %u functions per setting; a NAME that matches nothing is an\n"
+            "error, and nothing changes.  Shared objects' functions are not yet named\n"
+            "here (the program's own only).\n"
             "\n"
-            "Exit status: 0 applied (or shown), 1 refused (a NAME that matches\n"
-            "nothing, too many functions, another binary), 2 usage error, 3 no\n"
-            "such process with a control block, 4 written but no thread applied it\n"
-            "within --wait (the process made no call since).\n",
-            TRACE_CTL_FUNCS_MAX);
+            "Exit status: 0 applied (or shown, listed), 1 refused (a NAME that matches\n"
+            "nothing, too many functions, another binary, the device said no: the\n"
+            "reason is printed), 2 usage error, 3 unreachable (no such process with a\n"
+            "control block; no serve in DIR, no such connection, or its trace_stream\n"
+            "does not take control), 4 written but no thread applied it in time (the\n"
+            "program made no call since).\n",
+            TRACE_STREAM_CTL_WAIT_MS, TRACE_CTL_FUNCS_MAX);
 }
 
 static int parse_ulong(const char *s, unsigned long max, unsigned long *v)
@@ -72,7 +89,7 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *v)
     return errno || end == s || *end || s[0] == '-' || *v > max ? -1 : 0;
 }
 
-static void say_setting(unsigned long pid, uint64_t gen, uint32_t flags, size_t n, const char *state)
+static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *state)
 {
     char what[64];
     if (flags & TRACE_CTL_OFF)
@@ -81,28 +98,29 @@ static void say_setting(unsigned long pid, uint64_t gen, uint32_t flags, size_t 
         snprintf(what, sizeof what, "only %zu function%s", n, n == 1 ? "" : "s");
     else
         snprintf(what, sizeof what, "everything");
-    printf(PROG ": pid %lu: generation %llu: %s%s%s%s\n", pid, (unsigned long long)gen,
+    printf(PROG ": %s: generation %llu: %s%s%s%s\n", who, (unsigned long long)gen,
            flags & TRACE_CTL_PAUSED ? "paused (on --resume: " : "recording ", what,
            flags & TRACE_CTL_PAUSED ? ")" : "", state);
 }
 
-/* The runtime addresses of every NAME in exe; 0, or an exit status (said). */
-static int resolve(const char *exe, const struct ctlblock *b, char **names, size_t nn, uint64_t **out, size_t *nout)
+/* The link-time addresses of every NAME in exe, and exe's build-id words;
+ * with want (nonzero), exe must have that build-id.  0, or an exit
+ * status (said). */
+static int resolve(const char *exe, const uint64_t want[2], const char *who, char **names, size_t nn, uint64_t **out,
+                   size_t *nout, uint64_t words[2])
 {
     char nm[512], msg[512];
     struct elf_buildid id;
-    uint64_t words[2];
     if (elf_buildid_read(exe, &id, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": --exe: %s\n", msg);
         return CTL_REFUSED;
     }
     elf_buildid_words(&id, words);
-    if ((b->c->build_id[0] || b->c->build_id[1]) && (words[0] != b->c->build_id[0] || words[1] != b->c->build_id[1])) {
+    if (want && (want[0] || want[1]) && (words[0] != want[0] || words[1] != want[1])) {
         char a[33], p[33];
         elf_buildid_hex(words, a);
-        elf_buildid_hex(b->c->build_id, p);
-        fprintf(stderr, PROG ": --exe %s has build-id %s; pid %lu runs %s: give the binary it runs\n", exe, a, b->pid,
-                p);
+        elf_buildid_hex(want, p);
+        fprintf(stderr, PROG ": --exe %s has build-id %s; %s runs %s: give the binary it runs\n", exe, a, who, p);
         return CTL_REFUSED;
     }
     symbols_nm_for("addr2line", nm, sizeof nm);
@@ -130,23 +148,169 @@ static int resolve(const char *exe, const struct ctlblock *b, char **names, size
         }
         *out = grown;
         for (size_t k = 0; k < n; k++)
-            (*out)[(*nout)++] = addrs[k] + b->c->load_bias;
+            (*out)[(*nout)++] = addrs[k];
         free(addrs);
+    }
+    if (*nout > TRACE_CTL_FUNCS_MAX) {
+        fprintf(stderr, PROG ": the names match %zu functions; a setting holds at most %u: nothing changed\n", *nout,
+                TRACE_CTL_FUNCS_MAX);
+        free(*out);
+        *out = NULL;
+        return CTL_REFUSED;
     }
     return 0;
 }
 
+/* What a change is, before it is sent anywhere. */
+struct change {
+    int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'x' reset 's'how */
+    const char *exe;
+    char **names;
+    size_t nn;
+    unsigned long wait_ms;
+};
+
+/* --pid: the process's own block. */
+static int ctl_pid(unsigned long pid, const struct change *ch)
+{
+    struct ctlblock b;
+    char msg[600], who[32];
+    int gone;
+    snprintf(who, sizeof who, "pid %lu", pid);
+    if (ctlblock_open(&b, pid, &gone, msg, sizeof msg) < 0) {
+        if (gone)
+            fprintf(stderr, PROG ": pid %lu has no control block: it is not running, or was not started with "
+                            "TRACE_CONTROL=1 by this user\n", pid);
+        else
+            fprintf(stderr, PROG ": %s\n", msg);
+        return CTL_UNREACHABLE;
+    }
+    static uint64_t cur[TRACE_CTL_FUNCS_MAX];
+    uint64_t gen, words[2] = {0, 0};
+    uint32_t flags;
+    size_t ncur = ctlblock_current(&b, &gen, &flags, cur);
+    int rc = CTL_APPLIED, op = ch->op;
+    if (op == 's') {
+        uint64_t applied = b.c->applied;
+        say_setting(who, gen, flags, ncur, gen && applied < gen ? " (not yet applied by any thread)" : "");
+        ctlblock_close(&b);
+        return CTL_APPLIED;
+    }
+    uint64_t *addrs = NULL;
+    size_t n = 0;
+    int keep = op == 'p' || op == 'r';
+    if (op == 'o' || op == 'y') {
+        rc = resolve(ch->exe, b.c->build_id, who, ch->names, ch->nn, &addrs, &n, words);
+        flags = (flags & TRACE_CTL_PAUSED) | (op == 'o' ? TRACE_CTL_OFF : TRACE_CTL_ONLY);
+    } else if (keep) {
+        n = flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY) ? ncur : 0;
+        flags = op == 'p' ? flags | TRACE_CTL_PAUSED : flags & ~TRACE_CTL_PAUSED;
+    } else
+        flags = 0;
+    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, keep, &gen, msg, sizeof msg) < 0) {
+        fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
+        rc = CTL_REFUSED;
+    }
+    free(addrs);
+    if (rc == CTL_APPLIED) {
+        int applied = ctlblock_wait(&b, gen, (unsigned)ch->wait_ms);
+        say_setting(who, gen, flags, n, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
+        rc = applied ? CTL_APPLIED : CTL_PENDING;
+    }
+    ctlblock_close(&b);
+    return rc;
+}
+
+/* DIR --list: the connections, one line each. */
+static int ctl_list(const char *dir)
+{
+    static char text[CONTROL_MAX_CONNS * 96 + 64];
+    if (control_ctl_list(dir, text, sizeof text) < 0) {
+        fprintf(stderr, PROG ": %s\n", text);
+        return CTL_UNREACHABLE;
+    }
+    int any = 0;
+    for (char *line = text, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        unsigned id, flags, nfuncs;
+        int takes, answered;
+        unsigned long long gen, applied;
+        *nl = 0;
+        if (sscanf(line, "%u %d %d %llu %llu %u %u", &id, &takes, &answered, &gen, &applied, &flags, &nfuncs) != 7)
+            continue;
+        char who[32];
+        snprintf(who, sizeof who, "conn %u", id);
+        any = 1;
+        if (!takes)
+            printf(PROG ": %s: takes no control (its trace_stream runs without --allow-control, or predates it)\n",
+                   who);
+        else if (!answered)
+            printf(PROG ": %s: takes control; nothing changed yet\n", who);
+        else
+            say_setting(who, gen, flags, nfuncs, applied >= gen ? " (applied)" : " (not yet applied)");
+    }
+    if (!any)
+        printf(PROG ": no connection is writing in %s\n", dir);
+    return CTL_APPLIED;
+}
+
+/* DIR: the change, as a request body, through serve to the device. */
+static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
+{
+    static unsigned char body[TRACE_STREAM_CTL_BODY_MAX];
+    struct wire_ctl q = {0};
+    uint64_t *addrs = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (ch->op == 'o' || ch->op == 'y') {
+        rc = resolve(ch->exe, NULL, "", ch->names, ch->nn, &addrs, &n, q.build_id);
+        q.flags = ch->op == 'o' ? TRACE_CTL_OFF : TRACE_CTL_ONLY;
+        q.nfuncs = (uint32_t)n;
+    } else {
+        q.keep = ch->op == 'p' || ch->op == 'r';
+        q.flags = ch->op == 'p' ? TRACE_CTL_PAUSED : 0;
+    }
+    if (rc)
+        return rc;
+    size_t len = wire_ctl_encode(body, &q, addrs);
+    free(addrs);
+    char reply[CONTROL_LINE_MAX], word[16], tail[CONTROL_LINE_MAX], who[32];
+    unsigned id = 0, flags = 0, nfuncs = 0;
+    unsigned long long gen = 0, applied = 0;
+    if (control_ctl(dir, (uint32_t)conn, body, len, reply, sizeof reply) < 0) {
+        fprintf(stderr, PROG ": %s\n", reply);
+        return CTL_UNREACHABLE;
+    }
+    if (sscanf(reply, "%15s %u %llu %llu %u %u", word, &id, &gen, &applied, &flags, &nfuncs) == 6 &&
+        (!strcmp(word, "applied") || !strcmp(word, "pending"))) {
+        int done = !strcmp(word, "applied");
+        snprintf(who, sizeof who, "conn %u", id);
+        say_setting(who, gen, flags, nfuncs, done ? " (applied)"
+                    : " (written; no thread has applied it yet: each does at its next call)");
+        return done ? CTL_APPLIED : CTL_PENDING;
+    }
+    if (sscanf(reply, "refused %u %[^\n]", &id, tail) == 2) {
+        fprintf(stderr, PROG ": conn %u: refused: %s; nothing changed\n", id, tail);
+        return CTL_REFUSED;
+    }
+    if (sscanf(reply, "unreachable %[^\n]", tail) == 1) {
+        fprintf(stderr, PROG ": %s\n", tail);
+        return CTL_UNREACHABLE;
+    }
+    fprintf(stderr, PROG ": serve in %s answered something else: %.80s\n", dir, reply);
+    return CTL_UNREACHABLE;
+}
+
 int cmd_ctl(int argc, char **argv)
 {
-    unsigned long pid = 0, wait_ms = 1000;
-    const char *exe = NULL;
+    unsigned long pid = 0, conn = 0;
+    const char *dir = NULL;
     char *names[NAMES_MAX];
-    size_t nn = 0;
-    int op = 0; /* 'p'ause 'r'esume 'o'ff 'y' only 'x' reset 's'how */
+    struct change ch = {0, NULL, names, 0, 1000};
+    int list = 0, conn_given = 0, wait_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
-                      !strcmp(a, "--wait");
+                      !strcmp(a, "--wait") || !strcmp(a, "--conn");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -158,90 +322,66 @@ int cmd_ctl(int argc, char **argv)
         int want = !strcmp(a, "--pause") ? 'p' : !strcmp(a, "--resume") ? 'r' : !strcmp(a, "--off") ? 'o'
                  : !strcmp(a, "--only") ? 'y' : !strcmp(a, "--reset") ? 'x' : !strcmp(a, "--show") ? 's' : 0;
         if (want) {
-            if (op && op != want) {
+            if (ch.op && ch.op != want) {
                 fprintf(stderr, PROG ": one change at a time: %s with another (try --help)\n", a);
                 return CTL_USAGE;
             }
-            op = want;
+            ch.op = want;
             if (want == 'o' || want == 'y') {
-                if (nn == NAMES_MAX) {
+                if (ch.nn == NAMES_MAX) {
                     fprintf(stderr, PROG ": more than %d names\n", NAMES_MAX);
                     return CTL_USAGE;
                 }
-                names[nn++] = argv[++i];
+                names[ch.nn++] = argv[++i];
             }
         } else if (!strcmp(a, "--pid")) {
             if (parse_ulong(argv[++i], 4194304UL, &pid) < 0 || !pid) {
                 fprintf(stderr, PROG ": --pid: '%s' is not a process id\n", argv[i]);
                 return CTL_USAGE;
             }
+        } else if (!strcmp(a, "--conn")) {
+            if (parse_ulong(argv[++i], UINT32_MAX, &conn) < 0 || !conn) {
+                fprintf(stderr, PROG ": --conn: '%s' is not a connection number\n", argv[i]);
+                return CTL_USAGE;
+            }
+            conn_given = 1;
+        } else if (!strcmp(a, "--list")) {
+            list = 1;
         } else if (!strcmp(a, "--exe"))
-            exe = argv[++i];
+            ch.exe = argv[++i];
         else if (!strcmp(a, "--wait")) {
-            if (parse_ulong(argv[++i], 600000UL, &wait_ms) < 0) {
+            if (parse_ulong(argv[++i], 600000UL, &ch.wait_ms) < 0) {
                 fprintf(stderr, PROG ": --wait: '%s' is not a number of ms up to 600000\n", argv[i]);
                 return CTL_USAGE;
             }
-        } else {
+            wait_given = 1;
+        } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", a);
             return CTL_USAGE;
-        }
+        } else if (dir) {
+            fprintf(stderr, PROG ": one serve directory only ('%s' and '%s')\n", dir, a);
+            return CTL_USAGE;
+        } else
+            dir = a;
     }
-    if (!pid || !op) {
-        fprintf(stderr, PROG ": %s (try --help)\n", !pid ? "--pid PID is required" : "say what to change: --pause, --resume, --off, --only, --reset or --show");
+    const char *bad = pid && dir ? "--pid PID or DIR, not both"
+                      : !pid && !dir ? "say which program: --pid PID, or a serve directory DIR"
+                      : pid && (list || conn_given) ? "--list and --conn go with DIR, not --pid"
+                      : dir && ch.op == 's' ? "--show goes with --pid; for DIR, --list"
+                      : dir && wait_given ? "--wait goes with --pid (through serve the device waits)"
+                      : list && ch.op ? "--list changes nothing: give it alone"
+                      : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --reset or --show"
+                      : NULL;
+    if (bad) {
+        fprintf(stderr, PROG ": %s (try --help)\n", bad);
         return CTL_USAGE;
     }
-    if ((op == 'o' || op == 'y') && !exe) {
-        fprintf(stderr, PROG ": --%s needs --exe BIN, the program pid %lu runs, to find the names in\n",
-                op == 'o' ? "off" : "only", pid);
+    if ((ch.op == 'o' || ch.op == 'y') && !ch.exe) {
+        fprintf(stderr, PROG ": --%s needs --exe BIN, the program it runs, to find the names in\n",
+                ch.op == 'o' ? "off" : "only");
         return CTL_USAGE;
     }
-
-    struct ctlblock b;
-    char msg[600];
-    int gone;
-    if (ctlblock_open(&b, pid, &gone, msg, sizeof msg) < 0) {
-        if (gone)
-            fprintf(stderr, PROG ": pid %lu has no control block: it is not running, or was not started with "
-                            "TRACE_CONTROL=1 by this user\n", pid);
-        else
-            fprintf(stderr, PROG ": %s\n", msg);
-        return CTL_UNREACHABLE;
-    }
-    static uint64_t cur[TRACE_CTL_FUNCS_MAX];
-    uint64_t gen;
-    uint32_t flags;
-    size_t ncur = ctlblock_current(&b, &gen, &flags, cur);
-    int rc = CTL_APPLIED;
-    if (op == 's') {
-        uint64_t applied = b.c->applied;
-        say_setting(pid, gen, flags, ncur, gen && applied < gen ? " (not yet applied by any thread)" : "");
-        ctlblock_close(&b);
-        return CTL_APPLIED;
-    }
-    uint64_t *addrs = NULL;
-    size_t n = 0;
-    uint32_t keep = flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY);
-    if (op == 'o' || op == 'y') {
-        rc = resolve(exe, &b, names, nn, &addrs, &n);
-        flags = (flags & TRACE_CTL_PAUSED) | (op == 'o' ? TRACE_CTL_OFF : TRACE_CTL_ONLY);
-    } else if (op == 'p' || op == 'r') {
-        addrs = keep ? cur : NULL; /* the functions stay as set */
-        n = keep ? ncur : 0;
-        flags = op == 'p' ? flags | TRACE_CTL_PAUSED : flags & ~TRACE_CTL_PAUSED;
-    } else
-        flags = 0;
-    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, addrs, n, &gen, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
-        rc = CTL_REFUSED;
-    }
-    if (addrs != cur)
-        free(addrs);
-    if (rc == CTL_APPLIED) {
-        int applied = ctlblock_wait(&b, gen, (unsigned)wait_ms);
-        say_setting(pid, gen, flags, n, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
-        rc = applied ? CTL_APPLIED : CTL_PENDING;
-    }
-    ctlblock_close(&b);
-    return rc;
+    if (list)
+        return ctl_list(dir);
+    return pid ? ctl_pid(pid, &ch) : ctl_dir(dir, conn, &ch);
 }

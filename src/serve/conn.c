@@ -33,7 +33,7 @@
  *   conn 3: device dropped 1234 events (cumulative)
  *   conn 3: 812345 events/s, 2000000 events, compression 7.9x, dropped 0 so far
  *   conn 3: budget of 4096 MB reached; discarding the rest of the stream
- *   conn 3: warning: skipping chunk of unknown type 7 (100 bytes); later ones silently
+ *   conn 3: warning: skipping chunk of unknown type 99 (100 bytes); later ones silently
  *   conn 3: stream 0123456789abcdef resumed (connection 2): 2000 events lost in the gap
  *       (1500 discarded on the device while disconnected, 500 lost in flight)
  *   conn 3: 1 tracer process died without detaching (killed?); what it had not flushed is lost
@@ -130,6 +130,11 @@ struct conn {
     int req_acked;        /* a flight recorder that takes snapshot requests, and the ack said so */
     int req_listed;       /* listed for the control socket (from its file's opening to its end) */
     uint32_t req_seq;     /* requests sent to it (under listed_lock) */
+    int ctl_offered;      /* the client takes live-control requests (trace_stream --allow-control) */
+    int ctl_acked;        /* ... and the ack said so; 0 again once a request could not go whole */
+    uint32_t ctl_seq;     /* control requests sent to it (under listed_lock) */
+    uint32_t ctl_answered; /* the seq of its last answer (under listed_lock) */
+    trace_stream_ctl_answer_t ctl_last; /* that answer (under listed_lock) */
     struct sums *sums; /* their totals, once increments were acked (the writer's) */
     char writer_end[PROTO_WHY_MAX + 64]; /* the writer's reason to end the stream (rc 3) */
     uint64_t chunks;      /* chunks read whole */
@@ -336,6 +341,7 @@ static int read_hello(struct conn *c)
     c->sum_offered = proto_hello_summary_offered(raw);
     c->req_offered = proto_hello_requests_offered(raw);
     c->key_offered = proto_hello_key_offered(raw);
+    c->ctl_offered = proto_hello_control_offered(raw);
     return 0;
 }
 
@@ -350,6 +356,7 @@ static int read_hello(struct conn *c)
 #define LISTED_MAX CONN_LISTED_MAX
 
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t listed_cond = PTHREAD_COND_INITIALIZER; /* a control answer came, or a connection left */
 static struct conn *listed[LISTED_MAX];
 static uint32_t listed_ids[LISTED_MAX];
 
@@ -374,6 +381,7 @@ static void listed_remove(struct conn *c)
             listed[i] = NULL;
             c->req_listed = 0;
         }
+    pthread_cond_broadcast(&listed_cond); /* a control request waiting on it ends */
     pthread_mutex_unlock(&listed_lock);
 }
 
@@ -412,6 +420,149 @@ size_t conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *ta
     for (size_t k = 0; k < n; k++)
         say("conn %u: snapshot requested (callsight trigger)", (unsigned)sent[k]);
     return n;
+}
+
+/* ---- live control, relayed (docs/control.md) ---------------------------
+ * `callsight ctl DIR` hands serve a request body for one connection; serve
+ * sends it whole or not at all, and waits, bounded, for the client's
+ * answer, which the connection's writer posts here.  The request goes only
+ * into an empty send queue, which the ack made large enough for the
+ * largest one, so it is never half sent but for a failing socket (then
+ * control of that connection ends; the stream goes on). */
+#define CTL_ANSWER_WAIT_MS (TRACE_STREAM_CTL_WAIT_MS + 2000u)
+
+/* The connection a request is for: id's, or (id 0) the one that takes
+ * control; its index, or -1 with why in res (under listed_lock). */
+static int ctl_target(uint32_t id, struct conn_ctl_result *res)
+{
+    int found = -1, takers = 0;
+    for (int i = 0; i < LISTED_MAX; i++) {
+        if (!listed[i] || (id && listed_ids[i] != id))
+            continue;
+        if (id) {
+            found = i;
+            break;
+        }
+        if (listed[i]->ctl_acked && takers++ == 0)
+            found = i;
+    }
+    if (id && found < 0)
+        snprintf(res->why, sizeof res->why, "no connection %u is writing now (ended, or never was)", (unsigned)id);
+    else if (id && !listed[found]->ctl_acked)
+        snprintf(res->why, sizeof res->why, "conn %u: trace_stream did not offer control (start it with "
+                 "--allow-control)", (unsigned)id);
+    else if (!id && takers == 0)
+        snprintf(res->why, sizeof res->why, "no connection takes control (start trace_stream with --allow-control)");
+    else if (!id && takers > 1)
+        snprintf(res->why, sizeof res->why, "%d connections take control: say which with --conn "
+                 "(callsight ctl DIR --list)", takers);
+    else
+        return found;
+    return -1;
+}
+
+int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn_ctl_result *res)
+{
+    static unsigned char msg[TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX]; /* one asker at a time */
+    memset(res, 0, sizeof *res);
+    if (len > TRACE_STREAM_CTL_BODY_MAX) {
+        snprintf(res->why, sizeof res->why, "a request of %zu bytes (at most %u)", len, TRACE_STREAM_CTL_BODY_MAX);
+        return CONN_CTL_REFUSED;
+    }
+    pthread_mutex_lock(&listed_lock);
+    int i = ctl_target(id, res), queued = -1, rc = CONN_CTL_UNREACHABLE;
+    if (i < 0)
+        goto out;
+    struct conn *c = listed[i];
+    res->id = listed_ids[i];
+    if (ioctl(c->fd, SIOCOUTQ, &queued) != 0 || queued != 0) {
+        snprintf(res->why, sizeof res->why, "conn %u: its socket has not yet sent what went before; try again",
+                 (unsigned)res->id);
+        goto out;
+    }
+    uint32_t seq = ++c->ctl_seq;
+    memset(msg, 0, TRACE_STREAM_CTL_HEAD_SIZE);
+    memcpy(msg, TRACE_STREAM_CTL_MAGIC, sizeof TRACE_STREAM_CTL_MAGIC - 1);
+    wire_put_le32(msg + offsetof(trace_stream_ctl_request_t, seq), seq);
+    wire_put_le32(msg + offsetof(trace_stream_ctl_request_t, len), (uint32_t)len);
+    memcpy(msg + TRACE_STREAM_CTL_HEAD_SIZE, body, len);
+    ssize_t sent = send(c->fd, msg, TRACE_STREAM_CTL_HEAD_SIZE + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent != (ssize_t)(TRACE_STREAM_CTL_HEAD_SIZE + len)) {
+        if (sent > 0)
+            c->ctl_acked = 0; /* half a request: the client stops reading requests, so do we */
+        snprintf(res->why, sizeof res->why, "conn %u: the request could not be sent%s", (unsigned)res->id,
+                 sent > 0 ? " whole; no more control on this connection" : "");
+        goto out;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += CTL_ANSWER_WAIT_MS / 1000u;
+    until.tv_nsec += (long)(CTL_ANSWER_WAIT_MS % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    /* listed[i] == c while it lives: listed_remove clears it (and signals)
+     * before the connection is freed */
+    while (listed[i] == c && c->ctl_answered != seq)
+        if (pthread_cond_timedwait(&listed_cond, &listed_lock, &until) == ETIMEDOUT)
+            break;
+    if (listed[i] != c) {
+        snprintf(res->why, sizeof res->why, "conn %u ended before it answered", (unsigned)res->id);
+        goto out;
+    }
+    if (c->ctl_answered != seq) {
+        snprintf(res->why, sizeof res->why, "conn %u did not answer within %u ms", (unsigned)res->id,
+                 CTL_ANSWER_WAIT_MS);
+        goto out;
+    }
+    res->answer = c->ctl_last;
+    rc = res->answer.status == TRACE_CTL_ANSWER_APPLIED   ? CONN_CTL_APPLIED
+         : res->answer.status == TRACE_CTL_ANSWER_PENDING ? CONN_CTL_PENDING
+                                                          : CONN_CTL_REFUSED;
+    if (rc == CONN_CTL_REFUSED)
+        snprintf(res->why, sizeof res->why, "%s", res->answer.reason);
+out:
+    pthread_mutex_unlock(&listed_lock);
+    if (rc != CONN_CTL_UNREACHABLE)
+        say("conn %u: control: %s", (unsigned)res->id,
+            rc == CONN_CTL_REFUSED ? "refused" : rc == CONN_CTL_PENDING ? "written, not yet applied" : "applied");
+    return rc;
+}
+
+size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&listed_lock);
+    for (int i = 0; i < LISTED_MAX && n < max; i++)
+        if (listed[i])
+            out[n++] = (struct conn_ctl_entry){listed_ids[i], listed[i]->ctl_acked, listed[i]->ctl_answered != 0,
+                                               listed[i]->ctl_last};
+    pthread_mutex_unlock(&listed_lock);
+    return n;
+}
+
+/* The client's answer: posted for the asker waiting on it.  The reason is
+ * the device's text: kept to printable ASCII. */
+static void on_ctl_answer(struct conn *c, const unsigned char *raw)
+{
+    trace_stream_ctl_answer_t a;
+    a.seq = wire_le32(raw + offsetof(trace_stream_ctl_answer_t, seq));
+    a.status = wire_le32(raw + offsetof(trace_stream_ctl_answer_t, status));
+    a.gen = wire_le64(raw + offsetof(trace_stream_ctl_answer_t, gen));
+    a.applied = wire_le64(raw + offsetof(trace_stream_ctl_answer_t, applied));
+    a.nfuncs = wire_le32(raw + offsetof(trace_stream_ctl_answer_t, nfuncs));
+    a.flags = wire_le32(raw + offsetof(trace_stream_ctl_answer_t, flags));
+    size_t k = 0;
+    for (const unsigned char *r = raw + offsetof(trace_stream_ctl_answer_t, reason);
+         k + 1 < sizeof a.reason && r[k]; k++)
+        a.reason[k] = r[k] >= 0x20 && r[k] < 0x7f ? (char)r[k] : '?';
+    a.reason[k] = 0;
+    pthread_mutex_lock(&listed_lock);
+    c->ctl_last = a;
+    c->ctl_answered = a.seq;
+    pthread_cond_broadcast(&listed_cond);
+    pthread_mutex_unlock(&listed_lock);
 }
 
 /*
@@ -464,6 +615,12 @@ static void answer_offer(struct conn *c)
     }
     if (c->req_offered)
         features |= TRACE_ACK_SNAPSHOT_REQUESTS;
+    if (c->ctl_offered) {
+        /* room for the largest request in an empty send queue (conn_control) */
+        int buf = 4 * (int)(TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX);
+        if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf) == 0)
+            features |= TRACE_ACK_CONTROL;
+    }
     if (!codecs && !features)
         return;
     unsigned char ack[TRACE_STREAM_ACK_SIZE];
@@ -471,6 +628,7 @@ static void answer_offer(struct conn *c)
     int sent = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof ack;
     c->acked = sent && codecs;
     c->req_acked = sent && c->req_offered;
+    c->ctl_acked = sent && (features & TRACE_ACK_CONTROL);
 }
 
 static void *writer_main(void *arg);
@@ -764,6 +922,11 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct proto_chunk *h)
                  "not say it takes them (%s)", n, c->sum_offered ? "no memory" : "never offered");
         return -1;
     }
+    if (h->type == TRACE_CHUNK_CONTROL_ANSWER && !c->ctl_offered) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": a control answer, but this server "
+                 "sent no request (never offered)", n);
+        return -1;
+    }
     if (h->type == TRACE_CHUNK_EVENTS_CODED && !c->acked) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": coded events, but this server did not "
                  "ack the codec (%s)", n, c->offered ? "not for this stream" : "never offered");
@@ -865,8 +1028,19 @@ static int writes_file(uint32_t type)
 static int write_chunk(struct conn *c, const struct proto_chunk *h, unsigned char *raw)
 {
     c->chunks_written++;
+    if (h->type == TRACE_CHUNK_CONTROL_ANSWER) { /* for the asker, not the files (its markers are in the events) */
+        on_ctl_answer(c, raw);
+        return 0;
+    }
     if (!c->opened) {
         int rc = take_intro(c, h, raw);
+        /* A client that takes control is listed (its file opened) as soon
+         * as its intro is whole, so `callsight ctl` reaches it before its
+         * first events: a summary stream's come only with its first merged
+         * snapshot. */
+        if (rc == 1 && c->ctl_offered && c->have_resume && (!c->key_offered || c->have_key) &&
+            (c->have_resume ? on_resume(c) : open_file(c, NULL)))
+            return 2;
         if (rc)
             return rc == 1 ? 0 : rc;
         if (!writes_file(h->type)) {

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace_wire.h"
+
 struct conn_opts {
     const char *dir;         /* output directory, prepared by files_init_dir */
     uint64_t seg_bytes;      /* rotate segments at this size */
@@ -65,6 +67,30 @@ void conn_say_flush(void);
  * that take requests, reached or not (a full socket buffer).
  */
 size_t conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *takers_seen);
+
+/*
+ * Live control (docs/control.md): send a request body (trace_wire.h,
+ * trace_stream_ctl_body_t and its addresses) to connection id (0: the one
+ * connection that takes control) and wait, bounded, for its answer.  One
+ * caller at a time (serve's control socket).  Returns CONN_CTL_*; res
+ * holds the connection reached, the answer, and why when not applied.
+ */
+enum { CONN_CTL_APPLIED = 0, CONN_CTL_REFUSED = 1, CONN_CTL_UNREACHABLE = 2, CONN_CTL_PENDING = 3 };
+struct conn_ctl_result {
+    uint32_t id;
+    trace_stream_ctl_answer_t answer;
+    char why[160];
+};
+int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn_ctl_result *res);
+
+/* The connections writing now, for `callsight ctl DIR --list`: whether each
+ * takes control, and its last answer (answered 0: none yet). */
+struct conn_ctl_entry {
+    uint32_t id;
+    int takes, answered;
+    trace_stream_ctl_answer_t last;
+};
+size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max);
 
 /* A connection writing a file, and the bytes read from its socket so far
  * (handshake and chunks, compressed: what crossed the link). */

@@ -23,6 +23,7 @@
 #define CONTROL_WAIT_MS 1000 /* serve: for a client's request line */
 #define REQUEST_WAIT_MS 5000 /* trigger: for serve's answer */
 #define CONTROL_MAX_IDS 64   /* ids named in one answer */
+#define CTL_REPLY_WAIT_MS 8000 /* ctl: for serve's answer (serve waits for the device's, bounded) */
 
 static int control_path(const char *dir, struct sockaddr_un *a)
 {
@@ -116,6 +117,54 @@ static void answer_wire(int fd)
     answer(fd, text);
 }
 
+/* LEN bytes of body within ms, then the request relayed (conn_control). */
+static void serve_ctl(int fd, unsigned long id, unsigned long len)
+{
+    static unsigned char body[TRACE_STREAM_CTL_BODY_MAX];
+    char line[CONTROL_LINE_MAX];
+    if (len > sizeof body) {
+        snprintf(line, sizeof line, "refused %lu a request of %lu bytes (at most %u)\n", id, len,
+                 TRACE_STREAM_CTL_BODY_MAX);
+        answer(fd, line);
+        return;
+    }
+    long until = now_ms() + CONTROL_WAIT_MS;
+    for (size_t got = 0; got < len;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        long left = until - now_ms();
+        ssize_t n = left > 0 && poll(&p, 1, (int)left) > 0 ? recv(fd, body + got, len - got, 0) : -1;
+        if (n <= 0)
+            return; /* late or gone: nothing was sent on */
+        got += (size_t)n;
+    }
+    struct conn_ctl_result r;
+    int rc = conn_control((uint32_t)id, body, len, &r);
+    const trace_stream_ctl_answer_t *a = &r.answer;
+    if (rc == CONN_CTL_APPLIED || rc == CONN_CTL_PENDING)
+        snprintf(line, sizeof line, "%s %u %llu %llu %u %u\n", rc == CONN_CTL_APPLIED ? "applied" : "pending",
+                 (unsigned)r.id, (unsigned long long)a->gen, (unsigned long long)a->applied, (unsigned)a->flags,
+                 (unsigned)a->nfuncs);
+    else if (rc == CONN_CTL_REFUSED)
+        snprintf(line, sizeof line, "refused %u %s\n", (unsigned)r.id, r.why);
+    else
+        snprintf(line, sizeof line, "unreachable %s\n", r.why);
+    answer(fd, line);
+}
+
+static void answer_ctl_list(int fd)
+{
+    static struct conn_ctl_entry e[CONTROL_MAX_CONNS];
+    static char text[32 + CONTROL_MAX_CONNS * 96];
+    size_t n = conn_ctl_list(e, CONTROL_MAX_CONNS);
+    int used = snprintf(text, sizeof text, "ctl-list %zu\n", n);
+    for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof text; i++)
+        used += snprintf(text + used, sizeof text - (size_t)used, "%u %d %d %llu %llu %u %u\n", (unsigned)e[i].id,
+                         e[i].takes, e[i].answered, (unsigned long long)e[i].last.gen,
+                         (unsigned long long)e[i].last.applied, (unsigned)e[i].last.flags,
+                         (unsigned)e[i].last.nfuncs);
+    answer(fd, text);
+}
+
 void control_serve_one(int lfd)
 {
     char line[CONTROL_LINE_MAX];
@@ -133,8 +182,19 @@ void control_serve_one(int lfd)
         close(fd);
         return;
     }
+    if (!strcmp(line, "ctl-list")) {
+        answer_ctl_list(fd);
+        close(fd);
+        return;
+    }
+    unsigned long len;
+    if (sscanf(line, "ctl %lu %lu%c", &id, &len, &tail) == 2 && id <= UINT32_MAX) {
+        serve_ctl(fd, id, len);
+        close(fd);
+        return;
+    }
     if (sscanf(line, "snapshot %lu%c", &id, &tail) != 1 || id > UINT32_MAX) {
-        answer(fd, "error the request is not 'snapshot ID' or 'wire'\n");
+        answer(fd, "error the request is not 'snapshot ID', 'wire', 'ctl ID LEN' or 'ctl-list'\n");
         close(fd);
         return;
     }
@@ -231,4 +291,49 @@ long control_wire(const char *dir, struct conn_wire *out, size_t max, int wait_m
         return -1;
     }
     return (size_t)got < max ? got : (long)max;
+}
+
+int control_ctl(const char *dir, uint32_t id, const unsigned char *body, size_t len, char *reply, size_t rlen)
+{
+    char line[64];
+    snprintf(line, sizeof line, "ctl %u %zu\n", (unsigned)id, len);
+    int fd = control_ask(dir, line, reply, rlen);
+    if (fd < 0)
+        return -1;
+    if (send(fd, body, len, MSG_NOSIGNAL) != (ssize_t)len) {
+        snprintf(reply, rlen, "serve in %s did not take the request", dir);
+        close(fd);
+        return -1;
+    }
+    int rc = read_line(fd, reply, rlen, CTL_REPLY_WAIT_MS);
+    if (rc)
+        snprintf(reply, rlen, "serve in %s did not answer (an older serve?)", dir);
+    close(fd);
+    return rc;
+}
+
+int control_ctl_list(const char *dir, char *text, size_t len)
+{
+    char line[128], tail;
+    unsigned long n;
+    int fd = control_ask(dir, "ctl-list\n", text, len);
+    if (fd < 0)
+        return -1;
+    size_t used = 0;
+    int rc = read_line(fd, line, sizeof line, REQUEST_WAIT_MS) || sscanf(line, "ctl-list %lu%c", &n, &tail) != 1 ||
+             n > CONTROL_MAX_CONNS ? -1 : 0;
+    text[0] = 0;
+    for (unsigned long i = 0; rc == 0 && i < n; i++) {
+        if (read_line(fd, line, sizeof line, REQUEST_WAIT_MS)) {
+            rc = -1;
+            break;
+        }
+        int k = snprintf(text + used, len - used, "%s\n", line);
+        if (k > 0 && (size_t)k < len - used)
+            used += (size_t)k;
+    }
+    close(fd);
+    if (rc)
+        snprintf(text, len, "serve in %s did not answer 'ctl-list' (an older serve?)", dir);
+    return rc;
 }

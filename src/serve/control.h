@@ -21,6 +21,17 @@
  *   ID BYTES\n         CONTROL_MAX_CONNS), each with the bytes read from its
  *                      socket so far
  *
+ *   ctl ID LEN\n       (callsight ctl DIR) then LEN bytes: a live-control
+ *                      request body (trace_wire.h) for connection ID (0:
+ *                      the one that takes control); answered by one line:
+ *   applied ID GEN APPLIED FLAGS NFUNCS\n   (pending: the same words, after
+ *                      "pending": written, no thread applied it yet)
+ *   refused ID WHY\n   the device refused it: nothing changed
+ *   unreachable WHY\n  no such connection, it does not take control, no answer
+ *
+ *   ctl-list\n         answered by "ctl-list N\n" and one line per connection:
+ *   ID TAKES ANSWERED GEN APPLIED FLAGS NFUNCS\n  (the last answer's figures)
+ *
  * The protocol is private to one callsight version on one host, so it is
  * text and unversioned; the wire to devices is what trace_wire.h defines.
  */
@@ -57,5 +68,13 @@ int control_request(const char *dir, uint32_t id, char *reply, size_t len);
  * that predates the request). */
 long control_wire(const char *dir, struct conn_wire *out, size_t max, int wait_ms, char *err,
                   size_t errlen);
+
+/* callsight ctl DIR: send a request body for connection id; serve's answer
+ * line (without the newline) in reply.  0, or -1 with why in reply. */
+int control_ctl(const char *dir, uint32_t id, const unsigned char *body, size_t len, char *reply, size_t rlen);
+
+/* callsight ctl DIR --list: the answer's lines, whole, into text (NUL
+ * ended).  0, or -1 with why in text. */
+int control_ctl_list(const char *dir, char *text, size_t len);
 
 #endif

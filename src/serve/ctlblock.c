@@ -99,10 +99,9 @@ static int lock_block(int fd)
     return -1;
 }
 
-int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t *addrs, size_t n, uint64_t *gen, char *msg,
-                   size_t len)
+int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t build_id[2], const uint64_t *addrs, size_t n,
+                   int keep, uint64_t *gen, char *msg, size_t len)
 {
-    trace_shm_control_t *c = b->c;
     if (n > TRACE_CTL_FUNCS_MAX) {
         snprintf(msg, len, "%zu functions: a setting holds at most %u", n, TRACE_CTL_FUNCS_MAX);
         return -1;
@@ -111,38 +110,11 @@ int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t *addrs, si
         snprintf(msg, len, "another callsight ctl kept the block for over a second");
         return -1;
     }
-    uint64_t g = load_gen(c);
-    int rc = -1;
-    if (g & 1u) {
-        snprintf(msg, len, "the block's generation %llu is odd: not written by callsight ctl", (unsigned long long)g);
-        goto out;
-    }
-    uint32_t k = (uint32_t)(g / 2u + 1u) & 1u, used = 0;
-    uint64_t *tab = c->funcs[k];
-    memset(tab, 0, sizeof c->funcs[k]);
-    for (size_t j = 0; j < n; j++) {
-        uint32_t i = trace_ctl_slot(addrs[j]), p = 0;
-        while (p < TRACE_CTL_PROBE_MAX && tab[i] && tab[i] != addrs[j]) {
-            i = (i + 1u) & (TRACE_CTL_SLOTS - 1u);
-            p++;
-        }
-        if (p == TRACE_CTL_PROBE_MAX || !addrs[j]) {
-            snprintf(msg, len, "the %zu functions do not fit the block's table (a slot more than %u from its hash)",
-                     n, TRACE_CTL_PROBE_MAX);
-            goto out;
-        }
-        used += !tab[i];
-        tab[i] = addrs[j];
-    }
-    memset(&c->setting[k], 0, sizeof c->setting[k]);
-    c->setting[k].flags = flags;
-    c->setting[k].nfuncs = used;
-    atomic_store_explicit((_Atomic uint64_t *)&c->gen, g + 2u, memory_order_release);
-    *gen = g + 2u;
-    rc = 0;
-out:
+    const char *why = trace_ctl_publish(b->c, flags, build_id, addrs, (uint32_t)n, keep, gen);
     flock(b->fd, LOCK_UN);
-    return rc;
+    if (why)
+        snprintf(msg, len, "%s", why);
+    return why ? -1 : 0;
 }
 
 int ctlblock_wait(const struct ctlblock *b, uint64_t gen, unsigned ms)

@@ -38,6 +38,8 @@ struct proto_hello {
 int proto_hello_codec_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* 1 when it offers summary snapshots (TRACE_STREAM_FLAG_SUMMARY_OFFER). */
 int proto_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* Whether it takes live-control requests (TRACE_STREAM_FLAG_CONTROL_OFFER). */
+int proto_hello_control_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* Whether it offers to take snapshot requests (TRACE_STREAM_FLAG_REQUEST_OFFER). */
 int proto_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* 1 when the handshake says a TRACE_CHUNK_RESUME_KEY follows the first resume notice. */

@@ -5,9 +5,9 @@
 # over every committed input of its corpus without a crash or a report
 # (analyze: the whole pass, fuzz/fuzz_analyze.c, over hostile trace files).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 24
+plan 27
 
-for h in stream_proto trace_reader callgraph trace_config summary stream_sums modlist analyze; do
+for h in stream_proto trace_reader callgraph trace_config summary stream_sums modlist analyze stream_ctl; do
     replay_corpus $h
 done
 exit $_failed

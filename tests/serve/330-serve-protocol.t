@@ -93,7 +93,7 @@ is "$(stat -c %s "$T/out/trace.stream.1.0.bin")" 320080 "good file is 80 + 10000
 timeout 30 "$GEN" --events 3000 --chunk 1000 --unknown-after 1 --notice 77 127.0.0.1 "$SERVE_PORT"
 ok $? "a stream with an unknown chunk type and a drop notice is sent"
 wait_log "^callsight serve: conn 9 closed" > /dev/null
-is "$(count_log "^callsight serve: conn 9: warning: skipping chunk of unknown type 7 \(100 bytes\)")" 1 \
+is "$(count_log "^callsight serve: conn 9: warning: skipping chunk of unknown type 99 \(100 bytes\)")" 1 \
     "unknown chunk type: one warning"
 is "$(count_log "^callsight serve: conn 9: device dropped 77 events \(cumulative\)$")" 1 "notice: printed"
 is "$(count_log "^callsight serve: conn 9 closed \($P\): 3000 events, .*, dropped 77, 1 unknown chunks skipped$")" 1 \

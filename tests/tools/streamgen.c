@@ -223,7 +223,7 @@ static int send_unknown(void)
 {
     unsigned char junk[100];
     memset(junk, 0x5a, sizeof junk);
-    return send_chunk_raw(7, 0, sizeof junk, junk, sizeof junk);
+    return send_chunk_raw(99, 0, sizeof junk, junk, sizeof junk);
 }
 
 static void touch(const char *path)

@@ -176,8 +176,12 @@ static void test_fault_chunks(void)
     struct proto_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
     ok(proto_chunk_known(TRACE_CHUNK_RESUME) && proto_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
            proto_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && proto_chunk_known(TRACE_CHUNK_RESUME_KEY) &&
-           !proto_chunk_known(7),
-       "resume, tracer-lost, summary-increment and resume-key chunks are known, type 7 is not");
+           proto_chunk_known(TRACE_CHUNK_CONTROL_ANSWER) && !proto_chunk_known(8),
+       "resume, tracer-lost, summary-increment, resume-key and control-answer chunks are known, type 8 is not");
+    struct proto_chunk ca = {TRACE_CHUNK_CONTROL_ANSWER, TRACE_STREAM_CTL_ANSWER_SIZE, 30};
+    struct proto_chunk cb = {TRACE_CHUNK_CONTROL_ANSWER, TRACE_STREAM_CTL_ANSWER_SIZE - 1, 30};
+    ok(proto_chunk_check(&ca, why, sizeof why) == 0 && proto_chunk_check(&cb, why, sizeof why) == -1,
+       "a control answer is 128 bytes exactly");
     struct proto_chunk k = {TRACE_CHUNK_RESUME_KEY, TRACE_STREAM_RESUME_KEY_SIZE, 25};
     ok(proto_chunk_check(&k, why, sizeof why) == 0, "a 16-byte resume key is well formed");
     k.raw_len = 15;
