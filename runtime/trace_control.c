@@ -102,6 +102,18 @@ TR_NOINSTR static TR_HOT_INLINE int ctl_listed(const tl_state_t *t, uintptr_t fu
     return 0;
 }
 
+/* TRACE_CTL_UNDER: whether a call entered at depth d is outside the
+ * subtree (the function's outermost open call and the levels below it). */
+TR_NOINSTR static TR_HOT_INLINE int ctl_outside(tl_state_t *t, uintptr_t func, uint32_t d)
+{
+    if (!t->ctl_in) {
+        if ((uint64_t)func - g_load_bias != t->ctl_under)
+            return 1;
+        t->ctl_in = d + 1u;
+    }
+    return d + 1u - t->ctl_in > t->ctl_levels;
+}
+
 /* A new generation, at this hook: its setting taken, said in-band. */
 TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
 {
@@ -112,13 +124,21 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
     uint64_t b0 = atomic_load_explicit((_Atomic uint64_t *)&s->build_id[0], memory_order_relaxed);
     uint64_t b1 = atomic_load_explicit((_Atomic uint64_t *)&s->build_id[1], memory_order_relaxed);
     t->ctl_buf = b;
-    t->ctl_flags = flags & (TRACE_CTL_PAUSED | TRACE_CTL_OFF | TRACE_CTL_ONLY);
+    t->ctl_flags = flags & (TRACE_CTL_PAUSED | TRACE_CTL_OFF | TRACE_CTL_ONLY | TRACE_CTL_UNDER);
+    if (t->ctl_flags & TRACE_CTL_UNDER) {
+        t->ctl_flags &= ~(TRACE_CTL_OFF | TRACE_CTL_ONLY); /* not together: the writer refuses that */
+        t->ctl_under = atomic_load_explicit((_Atomic uint64_t *)&s->under, memory_order_relaxed);
+        t->ctl_levels = atomic_load_explicit((_Atomic uint32_t *)&s->under_depth, memory_order_relaxed);
+        nf = t->ctl_levels > 0xfffeu ? 0xffffu : t->ctl_levels; /* the marker says the depth */
+    }
+    t->ctl_in = 0; /* a subtree begins at the function's next call */
     /* Functions named in another program (a ring's processes may run
      * several): none of ours is off, and none of ours is among "only". */
-    if ((t->ctl_flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY)) && (b0 | b1) &&
+    if ((t->ctl_flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY | TRACE_CTL_UNDER)) && (b0 | b1) &&
         (b0 != g_build_id[0] || b1 != g_build_id[1]))
-        t->ctl_flags = (t->ctl_flags & TRACE_CTL_OFF) ? t->ctl_flags & ~(TRACE_CTL_OFF | TRACE_CTL_ONLY)
-                                                      : (t->ctl_flags & ~TRACE_CTL_ONLY) | TRACE_CTL_PAUSED;
+        t->ctl_flags = (t->ctl_flags & TRACE_CTL_OFF)
+                           ? t->ctl_flags & ~(TRACE_CTL_OFF | TRACE_CTL_ONLY)
+                           : (t->ctl_flags & ~(TRACE_CTL_ONLY | TRACE_CTL_UNDER)) | TRACE_CTL_PAUSED;
     t->ctl_gen = gen;
     _Atomic uint64_t *applied = (_Atomic uint64_t *)&g_ctl->applied;
     uint64_t a = atomic_load_explicit(applied, memory_order_relaxed);
@@ -134,9 +154,10 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
     trace_event_t *e = &t->buf[TL_HEAD + t->n++];
     mark_fill(e, clock_now(), t->tid, TRACE_MARK_CONTROL, gen);
     e->pad[0] = (uint8_t)t->ctl_flags;
-    nf = nf > TRACE_CTL_FUNCS_MAX ? TRACE_CTL_FUNCS_MAX : nf;
+    if (!(t->ctl_flags & TRACE_CTL_UNDER))
+        nf = nf > TRACE_CTL_FUNCS_MAX ? TRACE_CTL_FUNCS_MAX : nf;
     e->pad[1] = (uint8_t)(nf & 0xffu);
-    e->pad[2] = (uint8_t)(nf >> 8);
+    e->pad[2] = (uint8_t)(nf >> 8 & 0xffu);
     t->nmarks++;
 }
 
@@ -154,6 +175,7 @@ TR_NOINSTR static TR_HOT_INLINE int ctl_skip(tl_state_t *t, uintptr_t func, uint
             return 0;
         uint32_t f = t->ctl_flags;
         int skip = f && ((f & TRACE_CTL_PAUSED) ||
+                         ((f & TRACE_CTL_UNDER) && ctl_outside(t, func, d)) ||
                          ((f & (TRACE_CTL_OFF | TRACE_CTL_ONLY)) &&
                           ((f & TRACE_CTL_OFF) ? ctl_listed(t, func) : !ctl_listed(t, func))));
         uint64_t bit = (uint64_t)1 << (d & 63u);
@@ -163,5 +185,7 @@ TR_NOINSTR static TR_HOT_INLINE int ctl_skip(tl_state_t *t, uintptr_t func, uint
     if (d == 0)
         return 0; /* a frame open before the thread's first hook here: as without control */
     t->ctl_depth = --d;
+    if (t->ctl_in == d + 1u)
+        t->ctl_in = 0; /* the subtree's call returns: outside again */
     return d < CTL_DEPTH && (t->ctl_skip[d >> 6] >> (d & 63u) & 1u);
 }

@@ -239,6 +239,9 @@ typedef struct tl_state {
     uint64_t ctl_gen;            /* TRACE_CONTROL: the generation applied (0: none) */
     uint32_t ctl_flags, ctl_buf; /* ... its TRACE_CTL_* flags, the buffer of its table */
     uint32_t ctl_depth;          /* ... frames entered since the thread began, less those returned */
+    uint32_t ctl_in;             /* ... TRACE_CTL_UNDER: 1 + the depth of the open call of the function, 0: none */
+    uint32_t ctl_levels;         /* ... levels below it recorded */
+    uint64_t ctl_under;          /* ... the function, link-time */
     uint64_t ctl_skip[CTL_DEPTH / 64u]; /* ... bit d: the call at depth d was not recorded */
     trace_event_t *buf;          /* `own`, or file mode's larger buffer (file_buf_grow) */
     trace_event_t own[TL_HEAD + TRACE_BUF_EVENTS + TL_TAIL];

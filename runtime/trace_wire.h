@@ -176,18 +176,19 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
  * 16-byte head (its size that of a snapshot request, so a reader takes 16
  * bytes and looks at the magic), then `len` bytes of body: a
  * trace_stream_ctl_body_t and its nfuncs link-time addresses (u64 each) of
- * the program build_id names, len = 32 + 8 * nfuncs exactly.  A body that
+ * the program build_id names, len = 40 + 8 * nfuncs exactly.  A body that
  * is not that (wire_ctl_parse) is refused whole: nothing changes; a head
  * that is not a request, or a len above TRACE_STREAM_CTL_BODY_MAX, ends the
  * client's reading of requests, never the stream.
  */
 #define TRACE_STREAM_CTL_MAGIC "TKCTL" /* 5 chars, NUL-padded to 8 */
 #define TRACE_STREAM_CTL_HEAD_SIZE 16u
-#define TRACE_STREAM_CTL_FIXED 32u
+#define TRACE_STREAM_CTL_FIXED 40u
 #define TRACE_STREAM_CTL_FUNCS_MAX 4096u /* as trace_shm.h's TRACE_CTL_FUNCS_MAX */
 #define TRACE_STREAM_CTL_BODY_MAX (TRACE_STREAM_CTL_FIXED + 8u * TRACE_STREAM_CTL_FUNCS_MAX)
 #define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
-#define TRACE_STREAM_CTL_FLAGS 0x7u /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_FLAGS 0xfu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_UNDER 0x8u /* = TRACE_CTL_UNDER: only calls under `under`, `depth` levels */
 
 typedef struct trace_stream_ctl_request {
     char magic[8]; /* "TKCTL\0\0\0" */
@@ -196,18 +197,21 @@ typedef struct trace_stream_ctl_request {
 } trace_stream_ctl_request_t;
 
 typedef struct trace_stream_ctl_body {
-    uint32_t flags;       /* TRACE_CTL_*: paused, off, only */
+    uint32_t flags;       /* TRACE_CTL_*: paused, off, only, under */
     uint32_t nfuncs;      /* addresses after this, at most TRACE_STREAM_CTL_FUNCS_MAX */
     uint32_t what;        /* TRACE_STREAM_CTL_KEEP or 0 */
-    uint32_t pad;         /* zero */
+    uint32_t depth;       /* under: levels below it recorded (0xffffffff: all); else zero */
     uint64_t build_id[2]; /* the program the addresses are of, bytes 0-15 (zero: any) */
+    uint64_t under;       /* under: the function, link-time; else zero */
 } trace_stream_ctl_body_t;
 
 _Static_assert(sizeof(trace_stream_ctl_request_t) == TRACE_STREAM_CTL_HEAD_SIZE, "control head is 16 bytes");
 _Static_assert(TRACE_STREAM_CTL_HEAD_SIZE == TRACE_STREAM_REQUEST_SIZE, "read as a snapshot request is");
 _Static_assert(offsetof(trace_stream_ctl_request_t, seq) == 8, "seq at 8");
 _Static_assert(offsetof(trace_stream_ctl_request_t, len) == 12, "len at 12");
-_Static_assert(sizeof(trace_stream_ctl_body_t) == TRACE_STREAM_CTL_FIXED, "control body head is 32 bytes");
+_Static_assert(sizeof(trace_stream_ctl_body_t) == TRACE_STREAM_CTL_FIXED, "control body head is 40 bytes");
+_Static_assert(offsetof(trace_stream_ctl_body_t, depth) == 12, "depth at 12");
+_Static_assert(offsetof(trace_stream_ctl_body_t, under) == 32, "under at 32");
 _Static_assert(offsetof(trace_stream_ctl_body_t, nfuncs) == 4, "nfuncs at 4");
 _Static_assert(offsetof(trace_stream_ctl_body_t, what) == 8, "what at 8");
 _Static_assert(offsetof(trace_stream_ctl_body_t, build_id) == 16, "build_id at 16");
@@ -230,7 +234,7 @@ typedef struct trace_stream_ctl_answer {
     uint32_t status;   /* TRACE_CTL_ANSWER_* */
     uint64_t gen;      /* the generation written (0: refused) */
     uint64_t applied;  /* the highest generation a thread had applied when this was sent */
-    uint32_t nfuncs;   /* functions in the setting now applied */
+    uint32_t nfuncs;   /* functions in the setting now applied (under: its depth) */
     uint32_t flags;    /* its TRACE_CTL_* flags */
     char reason[96];   /* why refused; empty otherwise */
 } trace_stream_ctl_answer_t;
@@ -708,9 +712,9 @@ static inline void wire_codec_decode(struct wire_codec *c, const unsigned char *
  * A request's body, as trace_stream takes it and callsight ctl writes it.
  */
 struct wire_ctl {
-    uint32_t flags, nfuncs;
+    uint32_t flags, nfuncs, depth;
     int keep;
-    uint64_t build_id[2];
+    uint64_t build_id[2], under;
 };
 
 /* Check a body of len bytes and take it apart, its addresses into funcs
@@ -725,12 +729,18 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     q->keep = (what & TRACE_STREAM_CTL_KEEP) != 0;
     q->build_id[0] = wire_le64(b + 16);
     q->build_id[1] = wire_le64(b + 24);
+    q->depth = wire_le32(b + 12);
+    q->under = wire_le64(b + 32);
     if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs)
         return "its count of functions does not match its length";
-    if (what & ~TRACE_STREAM_CTL_KEEP || wire_le32(b + 12))
+    if (what & ~TRACE_STREAM_CTL_KEEP)
         return "it asks for something this trace_stream does not know";
     if (q->flags & ~TRACE_STREAM_CTL_FLAGS)
         return "it sets flags this trace_stream does not know";
+    if ((q->flags & TRACE_STREAM_CTL_UNDER) && !q->keep && (!q->under || q->nfuncs || (q->flags & 0x6u)))
+        return "a subtree needs its function, and goes with no set of functions";
+    if (!(q->flags & TRACE_STREAM_CTL_UNDER) && (q->under || q->depth))
+        return "it names a subtree without asking for one";
     if (q->keep && q->nfuncs)
         return "it keeps the functions as set and names some too";
     for (uint32_t i = 0; i < q->nfuncs; i++)
@@ -746,9 +756,10 @@ static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q,
     wire_put_le32(b, q->flags);
     wire_put_le32(b + 4, q->nfuncs);
     wire_put_le32(b + 8, q->keep ? TRACE_STREAM_CTL_KEEP : 0u);
-    wire_put_le32(b + 12, 0);
+    wire_put_le32(b + 12, q->depth);
     wire_put_le64(b + 16, q->build_id[0]);
     wire_put_le64(b + 24, q->build_id[1]);
+    wire_put_le64(b + 32, q->under);
     for (uint32_t i = 0; i < q->nfuncs; i++)
         wire_put_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i, funcs[i]);
     return TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs;

@@ -33,7 +33,8 @@ static void ctl_request(struct sender *s)
     if (!why && !s->ctl.block)
         why = "this trace_stream's ring has no control block";
     if (!why)
-        why = trace_ctl_publish(s->ctl.block, q.flags, q.build_id, s->ctl.funcs, q.nfuncs, q.keep, &gen);
+        why = trace_ctl_publish(s->ctl.block, q.flags, q.build_id, s->ctl.funcs, q.nfuncs, q.under, q.depth, q.keep,
+                                &gen);
     if (why && !s->o->quiet)
         fprintf(stderr, "trace_stream: control request %" PRIu32 " refused: %s; nothing changed\n", s->ctl.req_seq,
                 why);
@@ -96,7 +97,9 @@ static int ctl_service(struct sender *s)
     wire_put_le64(a + offsetof(trace_stream_ctl_answer_t, gen), s->ctl.gen);
     wire_put_le64(a + offsetof(trace_stream_ctl_answer_t, applied), applied);
     if (c && s->ctl.gen) {
-        wire_put_le32(a + offsetof(trace_stream_ctl_answer_t, nfuncs), c->setting[k].nfuncs);
+        const trace_ctl_setting_t *set = &c->setting[k];
+        wire_put_le32(a + offsetof(trace_stream_ctl_answer_t, nfuncs),
+                      set->flags & TRACE_CTL_UNDER ? set->under_depth : set->nfuncs);
         wire_put_le32(a + offsetof(trace_stream_ctl_answer_t, flags), c->setting[k].flags);
     }
     memcpy(a + offsetof(trace_stream_ctl_answer_t, reason), s->ctl.why,

@@ -32,7 +32,8 @@ static void usage(FILE *out)
             "usage: callsight ctl --pid PID [--exe BIN] CHANGE [--wait MS]\n"
             "       callsight ctl DIR [--conn N] [--exe BIN] CHANGE\n"
             "       callsight ctl DIR --list\n"
-            "  CHANGE: --pause | --resume | --off NAME... | --only NAME... | --reset | --show\n"
+            "  CHANGE: --pause | --resume | --off NAME... | --only NAME...\n"
+            "          | --under NAME [--depth D] | --reset | --show\n"
             "\n"
             "Change what a running program records, from now on, without a rebuild or\n"
             "a restart.  Each of its threads applies a change at its next hook and says\n"
@@ -61,6 +62,10 @@ static void usage(FILE *out)
             "                --function takes it (a C++ name from any '::', a glob\n"
             "                'fi*'); repeat for more\n"
             "  --only NAME   record only these functions' calls (repeatable)\n"
+            "  --under NAME  record only calls inside a call of NAME (one function):\n"
+            "                NAME itself and what it calls, from its next call on\n"
+            "  --depth D     with --under: at most D levels below NAME (0: NAME alone;\n"
+            "                default: all)\n"
             "  --reset       record everything again\n"
             "  --show        --pid: print what the process applies now, change nothing\n"
             "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
@@ -89,10 +94,22 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *v)
     return errno || end == s || *end || s[0] == '-' || *v > max ? -1 : 0;
 }
 
+/* "only calls under 1 function, ..." in words; depth as the block or the
+ * marker holds it (0xffff and above: any). */
+static void ctl_under_words(char *out, size_t len, uint32_t depth)
+{
+    if (depth >= 0xffffu)
+        snprintf(out, len, "only calls under 1 function (all levels)");
+    else
+        snprintf(out, len, "only calls under 1 function (at most %u level%s below it)", depth, depth == 1 ? "" : "s");
+}
+
 static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *state)
 {
-    char what[64];
-    if (flags & TRACE_CTL_OFF)
+    char what[96];
+    if (flags & TRACE_CTL_UNDER)
+        ctl_under_words(what, sizeof what, (uint32_t)n);
+    else if (flags & TRACE_CTL_OFF)
         snprintf(what, sizeof what, "all but %zu function%s", n, n == 1 ? "" : "s");
     else if (flags & TRACE_CTL_ONLY)
         snprintf(what, sizeof what, "only %zu function%s", n, n == 1 ? "" : "s");
@@ -163,12 +180,30 @@ static int resolve(const char *exe, const uint64_t want[2], const char *who, cha
 
 /* What a change is, before it is sent anywhere. */
 struct change {
-    int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'x' reset 's'how */
+    int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'u'nder 'x' reset 's'how */
+    unsigned long depth; /* --under's --depth (TRACE_CTL_DEPTH_ANY: all) */
     const char *exe;
     char **names;
     size_t nn;
     unsigned long wait_ms;
 };
+
+/* --under takes one function: its address out of the list (freed), or
+ * CTL_REFUSED when the name matches several (said). */
+static int one_function(const char *name, uint64_t **addrs, size_t *n, uint64_t *under)
+{
+    int rc = 0;
+    if (*n == 1)
+        *under = (*addrs)[0];
+    else {
+        fprintf(stderr, PROG ": --under '%s' matches %zu functions; it takes one: nothing changed\n", name, *n);
+        rc = CTL_REFUSED;
+    }
+    free(*addrs);
+    *addrs = NULL;
+    *n = 0;
+    return rc;
+}
 
 /* --pid: the process's own block. */
 static int ctl_pid(unsigned long pid, const struct change *ch)
@@ -192,6 +227,8 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
     int rc = CTL_APPLIED, op = ch->op;
     if (op == 's') {
         uint64_t applied = b.c->applied;
+        if (flags & TRACE_CTL_UNDER)
+            ncur = b.c->setting[(gen / 2u) & 1u].under_depth;
         say_setting(who, gen, flags, ncur, gen && applied < gen ? " (not yet applied by any thread)" : "");
         ctlblock_close(&b);
         return CTL_APPLIED;
@@ -199,21 +236,27 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
     uint64_t *addrs = NULL;
     size_t n = 0;
     int keep = op == 'p' || op == 'r';
-    if (op == 'o' || op == 'y') {
+    uint64_t under = 0;
+    if (op == 'o' || op == 'y' || op == 'u') {
         rc = resolve(ch->exe, b.c->build_id, who, ch->names, ch->nn, &addrs, &n, words);
-        flags = (flags & TRACE_CTL_PAUSED) | (op == 'o' ? TRACE_CTL_OFF : TRACE_CTL_ONLY);
+        if (op == 'u' && !rc)
+            rc = one_function(ch->names[0], &addrs, &n, &under);
+        flags = (flags & TRACE_CTL_PAUSED) | (op == 'o' ? TRACE_CTL_OFF : op == 'y' ? TRACE_CTL_ONLY : TRACE_CTL_UNDER);
     } else if (keep) {
         n = flags & (TRACE_CTL_OFF | TRACE_CTL_ONLY) ? ncur : 0;
         flags = op == 'p' ? flags | TRACE_CTL_PAUSED : flags & ~TRACE_CTL_PAUSED;
     } else
         flags = 0;
-    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, keep, &gen, msg, sizeof msg) < 0) {
+    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, keep, &gen, msg,
+                                            sizeof msg) < 0) {
         fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
         rc = CTL_REFUSED;
     }
     free(addrs);
     if (rc == CTL_APPLIED) {
         int applied = ctlblock_wait(&b, gen, (unsigned)ch->wait_ms);
+        if (flags & TRACE_CTL_UNDER)
+            n = ch->depth;
         say_setting(who, gen, flags, n, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
         rc = applied ? CTL_APPLIED : CTL_PENDING;
     }
@@ -265,6 +308,12 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         rc = resolve(ch->exe, NULL, "", ch->names, ch->nn, &addrs, &n, q.build_id);
         q.flags = ch->op == 'o' ? TRACE_CTL_OFF : TRACE_CTL_ONLY;
         q.nfuncs = (uint32_t)n;
+    } else if (ch->op == 'u') {
+        rc = resolve(ch->exe, NULL, "", ch->names, ch->nn, &addrs, &n, q.build_id);
+        if (!rc)
+            rc = one_function(ch->names[0], &addrs, &n, &q.under);
+        q.flags = TRACE_CTL_UNDER;
+        q.depth = (uint32_t)ch->depth;
     } else {
         q.keep = ch->op == 'p' || ch->op == 'r';
         q.flags = ch->op == 'p' ? TRACE_CTL_PAUSED : 0;
@@ -284,7 +333,7 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         (!strcmp(word, "applied") || !strcmp(word, "pending"))) {
         int done = !strcmp(word, "applied");
         snprintf(who, sizeof who, "conn %u", id);
-        say_setting(who, gen, flags, nfuncs, done ? " (applied)"
+        say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, done ? " (applied)"
                     : " (written; no thread has applied it yet: each does at its next call)");
         return done ? CTL_APPLIED : CTL_PENDING;
     }
@@ -305,12 +354,12 @@ int cmd_ctl(int argc, char **argv)
     unsigned long pid = 0, conn = 0;
     const char *dir = NULL;
     char *names[NAMES_MAX];
-    struct change ch = {0, NULL, names, 0, 1000};
-    int list = 0, conn_given = 0, wait_given = 0;
+    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, names, 0, 1000};
+    int list = 0, conn_given = 0, wait_given = 0, depth_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
-                      !strcmp(a, "--wait") || !strcmp(a, "--conn");
+                      !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -320,14 +369,19 @@ int cmd_ctl(int argc, char **argv)
             return CTL_USAGE;
         }
         int want = !strcmp(a, "--pause") ? 'p' : !strcmp(a, "--resume") ? 'r' : !strcmp(a, "--off") ? 'o'
-                 : !strcmp(a, "--only") ? 'y' : !strcmp(a, "--reset") ? 'x' : !strcmp(a, "--show") ? 's' : 0;
+                 : !strcmp(a, "--only") ? 'y' : !strcmp(a, "--under") ? 'u' : !strcmp(a, "--reset") ? 'x'
+                 : !strcmp(a, "--show") ? 's' : 0;
         if (want) {
             if (ch.op && ch.op != want) {
                 fprintf(stderr, PROG ": one change at a time: %s with another (try --help)\n", a);
                 return CTL_USAGE;
             }
             ch.op = want;
-            if (want == 'o' || want == 'y') {
+            if (want == 'u' && ch.nn) {
+                fprintf(stderr, PROG ": --under takes one function\n");
+                return CTL_USAGE;
+            }
+            if (want == 'o' || want == 'y' || want == 'u') {
                 if (ch.nn == NAMES_MAX) {
                     fprintf(stderr, PROG ": more than %d names\n", NAMES_MAX);
                     return CTL_USAGE;
@@ -345,6 +399,12 @@ int cmd_ctl(int argc, char **argv)
                 return CTL_USAGE;
             }
             conn_given = 1;
+        } else if (!strcmp(a, "--depth")) {
+            if (parse_ulong(argv[++i], 65534UL, &ch.depth) < 0) {
+                fprintf(stderr, PROG ": --depth: '%s' is not a number of levels up to 65534\n", argv[i]);
+                return CTL_USAGE;
+            }
+            depth_given = 1;
         } else if (!strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--exe"))
@@ -370,15 +430,16 @@ int cmd_ctl(int argc, char **argv)
                       : dir && ch.op == 's' ? "--show goes with --pid; for DIR, --list"
                       : dir && wait_given ? "--wait goes with --pid (through serve the device waits)"
                       : list && ch.op ? "--list changes nothing: give it alone"
-                      : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --reset or --show"
+                      : depth_given && ch.op != 'u' ? "--depth goes with --under"
+                      : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset or --show"
                       : NULL;
     if (bad) {
         fprintf(stderr, PROG ": %s (try --help)\n", bad);
         return CTL_USAGE;
     }
-    if ((ch.op == 'o' || ch.op == 'y') && !ch.exe) {
+    if ((ch.op == 'o' || ch.op == 'y' || ch.op == 'u') && !ch.exe) {
         fprintf(stderr, PROG ": --%s needs --exe BIN, the program it runs, to find the names in\n",
-                ch.op == 'o' ? "off" : "only");
+                ch.op == 'o' ? "off" : ch.op == 'y' ? "only" : "under");
         return CTL_USAGE;
     }
     if (list)

@@ -81,8 +81,13 @@ static void control_notes(const struct emit *e)
         if (!c)
             break;
         last = c->gen;
-        char what[64];
-        if (c->flags & TRACE_CTL_OFF)
+        char what[96];
+        if (c->flags & TRACE_CTL_UNDER && c->nfuncs >= 0xffffu)
+            snprintf(what, sizeof what, "only calls under 1 function (all levels)");
+        else if (c->flags & TRACE_CTL_UNDER)
+            snprintf(what, sizeof what, "only calls under 1 function (at most %u level%s below it)", c->nfuncs,
+                     c->nfuncs == 1 ? "" : "s");
+        else if (c->flags & TRACE_CTL_OFF)
             snprintf(what, sizeof what, "all but %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
         else if (c->flags & TRACE_CTL_ONLY)
             snprintf(what, sizeof what, "only %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
