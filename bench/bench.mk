@@ -29,17 +29,17 @@ bench-deps:
 
 $(BENCH_OUT)/hookbench-plain: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -Iruntime -o $@ $< -pthread
 
 $(BENCH_OUT)/hookbench-instr: bench/hookbench.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -finstrument-functions -o $@ $(LINK_IN) -pthread
+	$(CC) $(BENCH_CFLAGS) $(SANFLAGS) $(DEPFLAGS) -Iruntime -finstrument-functions -o $@ $(LINK_IN) -pthread
 
 # uftrace record needs -pg (mcount) or -finstrument-functions; -pg is its
 # native and cheaper path.
 $(BENCH_OUT)/hookbench-pg: bench/hookbench.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -pg -o $@ $< -pthread
+	$(CC) $(BENCH_CFLAGS) $(DEPFLAGS) -Iruntime -pg -o $@ $< -pthread
 
 $(BENCH_OUT)/clockcost $(BENCH_OUT)/runstat: $(BENCH_OUT)/%: bench/%.c
 	@mkdir -p $(@D)

@@ -21,6 +21,10 @@
  *       leaves its core to others
  *   --light calls tick(), which does nothing, instead of work(): for a
  *       producer whose cost is almost all hooks
+ *   --ctl-off N  (traced with TRACE_CONTROL=1) before the threads start,
+ *       write a live-control setting into this process's own block that
+ *       turns N functions off, none of them work(): every hook then probes
+ *       a table of N (the hook cost of live control, rows H8/H9)
  *
  * Output, one line (times are CLOCK_MONOTONIC, per thread around its loop):
  *   hookbench threads=T calls=C events=E wall_ns=W thread_ns=S cpu_ns=U user_ns=US sys_ns=SY
@@ -33,7 +37,8 @@
  * writes show apart from the hooks); behind_slots counts pacing slots that
  * began late (the producer could not keep its rate).
  *
- * C11 + POSIX threads (and Linux's RUSAGE_THREAD); no callsight headers needed.
+ * C11 + POSIX threads (and Linux's RUSAGE_THREAD); callsight's trace_shm.h
+ * for --ctl-off only (the block's layout and its one writer).
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 
@@ -44,8 +49,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "trace_shm.h"
 
 #define NOI __attribute__((no_instrument_function))
 #define MAX_THREADS 256
@@ -57,6 +67,7 @@ struct opts {
     uint64_t calls;   /* per thread, fixed-count mode */
     double seconds;   /* > 0: timed mode */
     double rate;      /* events/s over all threads; 0 = unpaced */
+    long ctl_off;     /* --ctl-off: functions to turn off (-1: none, no block touched) */
 };
 
 struct worker {
@@ -190,12 +201,40 @@ NOI static void *worker_main(void *arg)
     return NULL;
 }
 
+/* --ctl-off N: N link-time addresses spread like a program's functions
+ * (16 bytes apart, from 1 MiB up: no work() among them, which sits far
+ * lower in a small PIE), as one setting with TRACE_CTL_OFF. */
+NOI static int ctl_off(long n)
+{
+    static uint64_t addrs[TRACE_CTL_FUNCS_MAX];
+    char path[96];
+    snprintf(path, sizeof path, "/dev/shm/callsight-ctl-%lu-%lu", (unsigned long)geteuid(), (unsigned long)getpid());
+    int fd = open(path, O_RDWR);
+    if (fd < 0) {
+        fprintf(stderr, "hookbench: --ctl-off: %s: %s (run it with TRACE_CONTROL=1)\n", path, strerror(errno));
+        return -1;
+    }
+    trace_shm_control_t *c = mmap(NULL, TRACE_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c == MAP_FAILED)
+        return -1;
+    for (long i = 0; i < n; i++)
+        addrs[i] = 0x100000u + 16u * (uint64_t)i;
+    uint64_t gen;
+    const char *why = n ? trace_ctl_publish(c, TRACE_CTL_OFF, NULL, addrs, (uint32_t)n, 0, 0, 0, &gen) : NULL;
+    munmap(c, TRACE_CTL_SIZE);
+    if (why)
+        fprintf(stderr, "hookbench: --ctl-off %ld: %s\n", n, why);
+    return why ? -1 : 0;
+}
+
 NOI static int parse(int argc, char **argv, struct opts *o)
 {
     o->threads = 1;
     o->calls = 1000000;
     o->seconds = 0;
     o->rate = 0;
+    o->ctl_off = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -213,6 +252,8 @@ NOI static int parse(int argc, char **argv, struct opts *o)
             o->seconds = strtod(v, &end);
         else if (!strcmp(a, "--rate"))
             o->rate = strtod(v, &end);
+        else if (!strcmp(a, "--ctl-off"))
+            o->ctl_off = strtol(v, &end, 10);
         else
             return -1;
         if (!end || *end)
@@ -220,7 +261,7 @@ NOI static int parse(int argc, char **argv, struct opts *o)
         i++;
     }
     if (o->threads < 1 || o->threads > MAX_THREADS || o->seconds < 0 || o->rate < 0 ||
-        (o->rate > 0 && o->seconds <= 0))
+        (o->rate > 0 && o->seconds <= 0) || o->ctl_off > (long)TRACE_CTL_FUNCS_MAX)
         return -1;
     return 0;
 }
@@ -231,9 +272,11 @@ NOI int main(int argc, char **argv)
     struct opts o;
     pthread_barrier_t start;
     if (parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: hookbench [--light] [--threads T] [--calls N | --seconds S [--rate EVENTS_PER_S]]\n");
+        fprintf(stderr, "usage: hookbench [--light] [--threads T] [--calls N | --seconds S [--rate EVENTS_PER_S]] [--ctl-off N]\n");
         return 2;
     }
+    if (o.ctl_off >= 0 && ctl_off(o.ctl_off))
+        return 1;
     pthread_barrier_init(&start, NULL, (unsigned)o.threads + 1);
     for (int i = 0; i < o.threads; i++) {
         ws[i].o = &o;

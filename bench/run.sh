@@ -199,6 +199,11 @@ hook_once() {
             > "$T/prog.out"
         rm -rf "$T/files"
         ;;
+    ctl0 | ctl4096) # live control: the block there, nothing applied / 4096 functions off (not work())
+        TRACE_CONTROL=1 TRACE_ENABLE=1 TRACE_DIR="$T/files" TRACE_MAX_MB=1000000 timeout 600 "$BB/hookbench-instr" \
+            "${args[@]}" --ctl-off "${cfg#ctl}" > "$T/prog.out"
+        rm -rf "$T/files"
+        ;;
     summary)
         TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" timeout 600 "$BB/hookbench-instr" "${args[@]}" \
             > "$T/prog.out"
@@ -223,7 +228,7 @@ hook_once() {
     kv sys_ns "$T/prog.out" >> "$T/sys.$cfg.$th"
 }
 
-CONFIGS="plain off file summary sumstream stream bigring after"
+CONFIGS="plain off file ctl0 ctl4096 summary sumstream stream bigring after"
 [ $HAVE_UFTRACE = 1 ] && CONFIGS="$CONFIGS uftrace"
 for th in 1 $MT; do
     for r in $(seq $RUNS); do # interleaved, so drift hits every config alike
@@ -283,6 +288,12 @@ for th in 1 $MT; do
         "ns/event" "$(notes bigring); $(dropinfo bigring)"
     row "${id}5" "the same, drained only after the run (hooks + ring copy alone)" "$(fmt %.1f "${HOOK[after.$th]}")" \
         "ns/event" "$(notes after); $(dropinfo after)"
+    row "${id}8" "file mode with live control's block (TRACE_CONTROL=1), nothing applied, $tn" \
+        "$(fmt %.1f "${HOOK[ctl0.$th]}")" "ns/event" \
+        "$(notes ctl0); $(fmt %+.1f "$(calc "${HOOK[ctl0.$th]} - ${HOOK[file.$th]}")") vs ${id}2, cpu $(fmt %+.1f "$(calc "${HOOKCPU[ctl0.$th]} - ${HOOKCPU[file.$th]}")")"
+    row "${id}9" "the same with 4096 functions off (not work(): every hook probes the table), $tn" \
+        "$(fmt %.1f "${HOOK[ctl4096.$th]}")" "ns/event" \
+        "$(notes ctl4096); $(fmt %+.1f "$(calc "${HOOK[ctl4096.$th]} - ${HOOK[ctl0.$th]}")") vs ${id}8, cpu $(fmt %+.1f "$(calc "${HOOKCPU[ctl4096.$th]} - ${HOOKCPU[ctl0.$th]}")")"
     row "${id}7" "callsight summary mode (TRACE_MODE=summary, file), $tn" "$(fmt %.1f "${HOOK[summary.$th]}")" \
         "ns/event" "$(notes summary); per-function aggregates on the device instead of events"
     row "${id}7s" "summary mode streamed (16 MiB ring, trace_stream -> serve), $tn" \
@@ -589,6 +600,9 @@ for th in 1 $MT; do
             "$(verdict "${HOOK[stream.1]} <= 1.10 * ${HOOK[file.1]}")" "" \
             "wall: H13 $(fmt %.1f "${HOOK[stream.1]}") vs H12 $(fmt %.1f "${HOOK[file.1]}") ns/event ($(fmt %.2f "$(calc "${HOOK[stream.1]} / ${HOOK[file.1]}")")x); hooks + ring copy alone (H15) $(fmt %.1f "${HOOK[after.1]}") ($(fmt %.2f "$(calc "${HOOK[after.1]} / ${HOOK[file.1]}")")x)"
     fi
+    row "T${id#H}e" "hook: live control with 4096 functions <= 5 ns/event more than with none, by CPU, $th thread(s) (issue 31)" \
+        "$(verdict "${HOOKCPU[ctl4096.$th]} - ${HOOKCPU[ctl0.$th]} <= 5")" "" \
+        "${id}9 cpu $(fmt %.1f "${HOOKCPU[ctl4096.$th]}") vs ${id}8 $(fmt %.1f "${HOOKCPU[ctl0.$th]}"); nothing applied vs no control (${id}2): $(fmt %+.1f "$(calc "${HOOKCPU[ctl0.$th]} - ${HOOKCPU[file.$th]}")") ns"
     row "T${id#H}c" "hook: summary mode <= file mode (event mode), $th thread(s)" \
         "$(verdict "${HOOKCPU[summary.$th]} <= ${HOOKCPU[file.$th]}")" "" \
         "by CPU time: ${id}7 $(fmt %.1f "${HOOKCPU[summary.$th]}") vs ${id}2 $(fmt %.1f "${HOOKCPU[file.$th]}") ns/event; wall: $(fmt %.1f "${HOOK[summary.$th]}") vs $(fmt %.1f "${HOOK[file.$th]}")"
