@@ -429,6 +429,45 @@ row S6 "trace_stream CPU (user+sys) per million events, demo workload" \
 row S7 "trace_stream CPU (user+sys) per million events, at S1's rate" "$(fmt %.1f "$CPU1")" "ms/M events" \
     "1000 ms/M events = one CPU busy at 1M events/s; in the same run serve used $(fmt %.1f "$SERVE1") and the producer's threads $(fmt %.1f "$PROD1"): $(fmt %.2f "$(calc "($CPU1 + $SERVE1 + $PROD1) * $CAP1 / 1e9")") CPUs busy in all at S1's rate"
 
+# L1: live control, the time from `callsight ctl DIR` to its effect.  A
+# paced producer (1M events/s) streams through trace_stream --allow-control;
+# ctl alternates --pause and --resume, and returns once the device says a
+# thread applied the change (it applies at its next hook), so its wall time,
+# process start included, bounds the time to effect from above.
+CTL_CHANGES=$([ $QUICK = 1 ] && echo 10 || echo 100)
+say "live control: $CTL_CHANGES changes through serve"
+shm_n=$((shm_n + 1))
+CTL_SHM=$SHM_PREFIX-$shm_n
+"$TS" --quiet --allow-control "$CTL_SHM" 127.0.0.1 "$SERVE_PORT" 2> "$T/ctl.ts.err" &
+ctl_ts=$!
+pids="$pids $ctl_ts"
+for _ in $(seq 500); do [ -e "/dev/shm$CTL_SHM" ] && break; sleep 0.01; done
+TRACE_ENABLE=1 TRACE_SHM=$CTL_SHM timeout 600 "$BB/hookbench-instr" --light --seconds $((CTL_CHANGES / 5 + 2)) \
+    --rate 1e6 > /dev/null &
+ctl_prog=$!
+pids="$pids $ctl_prog"
+for _ in $(seq 500); do "$CS" ctl "$T/srv" --list 2> /dev/null | grep -q 'takes control' && break; sleep 0.01; done
+: > "$T/ctl.ms"
+CTL_FAILED=0
+for i in $(seq "$CTL_CHANGES"); do
+    t0=$(date +%s%N)
+    if "$CS" ctl "$T/srv" $([ $((i % 2)) = 1 ] && echo --pause || echo --resume) > /dev/null 2>&1; then
+        echo "$(calc "($(date +%s%N) - $t0) / 1e6")" >> "$T/ctl.ms"
+    else
+        CTL_FAILED=$((CTL_FAILED + 1))
+    fi
+done
+wait "$ctl_prog" || true
+wait "$ctl_ts" || true
+pids=${pids% $ctl_prog}
+pids=${pids% $ctl_ts}
+conns_done=$((conns_done + 1))
+wait_conns $conns_done
+rm -f "$T"/srv/trace.stream.*
+row L1 "live control: \`callsight ctl DIR\` to effect (applied by a thread), median of $(wc -l < "$T/ctl.ms") changes" \
+    "$(fmt %.1f "$(median < "$T/ctl.ms")")" "ms" \
+    "max $(fmt %.1f "$(sort -g "$T/ctl.ms" | tail -n 1)") ms; ctl's whole wall time (its process start, serve's relay, the device's answer) over 127.0.0.1, a 1M events/s producer; $CTL_FAILED of $CTL_CHANGES not applied"
+
 # ---- 3. analyzer, top and serve ingest ----------------------------------
 section "3. Analyzer, top and serve ingest" \
     "callsight analyze under bench/runstat (wall time, peak RSS from the kernel's rusage);" \

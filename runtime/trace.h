@@ -259,12 +259,15 @@ enum trace_mark {
      * Live control (trace_shm.h's control block, docs/control.md): the
      * thread applied a new setting here, at this point of its events.
      * ts = the clock then; payload = the generation (2, 4, ...); pad[0] =
-     * the setting's TRACE_CTL_* flags, pad[1..2] = how many functions its
-     * table holds (little-endian).  Calls open then keep the decision made
+     * the setting's TRACE_CTL_* flags (0x80: this thread's name matches
+     * none of the setting's thread globs, so it records nothing), pad[1..2]
+     * = how many functions its table holds, or a subtree's depth
+     * (little-endian).  Calls open then keep the decision made
      * at their enter.  Older readers skip it.
      */
     TRACE_MARK_CONTROL = 41
 };
+#define TRACE_CTL_MARK_LEFT_OUT 0x80u /* TRACE_MARK_CONTROL pad[0]: the thread is not among the setting's */
 
 /* A tracer asks for at most one snapshot per this many ms (a storm of slow
  * calls is counted in the recorder block's `held`, trace_shm.h, and the

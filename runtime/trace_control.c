@@ -139,6 +139,17 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
         t->ctl_flags = (t->ctl_flags & TRACE_CTL_OFF)
                            ? t->ctl_flags & ~(TRACE_CTL_OFF | TRACE_CTL_ONLY)
                            : (t->ctl_flags & ~(TRACE_CTL_ONLY | TRACE_CTL_UNDER)) | TRACE_CTL_PAUSED;
+    uint32_t shown = t->ctl_flags; /* what the marker says */
+    if (flags & TRACE_CTL_THREADS) { /* a thread whose name matches none records nothing */
+        char globs[TRACE_CTL_THREADS_MAX + 1];
+        memcpy(globs, s->threads, TRACE_CTL_THREADS_MAX);
+        globs[TRACE_CTL_THREADS_MAX] = '\0';
+        shown |= TRACE_CTL_THREADS;
+        if (!tl_name_in(globs)) {
+            t->ctl_flags |= TRACE_CTL_PAUSED;
+            shown |= TRACE_CTL_MARK_LEFT_OUT;
+        }
+    }
     t->ctl_gen = gen;
     _Atomic uint64_t *applied = (_Atomic uint64_t *)&g_ctl->applied;
     uint64_t a = atomic_load_explicit(applied, memory_order_relaxed);
@@ -153,7 +164,7 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
         return; /* the flush was deferred and the buffer is full: no room to say it */
     trace_event_t *e = &t->buf[TL_HEAD + t->n++];
     mark_fill(e, clock_now(), t->tid, TRACE_MARK_CONTROL, gen);
-    e->pad[0] = (uint8_t)t->ctl_flags;
+    e->pad[0] = (uint8_t)shown;
     if (!(t->ctl_flags & TRACE_CTL_UNDER))
         nf = nf > TRACE_CTL_FUNCS_MAX ? TRACE_CTL_FUNCS_MAX : nf;
     e->pad[1] = (uint8_t)(nf & 0xffu);

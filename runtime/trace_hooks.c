@@ -69,21 +69,7 @@ TR_NOINSTR static void tl_step_ctl(tl_state_t *t, uintptr_t func, uintptr_t site
 /* TRACE_THREADS: does this thread's name match one of the globs? */
 TR_NOINSTR static int tl_name_selected(void)
 {
-    char name[17] = {0};
-#if defined(__linux__)
-    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
-        return 0;
-#endif
-    char globs[sizeof g_threads];
-    memcpy(globs, g_threads, sizeof globs);
-    for (char *g = globs, *end; g; g = end) {
-        end = strchr(g, ',');
-        if (end)
-            *end++ = '\0';
-        if (*g && fnmatch(g, name, 0) == 0)
-            return 1;
-    }
-    return 0;
+    return tl_name_in(g_threads);
 }
 
 /* A thread TRACE_THREADS does not select (yet): its hooks only keep its

@@ -221,3 +221,25 @@ TR_NOINSTR static void tl_head_sent(tl_state_t *t)
         memcpy(t->name, t->name_out, sizeof t->name);
 }
 
+/* Whether this thread's name (as prctl keeps it, 15 bytes) matches one of
+ * globs, comma-separated (TRACE_THREADS, and live control's threads). */
+TR_NOINSTR static int tl_name_in(const char *globs)
+{
+    char name[17] = {0};
+#if defined(__linux__)
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return 0;
+#endif
+    char copy[THREADS_MAX + 1];
+    size_t n = strnlen(globs, THREADS_MAX);
+    memcpy(copy, globs, n);
+    copy[n] = '\0';
+    for (char *g = copy, *end; g; g = end) {
+        end = strchr(g, ',');
+        if (end)
+            *end++ = '\0';
+        if (*g && fnmatch(g, name, 0) == 0)
+            return 1;
+    }
+    return 0;
+}

@@ -176,18 +176,21 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
  * 16-byte head (its size that of a snapshot request, so a reader takes 16
  * bytes and looks at the magic), then `len` bytes of body: a
  * trace_stream_ctl_body_t and its nfuncs link-time addresses (u64 each) of
- * the program build_id names, len = 40 + 8 * nfuncs exactly.  A body that
+ * the program build_id names, then threads_len bytes of thread globs (no
+ * NUL), len = 48 + 8 * nfuncs + threads_len exactly.  A body that
  * is not that (wire_ctl_parse) is refused whole: nothing changes; a head
  * that is not a request, or a len above TRACE_STREAM_CTL_BODY_MAX, ends the
  * client's reading of requests, never the stream.
  */
 #define TRACE_STREAM_CTL_MAGIC "TKCTL" /* 5 chars, NUL-padded to 8 */
 #define TRACE_STREAM_CTL_HEAD_SIZE 16u
-#define TRACE_STREAM_CTL_FIXED 40u
+#define TRACE_STREAM_CTL_FIXED 48u
+#define TRACE_STREAM_CTL_THREADS_MAX 255u /* bytes of thread globs, as trace_shm.h's TRACE_CTL_THREADS_MAX */
 #define TRACE_STREAM_CTL_FUNCS_MAX 4096u /* as trace_shm.h's TRACE_CTL_FUNCS_MAX */
-#define TRACE_STREAM_CTL_BODY_MAX (TRACE_STREAM_CTL_FIXED + 8u * TRACE_STREAM_CTL_FUNCS_MAX)
+#define TRACE_STREAM_CTL_BODY_MAX (TRACE_STREAM_CTL_FIXED + 8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
 #define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
-#define TRACE_STREAM_CTL_FLAGS 0xfu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_FLAGS 0x1fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_THREADS 0x10u /* = TRACE_CTL_THREADS: set exactly when threads_len > 0 */
 #define TRACE_STREAM_CTL_UNDER 0x8u /* = TRACE_CTL_UNDER: only calls under `under`, `depth` levels */
 
 typedef struct trace_stream_ctl_request {
@@ -203,13 +206,16 @@ typedef struct trace_stream_ctl_body {
     uint32_t depth;       /* under: levels below it recorded (0xffffffff: all); else zero */
     uint64_t build_id[2]; /* the program the addresses are of, bytes 0-15 (zero: any) */
     uint64_t under;       /* under: the function, link-time; else zero */
+    uint32_t threads_len; /* bytes of thread globs after the addresses (0: every thread) */
+    uint32_t pad;         /* zero */
 } trace_stream_ctl_body_t;
 
 _Static_assert(sizeof(trace_stream_ctl_request_t) == TRACE_STREAM_CTL_HEAD_SIZE, "control head is 16 bytes");
 _Static_assert(TRACE_STREAM_CTL_HEAD_SIZE == TRACE_STREAM_REQUEST_SIZE, "read as a snapshot request is");
 _Static_assert(offsetof(trace_stream_ctl_request_t, seq) == 8, "seq at 8");
 _Static_assert(offsetof(trace_stream_ctl_request_t, len) == 12, "len at 12");
-_Static_assert(sizeof(trace_stream_ctl_body_t) == TRACE_STREAM_CTL_FIXED, "control body head is 40 bytes");
+_Static_assert(sizeof(trace_stream_ctl_body_t) == TRACE_STREAM_CTL_FIXED, "control body head is 48 bytes");
+_Static_assert(offsetof(trace_stream_ctl_body_t, threads_len) == 40, "threads_len at 40");
 _Static_assert(offsetof(trace_stream_ctl_body_t, depth) == 12, "depth at 12");
 _Static_assert(offsetof(trace_stream_ctl_body_t, under) == 32, "under at 32");
 _Static_assert(offsetof(trace_stream_ctl_body_t, nfuncs) == 4, "nfuncs at 4");
@@ -715,6 +721,7 @@ struct wire_ctl {
     uint32_t flags, nfuncs, depth;
     int keep;
     uint64_t build_id[2], under;
+    char threads[TRACE_STREAM_CTL_THREADS_MAX + 1]; /* NUL-terminated; "" every thread */
 };
 
 /* Check a body of len bytes and take it apart, its addresses into funcs
@@ -731,8 +738,19 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     q->build_id[1] = wire_le64(b + 24);
     q->depth = wire_le32(b + 12);
     q->under = wire_le64(b + 32);
-    if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs)
+    uint32_t tl = wire_le32(b + 40);
+    q->threads[0] = '\0';
+    if (tl > TRACE_STREAM_CTL_THREADS_MAX || wire_le32(b + 44))
+        return "its thread globs are out of bounds";
+    if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + tl)
         return "its count of functions does not match its length";
+    const unsigned char *g = b + TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs;
+    for (uint32_t i = 0; i < tl; i++) {
+        if (g[i] < 0x20 || g[i] >= 0x7f)
+            return "its thread globs are not printable text";
+        q->threads[i] = (char)g[i];
+    }
+    q->threads[tl] = '\0';
     if (what & ~TRACE_STREAM_CTL_KEEP)
         return "it asks for something this trace_stream does not know";
     if (q->flags & ~TRACE_STREAM_CTL_FLAGS)
@@ -741,6 +759,8 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
         return "a subtree needs its function, and goes with no set of functions";
     if (!(q->flags & TRACE_STREAM_CTL_UNDER) && (q->under || q->depth))
         return "it names a subtree without asking for one";
+    if (!(q->flags & TRACE_STREAM_CTL_THREADS) != !tl || (q->keep && tl))
+        return "its thread globs do not match its flags";
     if (q->keep && q->nfuncs)
         return "it keeps the functions as set and names some too";
     for (uint32_t i = 0; i < q->nfuncs; i++)
@@ -749,8 +769,8 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     return NULL;
 }
 
-/* The body for q and its nfuncs addresses into b (room for
- * TRACE_STREAM_CTL_FIXED + 8 * nfuncs); its length. */
+/* The body for q (its flags' THREADS bit as q->threads says) and its
+ * nfuncs addresses into b (room for TRACE_STREAM_CTL_BODY_MAX); its length. */
 static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q, const uint64_t *funcs)
 {
     wire_put_le32(b, q->flags);
@@ -760,9 +780,16 @@ static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q,
     wire_put_le64(b + 16, q->build_id[0]);
     wire_put_le64(b + 24, q->build_id[1]);
     wire_put_le64(b + 32, q->under);
+    size_t tl = 0;
+    while (tl < TRACE_STREAM_CTL_THREADS_MAX && q->threads[tl])
+        tl++;
+    wire_put_le32(b + 40, (uint32_t)tl);
+    wire_put_le32(b + 44, 0);
     for (uint32_t i = 0; i < q->nfuncs; i++)
         wire_put_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i, funcs[i]);
-    return TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs;
+    for (size_t i = 0; i < tl; i++)
+        b[TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + i] = (unsigned char)q->threads[i];
+    return TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + tl;
 }
 
 #endif /* CALLSIGHT_TRACE_WIRE_H */

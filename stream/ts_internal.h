@@ -21,6 +21,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h> /* TCP_NODELAY: control answers go at once */
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>

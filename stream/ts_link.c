@@ -257,6 +257,10 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     s->peer.acked = s->peer.sum_ok = s->peer.sum_inc = s->peer.req_ok = s->peer.ctl_ok = 0;
     s->peer.ack_got = s->peer.req_got = 0;
     s->ctl.in_body = s->ctl.due = 0; /* a new server asked nothing yet */
+    if (s->ctl.block) { /* a control answer is one small chunk: Nagle would hold it for the server's delayed ack */
+        int one = 1;
+        (void)setsockopt(s->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
     if (s->merge)
         merge_new_connection(s->merge);
     s->peer.hello_ms = now_ms();

@@ -1811,7 +1811,7 @@ static void on_control(struct analysis_run *run, const trace_event_t *ev, int64_
 {
     struct analysis_source *src = &run->a->src[run->src];
     struct thread *t = ev->tid ? thread_of(run, ev->tid, 1) : NULL;
-    uint32_t flags = ev->pad[0], nfuncs = ev->pad[1] | (uint32_t)ev->pad[2] << 8;
+    uint32_t flags = ev->pad[0] & ~TRACE_CTL_MARK_LEFT_OUT, nfuncs = ev->pad[1] | (uint32_t)ev->pad[2] << 8;
     uint32_t i = 0;
     while (i < src->nctl && src->ctl[i].gen != ev->call_site)
         i++;
@@ -1820,10 +1820,11 @@ static void on_control(struct analysis_run *run, const trace_event_t *ev, int64_
             src->ctl_more++;
             return;
         }
-        src->ctl[src->nctl++] = (struct analysis_ctl){ev->call_site, ns, flags, nfuncs, 0};
+        src->ctl[src->nctl++] = (struct analysis_ctl){ev->call_site, ns, flags, nfuncs, 0, 0};
     }
     struct analysis_ctl *c = &src->ctl[i];
     c->threads++;
+    c->left_out += (ev->pad[0] & TRACE_CTL_MARK_LEFT_OUT) != 0;
     c->ns = ns < c->ns ? ns : c->ns;
     instant(run, t ? &run->a->threads[t->index] : NULL, ns, "live control: generation %llu",
             (unsigned long long)ev->call_site);

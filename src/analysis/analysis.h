@@ -125,6 +125,7 @@ struct analysis_source {
         int64_t ns;           /* when its first thread applied it */
         uint32_t flags, nfuncs; /* its TRACE_CTL_* flags and functions */
         uint32_t threads;     /* threads that applied it */
+        uint32_t left_out;    /* ... of them, those its thread globs left out */
     } ctl[ANALYSIS_CTL_GENS];
     uint32_t nctl;            /* generations in ctl[] */
     uint64_t ctl_more;        /* applications of generations beyond them */

@@ -365,6 +365,7 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
             continue;
         }
         d->ctl[k].threads += s->ctl[i].threads;
+        d->ctl[k].left_out += s->ctl[i].left_out;
         d->ctl[k].ns = s->ctl[i].ns < d->ctl[k].ns ? s->ctl[i].ns : d->ctl[k].ns;
     }
     for (size_t i = 0; i < s->nnotes; i++) {

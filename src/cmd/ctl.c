@@ -33,7 +33,7 @@ static void usage(FILE *out)
             "       callsight ctl DIR [--conn N] [--exe BIN] CHANGE\n"
             "       callsight ctl DIR --list\n"
             "  CHANGE: --pause | --resume | --off NAME... | --only NAME...\n"
-            "          | --under NAME [--depth D] | --reset | --show\n"
+            "          | --under NAME [--depth D] | --reset | --show; [--threads GLOBS]\n"
             "\n"
             "Change what a running program records, from now on, without a rebuild or\n"
             "a restart.  Each of its threads applies a change at its next hook and says\n"
@@ -66,6 +66,9 @@ static void usage(FILE *out)
             "                NAME itself and what it calls, from its next call on\n"
             "  --depth D     with --under: at most D levels below NAME (0: NAME alone;\n"
             "                default: all)\n"
+            "  --threads GLOBS  and only on threads whose name matches one of GLOBS\n"
+            "                (comma-separated, as TRACE_THREADS; checked when a thread\n"
+            "                applies the change); alone: everything, on those threads\n"
             "  --reset       record everything again\n"
             "  --show        --pid: print what the process applies now, change nothing\n"
             "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
@@ -104,8 +107,14 @@ static void ctl_under_words(char *out, size_t len, uint32_t depth)
         snprintf(out, len, "only calls under 1 function (at most %u level%s below it)", depth, depth == 1 ? "" : "s");
 }
 
-static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *state)
+static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *threads,
+                        const char *state)
 {
+    char on[300] = "";
+    if ((flags & TRACE_CTL_THREADS) && threads)
+        snprintf(on, sizeof on, " on threads '%s'", threads);
+    else if (flags & TRACE_CTL_THREADS)
+        snprintf(on, sizeof on, " on threads by name");
     char what[96];
     if (flags & TRACE_CTL_UNDER)
         ctl_under_words(what, sizeof what, (uint32_t)n);
@@ -115,8 +124,8 @@ static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n,
         snprintf(what, sizeof what, "only %zu function%s", n, n == 1 ? "" : "s");
     else
         snprintf(what, sizeof what, "everything");
-    printf(PROG ": %s: generation %llu: %s%s%s%s\n", who, (unsigned long long)gen,
-           flags & TRACE_CTL_PAUSED ? "paused (on --resume: " : "recording ", what,
+    printf(PROG ": %s: generation %llu: %s%s%s%s%s\n", who, (unsigned long long)gen,
+           flags & TRACE_CTL_PAUSED ? "paused (on --resume: " : "recording ", what, on,
            flags & TRACE_CTL_PAUSED ? ")" : "", state);
 }
 
@@ -182,6 +191,7 @@ static int resolve(const char *exe, const uint64_t want[2], const char *who, cha
 struct change {
     int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'u'nder 'x' reset 's'how */
     unsigned long depth; /* --under's --depth (TRACE_CTL_DEPTH_ANY: all) */
+    const char *threads; /* --threads: thread globs (NULL: every thread) */
     const char *exe;
     char **names;
     size_t nn;
@@ -229,7 +239,8 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         uint64_t applied = b.c->applied;
         if (flags & TRACE_CTL_UNDER)
             ncur = b.c->setting[(gen / 2u) & 1u].under_depth;
-        say_setting(who, gen, flags, ncur, gen && applied < gen ? " (not yet applied by any thread)" : "");
+        say_setting(who, gen, flags, ncur, b.c->setting[(gen / 2u) & 1u].threads,
+                    gen && applied < gen ? " (not yet applied by any thread)" : "");
         ctlblock_close(&b);
         return CTL_APPLIED;
     }
@@ -247,8 +258,8 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         flags = op == 'p' ? flags | TRACE_CTL_PAUSED : flags & ~TRACE_CTL_PAUSED;
     } else
         flags = 0;
-    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, keep, &gen, msg,
-                                            sizeof msg) < 0) {
+    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, ch->threads, keep,
+                                            &gen, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
         rc = CTL_REFUSED;
     }
@@ -257,7 +268,9 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         int applied = ctlblock_wait(&b, gen, (unsigned)ch->wait_ms);
         if (flags & TRACE_CTL_UNDER)
             n = ch->depth;
-        say_setting(who, gen, flags, n, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
+        const trace_ctl_setting_t *set = &b.c->setting[(gen / 2u) & 1u];
+        flags = set->flags; /* as written: the threads, and with keep the functions kept */
+        say_setting(who, gen, flags, n, set->threads, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
         rc = applied ? CTL_APPLIED : CTL_PENDING;
     }
     ctlblock_close(&b);
@@ -289,7 +302,7 @@ static int ctl_list(const char *dir)
         else if (!answered)
             printf(PROG ": %s: takes control; nothing changed yet\n", who);
         else
-            say_setting(who, gen, flags, nfuncs, applied >= gen ? " (applied)" : " (not yet applied)");
+            say_setting(who, gen, flags, nfuncs, NULL, applied >= gen ? " (applied)" : " (not yet applied)");
     }
     if (!any)
         printf(PROG ": no connection is writing in %s\n", dir);
@@ -320,6 +333,10 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
     }
     if (rc)
         return rc;
+    if (ch->threads) {
+        q.flags |= TRACE_CTL_THREADS;
+        snprintf(q.threads, sizeof q.threads, "%s", ch->threads);
+    }
     size_t len = wire_ctl_encode(body, &q, addrs);
     free(addrs);
     char reply[CONTROL_LINE_MAX], word[16], tail[CONTROL_LINE_MAX], who[32];
@@ -333,7 +350,7 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         (!strcmp(word, "applied") || !strcmp(word, "pending"))) {
         int done = !strcmp(word, "applied");
         snprintf(who, sizeof who, "conn %u", id);
-        say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, done ? " (applied)"
+        say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, ch->threads, done ? " (applied)"
                     : " (written; no thread has applied it yet: each does at its next call)");
         return done ? CTL_APPLIED : CTL_PENDING;
     }
@@ -354,12 +371,13 @@ int cmd_ctl(int argc, char **argv)
     unsigned long pid = 0, conn = 0;
     const char *dir = NULL;
     char *names[NAMES_MAX];
-    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, names, 0, 1000};
+    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, names, 0, 1000};
     int list = 0, conn_given = 0, wait_given = 0, depth_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
-                      !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth");
+                      !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth") ||
+                      !strcmp(a, "--threads");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -405,6 +423,17 @@ int cmd_ctl(int argc, char **argv)
                 return CTL_USAGE;
             }
             depth_given = 1;
+        } else if (!strcmp(a, "--threads")) {
+            ch.threads = argv[++i];
+            if (!*ch.threads || strlen(ch.threads) > TRACE_CTL_THREADS_MAX || strspn(ch.threads, " ") == strlen(ch.threads)) {
+                fprintf(stderr, PROG ": --threads: give 1 to %u bytes of globs, comma-separated\n", TRACE_CTL_THREADS_MAX);
+                return CTL_USAGE;
+            }
+            for (const char *c = ch.threads; *c; c++)
+                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) {
+                    fprintf(stderr, PROG ": --threads: globs are printable ASCII\n");
+                    return CTL_USAGE;
+                }
         } else if (!strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--exe"))
@@ -424,6 +453,8 @@ int cmd_ctl(int argc, char **argv)
         } else
             dir = a;
     }
+    if (ch.threads && !ch.op && !list)
+        ch.op = 'x'; /* --threads alone: everything, on these threads */
     const char *bad = pid && dir ? "--pid PID or DIR, not both"
                       : !pid && !dir ? "say which program: --pid PID, or a serve directory DIR"
                       : pid && (list || conn_given) ? "--list and --conn go with DIR, not --pid"
@@ -431,6 +462,8 @@ int cmd_ctl(int argc, char **argv)
                       : dir && wait_given ? "--wait goes with --pid (through serve the device waits)"
                       : list && ch.op ? "--list changes nothing: give it alone"
                       : depth_given && ch.op != 'u' ? "--depth goes with --under"
+                      : ch.threads && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
+                          ? "--threads is part of a whole new setting: alone, or with --off, --only, --under or --reset"
                       : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset or --show"
                       : NULL;
     if (bad) {

@@ -93,10 +93,13 @@ static void control_notes(const struct emit *e)
             snprintf(what, sizeof what, "only %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
         else
             snprintf(what, sizeof what, "everything");
-        emit(e, "live control: generation %llu from %.3f s: %s%s%s, applied by %u thread%s (calls open then "
+        char out[64] = "";
+        if (c->flags & TRACE_CTL_THREADS)
+            snprintf(out, sizeof out, ", threads by name (%u left out)", c->left_out);
+        emit(e, "live control: generation %llu from %.3f s: %s%s%s%s, applied by %u thread%s (calls open then "
              "kept their enter's decision)", (unsigned long long)c->gen,
              (double)(c->ns - e->a->start_ns) / 1e9, c->flags & TRACE_CTL_PAUSED ? "paused (" : "recording ", what,
-             c->flags & TRACE_CTL_PAUSED ? " when resumed)" : "", c->threads, c->threads == 1 ? "" : "s");
+             c->flags & TRACE_CTL_PAUSED ? " when resumed)" : "", out, c->threads, c->threads == 1 ? "" : "s");
     }
     if (s->ctl_more)
         emit(e, "live control: %llu more applications of generations beyond the first %u",

@@ -77,6 +77,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h> /* SIOCOUTQ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -591,9 +593,9 @@ static int open_file(struct conn *c, const struct resume_claim *prev)
         c->holds_place = 1;
         c->gate->writing(c->gate->arg);
     }
+    listed_add(c); /* first: whoever reads the line below can reach it (callsight ctl, trigger) */
     say("conn %u from %s%s", (unsigned)c->file.id, c->peer,
         c->hello.swapped ? " (big-endian stream, written little-endian)" : "");
-    listed_add(c);
     return 0;
 }
 
@@ -618,7 +620,9 @@ static void answer_offer(struct conn *c)
     if (c->ctl_offered) {
         /* room for the largest request in an empty send queue (conn_control) */
         int buf = 4 * (int)(TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX);
-        if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf) == 0)
+        int one = 1; /* a request goes at once, not when Nagle lets it */
+        if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf) == 0 &&
+            setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
             features |= TRACE_ACK_CONTROL;
     }
     if (!codecs && !features)

@@ -23,7 +23,7 @@ from wirepeer import listen_portfile, HANDSHAKE, read_chunks, read_exact
 
 ACK = struct.Struct("<8sII")
 HEAD = struct.Struct("<8sII")
-BODY = struct.Struct("<IIII2QQ")
+BODY = struct.Struct("<IIII2QQII")
 ANSWER = struct.Struct("<IIQQII96s")
 zstd = ctypes.CDLL("libzstd.so.1")
 zstd.ZSTD_decompress.restype = ctypes.c_size_t
@@ -46,9 +46,9 @@ def hostile(portfile):
     sent, records = False, 0
     for ctype, raw_len, payload in read_chunks(conn):
         if not sent:
-            bad = BODY.pack(0x2, 3, 0, 0, 0, 0, 0) + struct.pack("<Q", 0x1234)  # says 3, holds 1
-            keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0)
-            zero = BODY.pack(0x2, 1, 0, 0, 0, 0, 0) + struct.pack("<Q", 0)
+            bad = BODY.pack(0x2, 3, 0, 0, 0, 0, 0, 0, 0) + struct.pack("<Q", 0x1234)  # says 3, holds 1
+            keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0, 0, 0)
+            zero = BODY.pack(0x2, 1, 0, 0, 0, 0, 0, 0, 0) + struct.pack("<Q", 0)
             conn.sendall(HEAD.pack(b"TKCTL", 1, len(bad)) + bad + HEAD.pack(b"TKCTL", 2, len(keep)) + keep +
                          HEAD.pack(b"TKCTL", 3, len(zero)) + zero + HEAD.pack(b"TKCTL", 4, 0x7fffffff))
             sent = True
