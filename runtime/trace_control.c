@@ -156,8 +156,6 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
     while (a < gen && !atomic_compare_exchange_weak_explicit(applied, &a, gen, memory_order_relaxed,
                                                               memory_order_relaxed))
         ;
-    if (g_summary == 1)
-        return; /* a summary's records go out as snapshots: no marker among them (step 3) */
     if (g_buf_max - TL_NOTE_SLOTS <= t->n + 1u)
         tl_flush(t, 0);
     if (g_buf_max - TL_NOTE_SLOTS <= t->n + 1u)

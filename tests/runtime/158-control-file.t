@@ -13,7 +13,7 @@
 # note per generation), ctl's exit status says whether a thread applied
 # it, and the control block is the owner's only and goes with the process.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 23
+plan 24
 
 cat > "$T/phases.c" << 'EOF2'
 #include <stdio.h>
@@ -113,6 +113,8 @@ ok $? "summary mode: the program ran its five phases"
 is "$(cat "$T/summary.rc" | tr '\n' ' ')" "0 4 4 0 0 0 " "the same exit statuses"
 "$CS" analyze "$T/sum" --exe "$T/phases" > "$T/sum.txt" 2>&1
 is "$(counts "$T/sum.txt")" "f 2000 g 5000 main 1 " "summary mode: the same exact counts"
+is "$(grep -c "^note: pid [0-9]*: live control: generation \([2468]\|10\) from [0-9.]* s: " "$T/sum.txt")" "5" \
+    "summary mode: a note per generation too (the markers go among the snapshots)"
 
 # --- what ctl refuses ---
 sleep 30 & S=$!

@@ -14,7 +14,7 @@
 # existed, a serve that predates it (codecpeer.py), forged requests through
 # serve's socket, and a hostile server (ctlpeer.py).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 26
+plan 27
 
 cat > "$T/phases.c" << 'EOF2'
 #include <pthread.h>
@@ -115,6 +115,8 @@ is "$? $TS_RC" "0 0" "summary mode: the program ran its phases, trace_stream exi
 is "$(tr '\n' ' ' < "$T/summary.rc")" "0 0 0 0 0 0 " "the same exit statuses"
 "$CS" analyze "$T/summary" --exe "$T/phases" > "$T/sum.txt" 2>&1
 is "$(counts "$T/sum.txt")" "f 2000 g 5000 main 1 " "summary mode through the link: the same exact counts"
+is "$(grep -c "^note: stream 1: live control: generation \([2468]\|10\) from [0-9.]* s: .*, applied by 2 threads" "$T/sum.txt")" "5" \
+    "summary mode through the link: a note per generation, carried with the merged snapshots"
 
 # --- who cannot take control says so ---
 start_serve "$T/plain" || exit 1
