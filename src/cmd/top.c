@@ -26,6 +26,8 @@
 #include "out/top_view.h"
 #include "read/elf_buildid.h"
 #include "serve/control.h"
+#include "trace_shm.h"
+#include "trace_wire.h"
 
 #define PROG "callsight top"
 #define WIRE_WAIT_MS 200 /* for each line of serve's answer: a stuck serve stalls no screen for long */
@@ -81,7 +83,12 @@ static void usage(FILE *out)
             "prints them all after its frame, as analyze does).\n"
             "\n"
             "Keys: q quit, s next sort column, tab next source, 0 every source,\n"
-            "1-9 that source, p pause/resume.\n",
+            "1-9 that source, p pause/resume the screen.  Live control of the\n"
+            "device (its trace_stream started with --allow-control; the chosen\n"
+            "source's connection, or with every source shown the one connection\n"
+            "that takes control), as `callsight ctl DIR` does: P pause capture,\n"
+            "R resume it, X reset (record everything); the answer shows on the\n"
+            "bottom line.\n",
             ANALYSIS_MAX_EXES, LIVE_MAX_SERIES, LIVE_RECONNECT_S);
 }
 
@@ -314,6 +321,8 @@ static void draw_line(void *ctx, const char *text)
 /* The last thing to tell the user (a file libdw cannot read, a program no
  * --exe matches): stderr would tear the screen, so the bottom line says it. */
 static char notice[600];
+/* The device's answer to the last P, R or X: kept until the next one. */
+static char answered[1200];
 
 static void draw(struct top_view *v, const char *dir, int paused)
 {
@@ -325,14 +334,50 @@ static void draw(struct top_view *v, const char *dir, int paused)
     v->max_sources = LINES > 12 ? (size_t)LINES / 3 : 2; /* the functions keep most of the screen */
     v->width = COLS > 0 ? (size_t)COLS : 1;
     top_view_frame(v, title, draw_line, &s);
-    char bottom[700];
-    snprintf(bottom, sizeof bottom, "q quit  s sort  tab/0-9 source  p pause%s%s", notice[0] ? "  | " : "", notice);
+    char bottom[2000];
+    snprintf(bottom, sizeof bottom, "q quit  s sort  tab/0-9 source  p pause  P/R/X device pause/resume/reset%s%s%s%s",
+             answered[0] ? "  | " : "", answered, notice[0] ? "  | " : "", notice);
     mvaddnstr(LINES - 1, 0, bottom, COLS);
     refresh();
 }
 
+/* P, R, X: a change for the device of the chosen source (or the one
+ * connection that takes control), through serve; its answer, in words, on
+ * the bottom line.  Bounded: serve answers within seconds. */
+static void live_control(struct top_view *v, const char *dir, int ch)
+{
+    static unsigned char body[TRACE_STREAM_CTL_BODY_MAX];
+    struct wire_ctl q = {0};
+    q.keep = ch != 'X';                     /* pause and resume keep the functions set */
+    q.flags = ch == 'P' ? TRACE_CTL_PAUSED : 0;
+    uint32_t id = 0;
+    if (v->source >= 0 && (size_t)v->source < v->l->a.nsrc && v->l->a.src[v->source].kind == ANALYSIS_SOURCE_STREAM)
+        id = v->l->a.src[v->source].id;
+    char reply[CONTROL_LINE_MAX], tail[CONTROL_LINE_MAX];
+    unsigned cid = 0;
+    unsigned long long gen = 0;
+    size_t len = wire_ctl_encode(body, &q, NULL);
+    const char *what = ch == 'P' ? "pause" : ch == 'R' ? "resume" : "reset";
+    if (control_ctl(dir, id, body, len, reply, sizeof reply) < 0)
+        snprintf(answered, sizeof answered, "%s: %s", what, reply);
+    else if (sscanf(reply, "applied %u %llu", &cid, &gen) == 2)
+        snprintf(answered, sizeof answered, "%s: conn %u applied it (generation %llu)", what, cid, gen);
+    else if (sscanf(reply, "pending %u %llu", &cid, &gen) == 2)
+        snprintf(answered, sizeof answered, "%s: conn %u: written (generation %llu), no thread applied it yet", what,
+                 cid, gen);
+    else if (sscanf(reply, "refused %u %[^\n]", &cid, tail) == 2)
+        snprintf(answered, sizeof answered, "%s: conn %u refused: %s", what, cid, tail);
+    else if (sscanf(reply, "unreachable %[^\n]", tail) == 1)
+        snprintf(answered, sizeof answered, "%s: %s", what, tail);
+    else
+        snprintf(answered, sizeof answered, "%s: serve answered something else", what);
+    char raw[sizeof answered];
+    snprintf(raw, sizeof raw, "%s", answered);
+    textesc(answered, sizeof answered, raw, TEXTESC_TERMINAL); /* words from afar: no control bytes on the terminal */
+}
+
 /* A key: 1 to quit, else 0. */
-static int on_key(struct top_view *v, int ch, int *paused)
+static int on_key(struct top_view *v, int ch, int *paused, const char *dir)
 {
     long n = (long)v->l->nsrcs;
     if (ch == 'q' || ch == 'Q')
@@ -347,6 +392,8 @@ static int on_key(struct top_view *v, int ch, int *paused)
         v->source = ch - '1';
     else if (ch == 'p')
         *paused = !*paused;
+    else if (ch == 'P' || ch == 'R' || ch == 'X')
+        live_control(v, dir, ch);
     return 0;
 }
 
@@ -407,7 +454,7 @@ static int screen_loop(struct live *l, struct top_view *v, const struct options 
         dirty = 0;
         int ch = getch(); /* waits up to the timeout set */
         if (ch != ERR) {
-            if (on_key(v, ch, &paused))
+            if (on_key(v, ch, &paused, o->dir))
                 break;
             dirty = 1;
         }
