@@ -134,10 +134,10 @@ $(TOOL_DIR)/slowwrite.so: tests/tools/slowwrite.c
 # Traced workloads with known shapes (tests/recorder/, snapshot_victim.c),
 # instrumented and linked with the runtime as the examples are; libloop
 # finds libw.so (tests/modules/) beside itself.
-TRACED    := slowcall wrap16 snapshot_victim libloop
+TRACED    := slowcall wrap16 ctl_phases snapshot_victim libloop
 TRACED_BIN := $(TRACED:%=$(TOOL_DIR)/%)
 TRACED_O  := -finstrument-functions -g -O1 -Wall -Wextra -Iruntime $(SANFLAGS)
-$(TOOL_DIR)/slowcall $(TOOL_DIR)/wrap16: $(TOOL_DIR)/%: tests/recorder/%.c $(BUILD)/runtime/trace.o
+$(TOOL_DIR)/slowcall $(TOOL_DIR)/wrap16 $(TOOL_DIR)/ctl_phases: $(TOOL_DIR)/%: tests/recorder/%.c $(BUILD)/runtime/trace.o
 	@mkdir -p $(@D)
 	$(CC) $(TRACED_O) $(DEPFLAGS) -o $@ $(LINK_IN) -pthread
 $(TOOL_DIR)/snapshot_victim: tests/tools/snapshot_victim.c $(BUILD)/runtime/trace.o

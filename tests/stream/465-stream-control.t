@@ -16,46 +16,10 @@
 source "$(dirname "$0")/../lib/lib.sh"
 plan 27
 
-cat > "$T/phases.c" << 'EOF2'
-#include <pthread.h>
-#include <stdio.h>
-#include <time.h>
-__attribute__((noinline)) int f(int x) { return x * 3 + 1; }
-__attribute__((noinline)) int g(int x) { return x ^ 5; }
-__attribute__((noinline)) void tick(void) { __asm__ volatile("" ::: "memory"); }
-static volatile int done;
-static void *ticker(void *arg)
-{
-    (void)arg;
-    struct timespec ms = {0, 1000000};
-    while (!done) {
-        tick();
-        nanosleep(&ms, NULL);
-    }
-    return NULL;
-}
-int main(void)
-{
-    char line[64];
-    int s = 0;
-    pthread_t t;
-    pthread_create(&t, NULL, ticker, NULL);
-    for (int phase = 0;; phase++) {
-        for (int i = 0; i < 1000; i++)
-            s += f(i) + g(i);
-        printf("phase %d done\n", phase);
-        fflush(stdout);
-        if (!fgets(line, sizeof line, stdin))
-            break;
-    }
-    done = 1;
-    pthread_join(t, NULL);
-    return s == 42;
-}
-EOF2
-build_traced "$T/phases" "$T/phases.c"
+need_tools ctl_phases
+cp "$TOOLBIN/ctl_phases" "$T/phases" # the workload (tests/recorder/ctl_phases.c)
 
-counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 && $10 != "tick" && $10 != "ticker" { print $10, $1 }' "$1" | sort | tr '\n' ' '; }
+counts() { awk '$1 ~ /^[0-9]+$/ && NF >= 10 && $10 !~ /^tick/ { print $10, $1 }' "$1" | sort | tr '\n' ' '; }
 
 # phases MODE: serve in $T/MODE, trace_stream --allow-control, the program
 # through its five changes; ctl's lines in $T/MODE.ctl, statuses in $T/MODE.rc.
