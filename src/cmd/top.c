@@ -87,8 +87,9 @@ static void usage(FILE *out)
             "device (its trace_stream started with --allow-control; the chosen\n"
             "source's connection, or with every source shown the one connection\n"
             "that takes control), as `callsight ctl DIR` does: P pause capture,\n"
-            "R resume it, X reset (record everything); the answer shows on the\n"
-            "bottom line.\n",
+            "R resume it, O turn the first row's function off (with those O\n"
+            "turned off before), X reset (record everything); the answer shows\n"
+            "on the bottom line.\n",
             ANALYSIS_MAX_EXES, LIVE_MAX_SERIES, LIVE_RECONNECT_S);
 }
 
@@ -335,7 +336,7 @@ static void draw(struct top_view *v, const char *dir, int paused)
     v->width = COLS > 0 ? (size_t)COLS : 1;
     top_view_frame(v, title, draw_line, &s);
     char bottom[2000];
-    snprintf(bottom, sizeof bottom, "q quit  s sort  tab/0-9 source  p pause  P/R/X device pause/resume/reset%s%s%s%s",
+    snprintf(bottom, sizeof bottom, "q quit  s sort  tab/0-9 source  p pause  P/R/X/O device pause/resume/reset/off first row%s%s%s%s",
              answered[0] ? "  | " : "", answered, notice[0] ? "  | " : "", notice);
     mvaddnstr(LINES - 1, 0, bottom, COLS);
     refresh();
@@ -347,17 +348,45 @@ static void draw(struct top_view *v, const char *dir, int paused)
 static void live_control(struct top_view *v, const char *dir, int ch)
 {
     static unsigned char body[TRACE_STREAM_CTL_BODY_MAX];
+    static uint64_t off[TRACE_STREAM_CTL_FUNCS_MAX], off_bid[2];
+    static size_t noff;
+    static char last[200];
     struct wire_ctl q = {0};
-    q.keep = ch != 'X';                     /* pause and resume keep the functions set */
+    q.keep = ch != 'X' && ch != 'O';        /* pause and resume keep the functions set */
     q.flags = ch == 'P' ? TRACE_CTL_PAUSED : 0;
+    if (ch == 'X')
+        noff = 0;
+    if (ch == 'O') { /* the first row's function joins those this screen turned off: the setting is all of them */
+        uint64_t addr, bid[2];
+        if (top_view_first(v, &addr, bid, last, sizeof last) < 0) {
+            snprintf(answered, sizeof answered, "off: no function of the program in the first row");
+            return;
+        }
+        if (noff && (bid[0] != off_bid[0] || bid[1] != off_bid[1]))
+            noff = 0; /* another program's: a setting names one program's functions */
+        size_t k = 0;
+        while (k < noff && off[k] != addr)
+            k++;
+        if (k == noff && noff < TRACE_STREAM_CTL_FUNCS_MAX)
+            off[noff++] = addr;
+        off_bid[0] = bid[0];
+        off_bid[1] = bid[1];
+        q.flags = TRACE_CTL_OFF;
+        q.nfuncs = (uint32_t)noff;
+        q.build_id[0] = bid[0];
+        q.build_id[1] = bid[1];
+    }
     uint32_t id = 0;
     if (v->source >= 0 && (size_t)v->source < v->l->a.nsrc && v->l->a.src[v->source].kind == ANALYSIS_SOURCE_STREAM)
         id = v->l->a.src[v->source].id;
     char reply[CONTROL_LINE_MAX], tail[CONTROL_LINE_MAX];
     unsigned cid = 0;
     unsigned long long gen = 0;
-    size_t len = wire_ctl_encode(body, &q, NULL);
-    const char *what = ch == 'P' ? "pause" : ch == 'R' ? "resume" : "reset";
+    size_t len = wire_ctl_encode(body, &q, ch == 'O' ? off : NULL);
+    char what[260];
+    snprintf(what, sizeof what, "%s", ch == 'P' ? "pause" : ch == 'R' ? "resume" : ch == 'X' ? "reset" : "off");
+    if (ch == 'O')
+        snprintf(what, sizeof what, "off %.200s (%zu function%s)", last, noff, noff == 1 ? "" : "s");
     if (control_ctl(dir, id, body, len, reply, sizeof reply) < 0)
         snprintf(answered, sizeof answered, "%s: %s", what, reply);
     else if (sscanf(reply, "applied %u %llu", &cid, &gen) == 2)
@@ -392,7 +421,7 @@ static int on_key(struct top_view *v, int ch, int *paused, const char *dir)
         v->source = ch - '1';
     else if (ch == 'p')
         *paused = !*paused;
-    else if (ch == 'P' || ch == 'R' || ch == 'X')
+    else if (ch == 'P' || ch == 'R' || ch == 'X' || ch == 'O')
         live_control(v, dir, ch);
     return 0;
 }

@@ -252,6 +252,28 @@ static struct ranked *ranked_rows(const struct top_view *v, size_t *n)
     return r;
 }
 
+int top_view_first(const struct top_view *v, uint64_t *addr, uint64_t build_id[2], char *name, size_t len)
+{
+    size_t n;
+    struct ranked *r = ranked_rows(v, &n);
+    int rc = -1;
+    if (r && n) {
+        const struct funcstats_entry *e = &v->l->a.funcs.v[r[0].f->func];
+        const struct analysis *a = &v->l->a;
+        const struct analysis_bin *b = e->bin < a->nbins ? &a->bins[e->bin] : NULL;
+        if (b && !b->module) {
+            *addr = e->addr;
+            build_id[0] = b->have_build_id ? b->build_id[0] : 0;
+            build_id[1] = b->have_build_id ? b->build_id[1] : 0;
+            report_label_short(r[0].f->func < v->nnamed ? &v->names[r[0].f->func] : NULL,
+                               (unsigned long long)e->addr, name, len);
+            rc = 0;
+        }
+    }
+    free(r);
+    return rc;
+}
+
 /* The function columns, left to right; `drop` orders which go first on a
  * screen too narrow for them all and a name (0: always shown). */
 enum top_col { COL_CALLS, COL_RATE, COL_SELF, COL_INCL, COL_SELF_INT, COL_MAX, COL_P99, TOP_COLS };

@@ -43,6 +43,11 @@ int top_view_names(struct top_view *v, char *msg, size_t msglen);
 /* The frame, one line at a time, to line(ctx, text) (no newline).  0 ok,
  * -1 out of memory. */
 int top_view_frame(struct top_view *v, const char *title, void (*line)(void *ctx, const char *text), void *ctx);
+/* The function in the view's first row, for live control: its address
+ * (link-time, as the trace names it), its program's build-id (zero: none
+ * recorded) and its label.  0, or -1 when the view has none, or it is a
+ * shared object's (live control names the program's own only). */
+int top_view_first(const struct top_view *v, uint64_t *addr, uint64_t build_id[2], char *name, size_t len);
 /* The sort column's name ("self/int", "self", ...). */
 const char *top_view_sort_word(enum top_sort s);
 

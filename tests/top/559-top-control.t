@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # 559-top-control.t - live control from `callsight top`'s screen (issue 31
 # step 5, docs/control.md): P pauses the device's capture, R resumes it, X
-# resets, through serve as `callsight ctl DIR` does, and the answer shows
+# resets, O turns the first row's function off, through serve as `callsight ctl DIR` does, and the answer shows
 # on the bottom line; counts stay exact.  The program runs phases of 1000
 # calls each of f and g, waiting for a line between them, while a ticker
 # thread calls tick() every millisecond (so each change is applied at once):
 #   phase 0 everything | P | 1 nothing | R | 2 everything | X | 3 everything
 # so f 3000, g 3000.  A source that takes no control says so.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 8
+plan 10
 command -v tmux > /dev/null || { for _ in $(seq 8); do skip "tmux is not installed (scripts/deps.sh installs it)"; done; exit 0; }
 
 need_tools ctl_phases
@@ -44,6 +44,22 @@ $TM send-keys -t top X
 pane_until top "reset: conn 1 applied it \(generation 6\)"
 ok $? "X: reset"
 echo >&3; wait_in "$T/out" "phase 3 done" > /dev/null
+# O: the first row's function off (tick, the ticker's: the only one with
+# calls in the interval); its calls stop growing on the screen
+# the default sort is by the interval's self time: once phase 3's calls are
+# a refresh behind, the ticker's tick is the first row
+first_row() { $TM capture-pane -p -t top | awk '/^ *calls /{ getline; print $(NF-1); exit }'; }
+for _ in $(seq 100); do [ "$(first_row)" = tick ] && break; sleep 0.1; done
+$TM send-keys -t top O
+pane_until top "off tick \(ctl_phases.c:[0-9]+\) \(1 function\): conn 1 applied it \(generation 8\)"
+ok $? "O: the first row's function (tick) off, the answer on the bottom line"
+tick_calls() { $TM capture-pane -p -t top | awk '$NF ~ /^\(/ && $(NF-1) == "tick" { print $1 }'; }
+sleep 1.5
+t1=$(tick_calls)
+sleep 1.5
+t2=$(tick_calls)
+[ -n "$t1" ] && [ "$t1" = "$t2" ]
+ok $? "tick's calls stop growing once it is off ($t1, then $t2)"
 exec 3>&-
 wait $P
 wait $TS_PID
@@ -51,7 +67,7 @@ is "$?" "0" "trace_stream exits 0"
 wait_serve_closed 1
 "$CS" analyze "$T/live" --exe "$T/phases" > "$T/a.txt" 2>&1
 is "$(counts "$T/a.txt")" "f 3000 g 3000 main 1 " "exact: nothing recorded while paused from the screen"
-is "$(grep -c '^note: stream 1: live control: generation [246] ' "$T/a.txt")" "3" "analyze notes the three changes"
+is "$(grep -c '^note: stream 1: live control: generation [2468] ' "$T/a.txt")" "4" "analyze notes the four changes"
 
 # --- a stream that takes no control: the screen says why ---
 stream_bg "$T/ts2.err" /cs559b$$ 127.0.0.1 "$SERVE_PORT"
