@@ -266,10 +266,9 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
     free(addrs);
     if (rc == CTL_APPLIED) {
         int applied = ctlblock_wait(&b, gen, (unsigned)ch->wait_ms);
-        if (flags & TRACE_CTL_UNDER)
-            n = ch->depth;
         const trace_ctl_setting_t *set = &b.c->setting[(gen / 2u) & 1u];
-        flags = set->flags; /* as written: the threads, and with keep the functions kept */
+        flags = set->flags; /* as written: the threads, and with keep the functions or subtree kept */
+        n = flags & TRACE_CTL_UNDER ? set->under_depth : set->nfuncs;
         say_setting(who, gen, flags, n, set->threads, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
         rc = applied ? CTL_APPLIED : CTL_PENDING;
     }
