@@ -23,8 +23,8 @@ EOF2
 build_traced "$T/st" "$T/st.c"
 ok $? "the program builds traced"
 
-# run_rc ARGS...: callsight run's exit status, from a scratch directory.
-run_rc() { (cd "$T" && "$CS" run "$@" > /dev/null 2>&1); echo $?; }
+# run_rc ARGS...: callsight run's exit status, its traces in a directory of their own.
+run_rc() { "$CS" run --dir "$T/rt.$RANDOM" "$@" > /dev/null 2> "$T/run.err"; echo $?; }
 is "$(run_rc -- "$T/st" 0)" 0 "run: the program exits 0, analyze succeeds: 0"
 is "$(run_rc -- "$T/st" 3)" 3 "run: the program exits 3: 3, not analyze's status"
 is "$(run_rc -- "$T/st" 1)" 1 "run: the program exits 1: 1"
@@ -36,7 +36,7 @@ is "$(run_rc --no-such-option -- "$T/st" 0)" 2 "run: a bad option: 2"
 rc() { "$@" > /dev/null 2>&1; echo $?; }
 is "$(rc "$CS" analyze --no-such-option)" 2 "analyze: a bad option: 2"
 is "$(rc "$CS" analyze "$T/no-such-dir" --exe "$T/st")" 1 "analyze: traces it cannot find: 1"
-(cd "$T" && TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$T/st" 0)
+TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$T/st" 0
 "$CS" analyze "$T/tr" --exe "$T/st" --format json -o "$T/a.json" 2> /dev/null
 is "$(rc "$CS" diff "$T/a.json" "$T/a.json")" 0 "diff: no regression: 0"
 is "$(rc "$CS" diff --no-such-option "$T/a.json" "$T/a.json")" 2 "diff: a bad option: 2"
