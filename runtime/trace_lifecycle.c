@@ -128,7 +128,8 @@ TR_NOINSTR static void trace_exit(void)
         atomic_signal_fence(memory_order_seq_cst);
         if (gate == TL_NEW)
             tl_start(t);
-        sum_snapshot(t, TRACE_SUMMARY_PROCESS_EXIT);
+        if (gate != TL_IGNORED) /* a thread TRACE_THREADS never selected aggregated nothing: no snapshot of it */
+            sum_snapshot(t, TRACE_SUMMARY_PROCESS_EXIT);
         /* The anchor also says the process exited: one killed by a signal
          * never gets here, and analyze says its last events were lost.  So
          * it is written whatever the clock (ns timestamps: ts = ns). */

@@ -5,7 +5,7 @@
 # events; a glob that matches no thread aggregates nothing.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 3
+plan 4
 
 PARAMS="4 8 10 32 4" # 8 workers; 3 of them match
 GLOBS='worker-0[13],nothing-*,worker-06'
@@ -18,7 +18,7 @@ expect_counts 4 1 10 32 4 | grep -vE '^(main|spawn_workers|join_workers|arg_int|
 TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/s" TRACE_THREADS=$GLOBS timeout 60 "$W" $PARAMS > /dev/null
 ok $? "the workload runs in summary mode with TRACE_THREADS=$GLOBS"
 "$CS" analyze "$T/s" --exe "$W" --top 0 > "$T/s.txt" 2>&1
-diag "$(head -n 1 "$T/s.txt")" # threads=4: the main thread's empty exit snapshot counts (issue 32, open)
+is "$(field threads "$(head -n 1 "$T/s.txt")")" "3" "the three selected threads, not the main thread TRACE_THREADS left out"
 is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $10, $1}' "$T/s.txt" | sort)" "$(cat "$T/expect")" \
     "exact counts of what they called once named, nothing of the others"
 TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/none" TRACE_THREADS='nobody' timeout 60 "$W" 2 2 8 16 4 > /dev/null
