@@ -260,7 +260,8 @@ enum trace_mark {
      * thread applied a new setting here, at this point of its events.
      * ts = the clock then; payload = the generation (2, 4, ...); pad[0] =
      * the setting's TRACE_CTL_* flags (0x80: this thread's name matches
-     * none of the setting's thread globs, so it records nothing), pad[1..2]
+     * none of the setting's thread globs, so it records nothing; 0x20:
+     * the setting's own trigger times this thread's calls), pad[1..2]
      * = how many functions its table holds, or a subtree's depth
      * (little-endian).  Calls open then keep the decision made
      * at their enter.  Older readers skip it.

@@ -139,7 +139,23 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
         t->ctl_flags = (t->ctl_flags & TRACE_CTL_OFF)
                            ? t->ctl_flags & ~(TRACE_CTL_OFF | TRACE_CTL_ONLY)
                            : (t->ctl_flags & ~(TRACE_CTL_ONLY | TRACE_CTL_UNDER)) | TRACE_CTL_PAUSED;
-    uint32_t shown = t->ctl_flags; /* what the marker says */
+    /* The trigger: the setting's, in place of TRACE_TRIGGER's, if it names
+     * this program (or none); its calls open now are not timed (trig_n). */
+    uintptr_t tf = g_trig_func;
+    uint64_t tn = g_trig_ns;
+    if (flags & TRACE_CTL_TRIGGER) {
+        uint64_t f = atomic_load_explicit((_Atomic uint64_t *)&s->trig_func, memory_order_relaxed);
+        tn = atomic_load_explicit((_Atomic uint64_t *)&s->trig_ns, memory_order_relaxed);
+        tf = f && tn && (!(b0 | b1) || (b0 == g_build_id[0] && b1 == g_build_id[1])) ? (uintptr_t)(f + g_load_bias) : 0;
+    }
+    if (g_summary)
+        tf = 0; /* for event traces only, as TRACE_TRIGGER */
+    if (tf != t->trig_func)
+        t->trig_n = 0;
+    t->trig_func = tf;
+    t->trig_ns = tn;
+    t->ctl_path = tf ? HOOK_STEP : g_hook_plain; /* tl_step times the trigger's calls */
+    uint32_t shown = t->ctl_flags | (flags & TRACE_CTL_TRIGGER && tf ? TRACE_CTL_TRIGGER : 0); /* what the marker says */
     if (flags & TRACE_CTL_THREADS) { /* a thread whose name matches none records nothing */
         char globs[TRACE_CTL_THREADS_MAX + 1];
         memcpy(globs, s->threads, TRACE_CTL_THREADS_MAX);

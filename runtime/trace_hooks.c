@@ -45,12 +45,12 @@ TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_
         return;
     }
     int full = tl_record(t, func, site, kind);
-    if (TR_UNLIKELY(g_trig_func != 0)) {
+    if (TR_UNLIKELY(t->trig_func != 0)) {
         if (kind == TRACE_KIND_ENTER && t->depth > 0) {
             t->trig_stack[(uint32_t)(t->depth - 1) % TRIG_STACK] = func;
             t->trig_depth[(uint32_t)(t->depth - 1) % TRIG_STACK] = t->depth - 1;
         }
-        if (func == g_trig_func && trig_step(t, kind))
+        if (func == t->trig_func && trig_step(t, kind))
             return;
     }
     if (full)
@@ -151,8 +151,8 @@ TR_NOINSTR static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uin
      * made at start, the counter read directly, and no call (with its
      * saved registers) unless a flush or snapshot is due. */
     int path = g_hook_path;
-    if (TR_UNLIKELY(g_ctl != NULL) && ctl_skip(t, func, kind))
-        path = -1; /* live control: not recorded */
+    if (TR_UNLIKELY(g_ctl != NULL)) /* live control: not recorded (-1), or its trigger's path */
+        path = ctl_skip(t, func, kind) ? -1 : t->ctl_path;
     if (TR_LIKELY(path == HOOK_EVENTS)) {
         if (TR_UNLIKELY(tl_record_at(t, func, site, kind, CLOCK_HAS_TICKS)))
             tl_flush(t, 0);

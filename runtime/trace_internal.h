@@ -146,6 +146,8 @@ enum hook_path { HOOK_STEP = 0, HOOK_EVENTS, HOOK_SUMMARY };
 static int g_hook_path;       /* enum hook_path, set once before capture starts: the tick
                                * clock and events without TRACE_TRIGGER, or summaries
                                * alone, take tl_hook's inlined paths; the rest tl_step */
+static int g_hook_plain;      /* ... the same without TRACE_TRIGGER: live control's path for a thread
+                               * whose setting clears the trigger */
 static _Atomic int g_stop;    /* enum stop_reason; the first stop wins */
 static int g_started;         /* setup completed: exit/fork handlers act */
 static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
@@ -231,12 +233,17 @@ typedef struct tl_state {
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
     uint64_t mod_gone;           /* g_mod_gone when it did (or began): the closed modules it has had */
     uint64_t rec_said_at;        /* flight recorder: the block's `overwritten` when it last wrote them */
-    uint32_t trig_n;             /* TRACE_TRIGGER: calls of its function open (entered here) */
+    uintptr_t trig_func;         /* TRACE_TRIGGER: the function this thread times (runtime address; 0: none):
+                                  * g_trig_func, or live control's (TRACE_CTL_TRIGGER) */
+    uint64_t trig_ns;            /* ... and its limit */
+    uint32_t trig_n;             /* ... calls of it open (entered here) */
     int trig_pending;            /* ... a slow call's trigger waits for its batch to be in the ring */
     uint64_t trig_at[TRIG_DEPTH]; /* ... the clock at the entry of the innermost TRIG_DEPTH */
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
     int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
     uint64_t ctl_gen;            /* TRACE_CONTROL: the generation applied (0: none) */
+    int ctl_path;                /* ... enum hook_path for the calls it records: g_hook_path, or HOOK_STEP
+                                  * while live control sets a trigger */
     uint32_t ctl_flags, ctl_buf; /* ... its TRACE_CTL_* flags, the buffer of its table */
     uint32_t ctl_depth;          /* ... frames entered since the thread began, less those returned */
     uint32_t ctl_in;             /* ... TRACE_CTL_UNDER: 1 + the depth of the open call of the function, 0: none */

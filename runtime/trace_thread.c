@@ -115,6 +115,11 @@ TR_NOINSTR static void tl_start(tl_state_t *t)
     t->mod_gone = atomic_load_explicit(&g_mod_gone, memory_order_relaxed);
     if (g_summary && !t->sum)
         t->sum = sum_alloc();
+    if (!t->ctl_gen) { /* a forked child keeps its parent thread's */
+        t->trig_func = g_trig_func;
+        t->trig_ns = g_trig_ns;
+        t->ctl_path = g_hook_path;
+    }
     (void)pthread_setspecific(g_key, t);
     errno = saved;
 }

@@ -77,7 +77,7 @@ TR_NOINSTR static void trig_write(tl_state_t *t, uint64_t at, uint64_t took)
 TR_NOINSTR static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
 {
     const trace_event_t *e = t->n ? &t->buf[TL_HEAD + t->n - 1] : NULL;
-    if (!e || e->func != (uint64_t)g_trig_func || e->kind != kind)
+    if (!e || e->func != (uint64_t)t->trig_func || e->kind != kind)
         return 0;
     if (kind == TRACE_KIND_ENTER) {
         if (t->trig_n < TRIG_DEPTH)
@@ -88,7 +88,7 @@ TR_NOINSTR static TR_COLD int trig_step(tl_state_t *t, uint8_t kind)
     if (t->trig_n == 0 || --t->trig_n >= TRIG_DEPTH)
         return 0; /* entered before tracing began, or too deep to be timed */
     uint64_t took = clock_span_ns(t->trig_at[t->trig_n], e->ts);
-    if (took <= g_trig_ns)
+    if (took <= t->trig_ns)
         return 0;
     if (!trig_claim()) {
         if (g_rec) /* relaxed: a counter the reader only reports */

@@ -177,7 +177,12 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
  * bytes and looks at the magic), then `len` bytes of body: a
  * trace_stream_ctl_body_t and its nfuncs link-time addresses (u64 each) of
  * the program build_id names, then threads_len bytes of thread globs (no
- * NUL), len = 48 + 8 * nfuncs + threads_len exactly.  A body that
+ * NUL), len = 48 + 8 * nfuncs + threads_len exactly.  With
+ * TRACE_STREAM_CTL_TRIGGER in flags, 16 more bytes come right after the
+ * 48, before the addresses: the trigger's function (link-time, of the
+ * program build_id names; 0: no trigger at all) and its limit in ns
+ * (nonzero with a function), u64 each; a trace_stream that predates the
+ * flag refuses the request ("flags this trace_stream does not know").  A body that
  * is not that (wire_ctl_parse) is refused whole: nothing changes; a head
  * that is not a request, or a len above TRACE_STREAM_CTL_BODY_MAX, ends the
  * client's reading of requests, never the stream.
@@ -187,9 +192,12 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
 #define TRACE_STREAM_CTL_FIXED 48u
 #define TRACE_STREAM_CTL_THREADS_MAX 255u /* bytes of thread globs, as trace_shm.h's TRACE_CTL_THREADS_MAX */
 #define TRACE_STREAM_CTL_FUNCS_MAX 4096u /* as trace_shm.h's TRACE_CTL_FUNCS_MAX */
-#define TRACE_STREAM_CTL_BODY_MAX (TRACE_STREAM_CTL_FIXED + 8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
+#define TRACE_STREAM_CTL_TRIGGER_SIZE 16u
+#define TRACE_STREAM_CTL_BODY_MAX \
+    (TRACE_STREAM_CTL_FIXED + TRACE_STREAM_CTL_TRIGGER_SIZE + 8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
 #define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
-#define TRACE_STREAM_CTL_FLAGS 0x1fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_FLAGS 0x3fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_TRIGGER 0x20u /* = TRACE_CTL_TRIGGER: the 16 bytes of a trigger follow the 48 */
 #define TRACE_STREAM_CTL_THREADS 0x10u /* = TRACE_CTL_THREADS: set exactly when threads_len > 0 */
 #define TRACE_STREAM_CTL_UNDER 0x8u /* = TRACE_CTL_UNDER: only calls under `under`, `depth` levels */
 
@@ -721,6 +729,7 @@ struct wire_ctl {
     uint32_t flags, nfuncs, depth;
     int keep;
     uint64_t build_id[2], under;
+    uint64_t trig[2]; /* TRACE_STREAM_CTL_TRIGGER: the function (link-time; 0 none) and its limit in ns */
     char threads[TRACE_STREAM_CTL_THREADS_MAX + 1]; /* NUL-terminated; "" every thread */
 };
 
@@ -739,12 +748,18 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     q->depth = wire_le32(b + 12);
     q->under = wire_le64(b + 32);
     uint32_t tl = wire_le32(b + 40);
+    size_t at = TRACE_STREAM_CTL_FIXED + (q->flags & TRACE_STREAM_CTL_TRIGGER ? TRACE_STREAM_CTL_TRIGGER_SIZE : 0u);
     q->threads[0] = '\0';
+    q->trig[0] = q->trig[1] = 0;
     if (tl > TRACE_STREAM_CTL_THREADS_MAX || wire_le32(b + 44))
         return "its thread globs are out of bounds";
-    if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + tl)
+    if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != at + 8u * (size_t)q->nfuncs + tl)
         return "its count of functions does not match its length";
-    const unsigned char *g = b + TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs;
+    if (at > TRACE_STREAM_CTL_FIXED) {
+        q->trig[0] = wire_le64(b + TRACE_STREAM_CTL_FIXED);
+        q->trig[1] = wire_le64(b + TRACE_STREAM_CTL_FIXED + 8u);
+    }
+    const unsigned char *g = b + at + 8u * (size_t)q->nfuncs;
     for (uint32_t i = 0; i < tl; i++) {
         if (g[i] < 0x20 || g[i] >= 0x7f)
             return "its thread globs are not printable text";
@@ -763,14 +778,17 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
         return "its thread globs do not match its flags";
     if (q->keep && q->nfuncs)
         return "it keeps the functions as set and names some too";
+    if ((q->flags & TRACE_STREAM_CTL_TRIGGER) && (q->keep || (q->trig[0] && !q->trig[1]) || (!q->trig[0] && q->trig[1])))
+        return "its trigger is not a function with a limit above 0, or none";
     for (uint32_t i = 0; i < q->nfuncs; i++)
-        if (!(funcs[i] = wire_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i)))
+        if (!(funcs[i] = wire_le64(b + at + 8u * i)))
             return "it names a function at address 0";
     return NULL;
 }
 
-/* The body for q (its flags' THREADS bit as q->threads says) and its
- * nfuncs addresses into b (room for TRACE_STREAM_CTL_BODY_MAX); its length. */
+/* The body for q (its flags' THREADS bit as q->threads says, its TRIGGER
+ * bit whether q->trig goes in) and its nfuncs addresses into b (room for
+ * TRACE_STREAM_CTL_BODY_MAX); its length. */
 static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q, const uint64_t *funcs)
 {
     wire_put_le32(b, q->flags);
@@ -785,11 +803,17 @@ static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q,
         tl++;
     wire_put_le32(b + 40, (uint32_t)tl);
     wire_put_le32(b + 44, 0);
+    size_t at = TRACE_STREAM_CTL_FIXED;
+    if (q->flags & TRACE_STREAM_CTL_TRIGGER) {
+        wire_put_le64(b + at, q->trig[0]);
+        wire_put_le64(b + at + 8u, q->trig[1]);
+        at += TRACE_STREAM_CTL_TRIGGER_SIZE;
+    }
     for (uint32_t i = 0; i < q->nfuncs; i++)
-        wire_put_le64(b + TRACE_STREAM_CTL_FIXED + 8u * i, funcs[i]);
+        wire_put_le64(b + at + 8u * i, funcs[i]);
     for (size_t i = 0; i < tl; i++)
-        b[TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + i] = (unsigned char)q->threads[i];
-    return TRACE_STREAM_CTL_FIXED + 8u * (size_t)q->nfuncs + tl;
+        b[at + 8u * (size_t)q->nfuncs + i] = (unsigned char)q->threads[i];
+    return at + 8u * (size_t)q->nfuncs + tl;
 }
 
 #endif /* CALLSIGHT_TRACE_WIRE_H */

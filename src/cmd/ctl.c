@@ -33,7 +33,8 @@ static void usage(FILE *out)
             "       callsight ctl DIR [--conn N] [--exe BIN] CHANGE\n"
             "       callsight ctl DIR --list\n"
             "  CHANGE: --pause | --resume | --off NAME... | --only NAME...\n"
-            "          | --under NAME [--depth D] | --reset | --show; [--threads GLOBS]\n"
+            "          | --under NAME [--depth D] | --reset | --show;\n"
+            "          [--threads GLOBS] [--trigger NAME>LIMIT | --trigger none]\n"
             "\n"
             "Change what a running program records, from now on, without a rebuild or\n"
             "a restart.  Each of its threads applies a change at its next hook and says\n"
@@ -69,6 +70,13 @@ static void usage(FILE *out)
             "  --threads GLOBS  and only on threads whose name matches one of GLOBS\n"
             "                (comma-separated, as TRACE_THREADS; checked when a thread\n"
             "                applies the change); alone: everything, on those threads\n"
+            "  --trigger NAME>LIMIT  and a call of NAME (one function) slower than LIMIT\n"
+            "                (a number and ns, us, ms or s: 'parse>2ms') fires a trigger,\n"
+            "                as TRACE_TRIGGER does: a mark in the trace and, on a flight\n"
+            "                recorder's device, a snapshot; in place of TRACE_TRIGGER's\n"
+            "                rule; alone: everything, with this trigger.  event traces\n"
+            "                only.  --trigger none: no trigger at all (a change without\n"
+            "                --trigger goes back to TRACE_TRIGGER's, if the program has one)\n"
             "  --reset       record everything again\n"
             "  --show        --pid: print what the process applies now, change nothing\n"
             "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
@@ -107,6 +115,25 @@ static void ctl_under_words(char *out, size_t len, uint32_t depth)
         snprintf(out, len, "only calls under 1 function (at most %u level%s below it)", depth, depth == 1 ? "" : "s");
 }
 
+/* --trigger's LIMIT: a number and ns, us, ms or s (as the runtime's
+ * TRACE_TRIGGER); 0 when it is not one. */
+static uint64_t trigger_limit(const char *v)
+{
+    static const struct { const char *unit; uint64_t ns; } units[] = {
+        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || errno || v[0] == '-' || v[0] == '+')
+        return 0;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (!strcmp(end, units[i].unit) && n <= UINT64_MAX / units[i].ns)
+            return (uint64_t)n * units[i].ns;
+    return 0;
+}
+
+#define SAY_NO_TRIGGER 0x10000u /* say_setting: TRACE_CTL_TRIGGER with no function */
+
 static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *threads,
                         const char *state)
 {
@@ -115,6 +142,10 @@ static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n,
         snprintf(on, sizeof on, " on threads '%s'", threads);
     else if (flags & TRACE_CTL_THREADS)
         snprintf(on, sizeof on, " on threads by name");
+    if (flags & SAY_NO_TRIGGER)
+        snprintf(on + strlen(on), sizeof on - strlen(on), ", with no trigger");
+    else if (flags & TRACE_CTL_TRIGGER)
+        snprintf(on + strlen(on), sizeof on - strlen(on), ", with its own trigger rule");
     char what[96];
     if (flags & TRACE_CTL_UNDER)
         ctl_under_words(what, sizeof what, (uint32_t)n);
@@ -192,6 +223,7 @@ struct change {
     int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'u'nder 'x' reset 's'how */
     unsigned long depth; /* --under's --depth (TRACE_CTL_DEPTH_ANY: all) */
     const char *threads; /* --threads: thread globs (NULL: every thread) */
+    const char *trigger; /* --trigger NAME>LIMIT or "none" (NULL: TRACE_TRIGGER's) */
     const char *exe;
     char **names;
     size_t nn;
@@ -212,6 +244,34 @@ static int one_function(const char *name, uint64_t **addrs, size_t *n, uint64_t 
     free(*addrs);
     *addrs = NULL;
     *n = 0;
+    return rc;
+}
+
+/* --trigger: the rule's function (link-time) and limit into trig, exe's
+ * build-id words into words (with want, exe must have it); "none": zeros.
+ * 0, or an exit status (said). */
+static int trigger_of(const struct change *ch, const uint64_t want[2], const char *who, uint64_t trig[2],
+                      uint64_t words[2])
+{
+    trig[0] = trig[1] = 0;
+    if (!strcmp(ch->trigger, "none"))
+        return 0;
+    const char *gt = strrchr(ch->trigger, '>');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(gt - ch->trigger), ch->trigger);
+    char *names[1] = {name};
+    uint64_t *addrs = NULL;
+    size_t n = 0;
+    int rc = resolve(ch->exe, want, who, names, 1, &addrs, &n, words);
+    if (!rc && n != 1) {
+        fprintf(stderr, PROG ": --trigger '%s' matches %zu functions; a trigger takes one: nothing changed\n", name, n);
+        rc = CTL_REFUSED;
+    }
+    if (!rc) {
+        trig[0] = addrs[0];
+        trig[1] = trigger_limit(gt + 1);
+    }
+    free(addrs);
     return rc;
 }
 
@@ -239,6 +299,7 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         uint64_t applied = b.c->applied;
         if (flags & TRACE_CTL_UNDER)
             ncur = b.c->setting[(gen / 2u) & 1u].under_depth;
+        flags |= flags & TRACE_CTL_TRIGGER && !b.c->setting[(gen / 2u) & 1u].trig_func ? SAY_NO_TRIGGER : 0;
         say_setting(who, gen, flags, ncur, b.c->setting[(gen / 2u) & 1u].threads,
                     gen && applied < gen ? " (not yet applied by any thread)" : "");
         ctlblock_close(&b);
@@ -258,8 +319,15 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         flags = op == 'p' ? flags | TRACE_CTL_PAUSED : flags & ~TRACE_CTL_PAUSED;
     } else
         flags = 0;
-    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, ch->threads, keep,
-                                            &gen, msg, sizeof msg) < 0) {
+    uint64_t trig[2] = {0, 0}, tw[2] = {0, 0};
+    if (!rc && ch->trigger) {
+        rc = trigger_of(ch, b.c->build_id, who, trig, tw);
+        flags |= TRACE_CTL_TRIGGER;
+        if (!words[0] && !words[1]) /* the setting's build-id names the trigger's program too */
+            memcpy(words, tw, sizeof tw);
+    }
+    if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, ch->threads, trig,
+                                            keep, &gen, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
         rc = CTL_REFUSED;
     }
@@ -269,6 +337,7 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         const trace_ctl_setting_t *set = &b.c->setting[(gen / 2u) & 1u];
         flags = set->flags; /* as written: the threads, and with keep the functions or subtree kept */
         n = flags & TRACE_CTL_UNDER ? set->under_depth : set->nfuncs;
+        flags |= flags & TRACE_CTL_TRIGGER && !set->trig_func ? SAY_NO_TRIGGER : 0;
         say_setting(who, gen, flags, n, set->threads, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
         rc = applied ? CTL_APPLIED : CTL_PENDING;
     }
@@ -330,6 +399,13 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         q.keep = ch->op == 'p' || ch->op == 'r';
         q.flags = ch->op == 'p' ? TRACE_CTL_PAUSED : 0;
     }
+    if (!rc && ch->trigger) {
+        uint64_t tw[2] = {0, 0};
+        rc = trigger_of(ch, NULL, "", q.trig, tw);
+        q.flags |= TRACE_CTL_TRIGGER;
+        if (!q.build_id[0] && !q.build_id[1])
+            memcpy(q.build_id, tw, sizeof tw);
+    }
     if (rc)
         return rc;
     if (ch->threads) {
@@ -349,6 +425,7 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         (!strcmp(word, "applied") || !strcmp(word, "pending"))) {
         int done = !strcmp(word, "applied");
         snprintf(who, sizeof who, "conn %u", id);
+        flags |= flags & TRACE_CTL_TRIGGER && !q.trig[0] ? SAY_NO_TRIGGER : 0;
         say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, ch->threads, done ? " (applied)"
                     : " (written; no thread has applied it yet: each does at its next call)");
         return done ? CTL_APPLIED : CTL_PENDING;
@@ -370,13 +447,13 @@ int cmd_ctl(int argc, char **argv)
     unsigned long pid = 0, conn = 0;
     const char *dir = NULL;
     char *names[NAMES_MAX];
-    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, names, 0, 1000};
+    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, NULL, names, 0, 1000};
     int list = 0, conn_given = 0, wait_given = 0, depth_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
                       !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth") ||
-                      !strcmp(a, "--threads");
+                      !strcmp(a, "--threads") || !strcmp(a, "--trigger");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -433,6 +510,15 @@ int cmd_ctl(int argc, char **argv)
                     fprintf(stderr, PROG ": --threads: globs are printable ASCII\n");
                     return CTL_USAGE;
                 }
+        } else if (!strcmp(a, "--trigger")) {
+            ch.trigger = argv[++i];
+            const char *gt = strrchr(ch.trigger, '>');
+            if (strcmp(ch.trigger, "none") &&
+                (!gt || gt == ch.trigger || gt - ch.trigger > 255 || !trigger_limit(gt + 1))) {
+                fprintf(stderr, PROG ": --trigger: '%s' is not NAME>LIMIT (such as parse>2ms; units ns, us, ms, s) "
+                                "or none\n", ch.trigger);
+                return CTL_USAGE;
+            }
         } else if (!strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--exe"))
@@ -452,8 +538,8 @@ int cmd_ctl(int argc, char **argv)
         } else
             dir = a;
     }
-    if (ch.threads && !ch.op && !list)
-        ch.op = 'x'; /* --threads alone: everything, on these threads */
+    if ((ch.threads || ch.trigger) && !ch.op && !list)
+        ch.op = 'x'; /* --threads or --trigger alone: everything, on these threads, with this trigger */
     const char *bad = pid && dir ? "--pid PID or DIR, not both"
                       : !pid && !dir ? "say which program: --pid PID, or a serve directory DIR"
                       : pid && (list || conn_given) ? "--list and --conn go with DIR, not --pid"
@@ -463,10 +549,16 @@ int cmd_ctl(int argc, char **argv)
                       : depth_given && ch.op != 'u' ? "--depth goes with --under"
                       : ch.threads && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
                           ? "--threads is part of a whole new setting: alone, or with --off, --only, --under or --reset"
+                      : ch.trigger && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
+                          ? "--trigger is part of a whole new setting: alone, or with --off, --only, --under or --reset"
                       : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset or --show"
                       : NULL;
     if (bad) {
         fprintf(stderr, PROG ": %s (try --help)\n", bad);
+        return CTL_USAGE;
+    }
+    if (ch.trigger && strcmp(ch.trigger, "none") && !ch.exe) {
+        fprintf(stderr, PROG ": --trigger needs --exe BIN, the program it runs, to find the name in\n");
         return CTL_USAGE;
     }
     if ((ch.op == 'o' || ch.op == 'y' || ch.op == 'u') && !ch.exe) {

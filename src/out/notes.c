@@ -93,9 +93,11 @@ static void control_notes(const struct emit *e)
             snprintf(what, sizeof what, "only %u function%s", c->nfuncs, c->nfuncs == 1 ? "" : "s");
         else
             snprintf(what, sizeof what, "everything");
-        char out[64] = "";
+        char out[96] = "";
         if (c->flags & TRACE_CTL_THREADS)
             snprintf(out, sizeof out, ", threads by name (%u left out)", c->left_out);
+        if (c->flags & TRACE_CTL_TRIGGER) /* its own rule, in place of TRACE_TRIGGER's */
+            snprintf(out + strlen(out), sizeof out - strlen(out), ", a trigger set live");
         emit(e, "live control: generation %llu from %.3f s: %s%s%s%s, applied by %u thread%s (calls open then "
              "kept their enter's decision)", (unsigned long long)c->gen,
              (double)(c->ns - e->a->start_ns) / 1e9, c->flags & TRACE_CTL_PAUSED ? "paused (" : "recording ", what,
