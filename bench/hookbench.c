@@ -221,7 +221,7 @@ NOI static int ctl_off(long n)
     for (long i = 0; i < n; i++)
         addrs[i] = 0x100000u + 16u * (uint64_t)i;
     uint64_t gen;
-    const char *why = n ? trace_ctl_publish(c, TRACE_CTL_OFF, NULL, addrs, (uint32_t)n, 0, 0, NULL, NULL, 0, &gen) : NULL;
+    const char *why = n ? trace_ctl_publish(c, TRACE_CTL_OFF, NULL, addrs, (uint32_t)n, 0, 0, NULL, NULL, 0, 0, &gen) : NULL;
     munmap(c, TRACE_CTL_SIZE);
     if (why)
         fprintf(stderr, "hookbench: --ctl-off %ld: %s\n", n, why);

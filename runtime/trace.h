@@ -266,7 +266,16 @@ enum trace_mark {
      * (little-endian).  Calls open then keep the decision made
      * at their enter.  Older readers skip it.
      */
-    TRACE_MARK_CONTROL = 41
+    TRACE_MARK_CONTROL = 41,
+    /*
+     * Live control switched this thread's mode here, right after the
+     * TRACE_MARK_CONTROL of the generation that did: the calls it enters
+     * from here on are recorded as events (events after this marker) or
+     * summarized (in its summary snapshots, trace.h below); a call open
+     * then stays in the mode it began in.  Payload: generation << 8 |
+     * mode (1 events, 2 summary).  Older readers skip it.
+     */
+    TRACE_MARK_MODE = 42
 };
 #define TRACE_CTL_MARK_LEFT_OUT 0x80u /* TRACE_MARK_CONTROL pad[0]: the thread is not among the setting's */
 

@@ -7,7 +7,7 @@
  * applies what it says: paused, these functions off, or only these.
  *
  * Without either nothing here runs: the hooks pay one test of
- * g_ctl.  With it, ctl_skip, inlined into the hooks, costs one acquire
+ * g_ctl.  With it, ctl_path, inlined into the hooks, costs one acquire
  * load of the generation (a line that changes only when control does) and
  * the depth's bit, and, while a setting with functions is applied, one
  * probe of its table.  A thread applies a new generation at its next hook, and writes
@@ -148,13 +148,32 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
         tn = atomic_load_explicit((_Atomic uint64_t *)&s->trig_ns, memory_order_relaxed);
         tf = f && tn && (!(b0 | b1) || (b0 == g_build_id[0] && b1 == g_build_id[1])) ? (uintptr_t)(f + g_load_bias) : 0;
     }
-    if (g_summary)
-        tf = 0; /* for event traces only, as TRACE_TRIGGER */
+    /* The mode of the calls entered from here on: the setting's, else
+     * TRACE_MODE's; never with TRACE_MODE=both (each call is both there).
+     * A thread's first summary gets its table now, once (no hook pays for
+     * it again); without one, or without room to say the switch, it stays
+     * in the mode it is in. */
+    int mode = g_summary == 1;
+    if ((flags & TRACE_CTL_MODE) && g_summary != 2)
+        mode = atomic_load_explicit((_Atomic uint32_t *)&s->mode, memory_order_relaxed) == TRACE_CTL_MODE_SUMMARY;
+    if (g_summary == 2)
+        mode = t->ctl_mode;
+    if (mode && !t->sum)
+        t->sum = sum_alloc();
+    if (mode != t->ctl_mode && (!t->sum || g_buf_max - TL_NOTE_SLOTS <= t->n + 2u))
+        tl_flush(t, 0);
+    if (mode != t->ctl_mode && (!t->sum || g_buf_max - TL_NOTE_SLOTS <= t->n + 2u))
+        mode = t->ctl_mode;
+    int switched = mode != t->ctl_mode;
+    t->ctl_switched |= switched;
+    t->ctl_mode = mode;
+    if (g_summary == 2 || mode)
+        tf = 0; /* for calls recorded as events only, as TRACE_TRIGGER */
     if (tf != t->trig_func)
         t->trig_n = 0;
     t->trig_func = tf;
     t->trig_ns = tn;
-    t->ctl_path = tf ? HOOK_STEP : g_hook_plain; /* tl_step times the trigger's calls */
+    tl_paths(t); /* tl_step times the trigger's calls */
     uint32_t shown = t->ctl_flags | (flags & TRACE_CTL_TRIGGER && tf ? TRACE_CTL_TRIGGER : 0); /* what the marker says */
     if (flags & TRACE_CTL_THREADS) { /* a thread whose name matches none records nothing */
         char globs[TRACE_CTL_THREADS_MAX + 1];
@@ -184,20 +203,30 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
     e->pad[1] = (uint8_t)(nf & 0xffu);
     e->pad[2] = (uint8_t)(nf >> 8 & 0xffu);
     t->nmarks++;
+    if (switched) { /* room was made for it above */
+        mark_fill(&t->buf[TL_HEAD + t->n++], clock_now(), t->tid, TRACE_MARK_MODE,
+                  gen << 8 | (mode ? TRACE_CTL_MODE_SUMMARY : TRACE_CTL_MODE_EVENTS));
+        t->nmarks++;
+    }
 }
 
-/* Nonzero when this enter or exit is not to be recorded.  An odd
- * generation is none a writer publishes: kept to the one applied. */
-TR_NOINSTR static TR_HOT_INLINE int ctl_skip(tl_state_t *t, uintptr_t func, uint8_t kind)
+/* The path this enter or exit takes (enum hook_path), or -1 when it is not
+ * to be recorded.  An odd generation is none a writer publishes: kept to
+ * the one applied.  Once the thread's mode has switched, each call's mode
+ * is kept with its frame as its skip bit is: its exit goes the way its
+ * enter went.  Frames deeper than CTL_DEPTH, and exits of frames open
+ * before the thread's first hook, are recorded in TRACE_MODE's mode. */
+TR_NOINSTR static TR_HOT_INLINE int ctl_path(tl_state_t *t, uintptr_t func, uint8_t kind)
 {
     uint64_t gen = atomic_load_explicit((_Atomic uint64_t *)&g_ctl->gen, memory_order_acquire);
     if (TR_UNLIKELY(gen != t->ctl_gen) && !(gen & 1u))
         ctl_apply(t, gen);
     uint32_t d = t->ctl_depth;
+    int start = g_summary == 1;
     if (kind == TRACE_KIND_ENTER) {
         t->ctl_depth = d + 1u;
         if (d >= CTL_DEPTH)
-            return 0;
+            return t->ctl_path[start];
         uint32_t f = t->ctl_flags;
         int skip = f && ((f & TRACE_CTL_PAUSED) ||
                          ((f & TRACE_CTL_UNDER) && ctl_outside(t, func, d)) ||
@@ -205,12 +234,20 @@ TR_NOINSTR static TR_HOT_INLINE int ctl_skip(tl_state_t *t, uintptr_t func, uint
                           ((f & TRACE_CTL_OFF) ? ctl_listed(t, func) : !ctl_listed(t, func))));
         uint64_t bit = (uint64_t)1 << (d & 63u);
         t->ctl_skip[d >> 6] = skip ? t->ctl_skip[d >> 6] | bit : t->ctl_skip[d >> 6] & ~bit;
-        return skip;
+        if (TR_UNLIKELY(t->ctl_switched))
+            t->ctl_sum[d >> 6] = t->ctl_mode != start ? t->ctl_sum[d >> 6] | bit : t->ctl_sum[d >> 6] & ~bit;
+        return skip ? -1 : t->ctl_path[t->ctl_mode];
     }
     if (d == 0)
-        return 0; /* a frame open before the thread's first hook here: as without control */
+        return t->ctl_path[start]; /* a frame open before the thread's first hook here: as without control */
     t->ctl_depth = --d;
     if (t->ctl_in == d + 1u)
         t->ctl_in = 0; /* the subtree's call returns: outside again */
-    return d < CTL_DEPTH && (t->ctl_skip[d >> 6] >> (d & 63u) & 1u);
+    if (d >= CTL_DEPTH)
+        return t->ctl_path[start];
+    if (t->ctl_skip[d >> 6] >> (d & 63u) & 1u)
+        return -1;
+    if (TR_LIKELY(!t->ctl_switched))
+        return t->ctl_path[start];
+    return t->ctl_path[start ^ (int)(t->ctl_sum[d >> 6] >> (d & 63u) & 1u)];
 }

@@ -257,6 +257,7 @@ TR_NOINSTR static int file_open(tl_state_t *t)
         t->has_fd = 1;
         t->seg_used = g_file_head;
         t->seg_events = 0;
+        t->seg_summary = g_summary != 0;
         return 0;
     }
     return EEXIST;
@@ -272,6 +273,23 @@ TR_NOINSTR static void file_close(tl_state_t *t)
     t->has_fd = 0;
     t->seq++;
     t->seg_used = 0;
+}
+
+/* Live control switched an event trace's thread to summaries: the first
+ * batch with a snapshot makes its segment's head say
+ * TRACE_FILE_VERSION_SUMMARY (as serve's files do), so that an analyzer
+ * that predates summaries refuses it instead of misreading it. */
+TR_NOINSTR static TR_COLD void file_mark_summary(tl_state_t *t, const trace_event_t *ev, uint32_t count)
+{
+    uint32_t i = 0;
+    while (i < count && ev[i].kind != TRACE_KIND_SUMMARY)
+        i++;
+    if (i == count)
+        return;
+    uint32_t v = TRACE_FILE_VERSION_SUMMARY;
+    unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    if (file_pwrite_all(t->fd, le, sizeof le, offsetof(trace_file_header_t, version)) == 0)
+        t->seg_summary = 1;
 }
 
 /* Appends events to the thread's segment, rotating at TRACE_SEG_MB, the
@@ -296,6 +314,8 @@ TR_NOINSTR static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t cou
         if (err)
             return err;
     }
+    if (TR_UNLIKELY(t->sum != NULL) && !t->seg_summary)
+        file_mark_summary(t, ev, count);
     for (uint32_t i = 0; g_wrap && i < count; i++) /* a last flush's total: as of now, after our own removals */
         if (ev[i].kind == TRACE_KIND_MARKER && ev[i].func == TRACE_MARK_WRAP)
             ev[i].call_site = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);

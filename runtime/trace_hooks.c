@@ -27,14 +27,17 @@ TR_NOINSTR static TR_HOT_INLINE void sum_step(tl_state_t *t, uintptr_t func, uin
  * TRACE_TRIGGER, TRACE_MODE=both, a new thread's first.  Out of line, so
  * that its registers and checks are not paid for on those paths.  Live
  * control's decision comes before it (tl_hook, tl_step_ctl). */
-TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
+TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind,
+                                                         int path)
 {
-    if (g_summary) {
+    /* the mode: TRACE_MODE's (1 summary, 2 both), or the one live control chose */
+    int mode = path == HOOK_STEP ? g_summary : path == HOOK_SUMMARY || path == HOOK_STEP_SUM;
+    if (mode) {
         if (TR_UNLIKELY(!t->sum))
             return;
         uint64_t now = clock_now();
         sum_step(t, func, kind, now);
-        if (g_summary == 1)
+        if (mode == 1)
             return;
         uint32_t n = t->n; /* TRACE_MODE=both: the event gets the summary's clock reading */
         int full = tl_record(t, func, site, kind);
@@ -61,9 +64,9 @@ TR_NOINSTR static __attribute__((noinline)) void tl_step(tl_state_t *t, uintptr_
  * own paths (a thread's first, one TRACE_THREADS has just selected). */
 TR_NOINSTR static void tl_step_ctl(tl_state_t *t, uintptr_t func, uintptr_t site, uint8_t kind)
 {
-    if (g_ctl && ctl_skip(t, func, kind))
-        return;
-    tl_step(t, func, site, kind);
+    int path = g_ctl ? ctl_path(t, func, kind) : HOOK_STEP;
+    if (path >= 0)
+        tl_step(t, func, site, kind, path);
 }
 
 /* TRACE_THREADS: does this thread's name match one of the globs? */
@@ -151,15 +154,15 @@ TR_NOINSTR static TR_HOT_INLINE void tl_hook(uintptr_t func, uintptr_t site, uin
      * made at start, the counter read directly, and no call (with its
      * saved registers) unless a flush or snapshot is due. */
     int path = g_hook_path;
-    if (TR_UNLIKELY(g_ctl != NULL)) /* live control: not recorded (-1), or its trigger's path */
-        path = ctl_skip(t, func, kind) ? -1 : t->ctl_path;
+    if (TR_UNLIKELY(g_ctl != NULL)) /* live control: not recorded (-1), or the call's path */
+        path = ctl_path(t, func, kind);
     if (TR_LIKELY(path == HOOK_EVENTS)) {
         if (TR_UNLIKELY(tl_record_at(t, func, site, kind, CLOCK_HAS_TICKS)))
             tl_flush(t, 0);
     } else if (path == HOOK_SUMMARY && TR_LIKELY(t->sum != NULL))
         sum_step(t, func, kind, clock_ticks());
-    else if (path == HOOK_STEP)
-        tl_step(t, func, site, kind);
+    else if (path >= 0)
+        tl_step(t, func, site, kind, path);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&t->gate, TL_OPEN, memory_order_relaxed);
 }

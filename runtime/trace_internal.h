@@ -142,12 +142,16 @@ enum stop_reason { STOP_NONE = 0, STOP_BUDGET, STOP_WRITE, STOP_EXIT };
 enum clock_mode { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO };
 
 static _Atomic int g_capture; /* the hooks' one flag: record while 1 */
-enum hook_path { HOOK_STEP = 0, HOOK_EVENTS, HOOK_SUMMARY };
+enum hook_path {
+    HOOK_STEP = 0, /* tl_step, in TRACE_MODE's mode */
+    HOOK_EVENTS,   /* tl_hook's inlined events */
+    HOOK_SUMMARY,  /* tl_hook's inlined summaries */
+    HOOK_STEP_EV,  /* tl_step, as events (live control: a trigger, or the mode switched) */
+    HOOK_STEP_SUM  /* tl_step, as summaries (live control: the mode switched, the mono clock) */
+};
 static int g_hook_path;       /* enum hook_path, set once before capture starts: the tick
                                * clock and events without TRACE_TRIGGER, or summaries
                                * alone, take tl_hook's inlined paths; the rest tl_step */
-static int g_hook_plain;      /* ... the same without TRACE_TRIGGER: live control's path for a thread
-                               * whose setting clears the trigger */
 static _Atomic int g_stop;    /* enum stop_reason; the first stop wins */
 static int g_started;         /* setup completed: exit/fork handlers act */
 static pthread_key_t g_key;   /* its destructor flushes an exiting thread */
@@ -242,8 +246,12 @@ typedef struct tl_state {
     uintptr_t trig_stack[TRIG_STACK]; /* ... the functions entered, by depth modulo TRIG_STACK, */
     int32_t trig_depth[TRIG_STACK];   /* ... and the depth each was entered at */
     uint64_t ctl_gen;            /* TRACE_CONTROL: the generation applied (0: none) */
-    int ctl_path;                /* ... enum hook_path for the calls it records: g_hook_path, or HOOK_STEP
-                                  * while live control sets a trigger */
+    int ctl_path[2];             /* ... enum hook_path for the calls it records as events [0] and as
+                                  * summaries [1] (tl_paths) */
+    int ctl_mode;                /* ... new calls are recorded as summaries (1) or events (0) */
+    int ctl_switched;            /* ... ctl_mode has ever differed from TRACE_MODE's: ctl_sum is kept */
+    uint64_t ctl_sum[CTL_DEPTH / 64u]; /* ... bit d: the call at depth d is in the mode TRACE_MODE's is not */
+    int seg_summary;             /* file mode: the open segment's head says TRACE_FILE_VERSION_SUMMARY */
     uint32_t ctl_flags, ctl_buf; /* ... its TRACE_CTL_* flags, the buffer of its table */
     uint32_t ctl_depth;          /* ... frames entered since the thread began, less those returned */
     uint32_t ctl_in;             /* ... TRACE_CTL_UNDER: 1 + the depth of the open call of the function, 0: none */

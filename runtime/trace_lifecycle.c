@@ -200,10 +200,8 @@ TR_NOINSTR static void trace_setup(void)
     g_started = 1;
     if (cfg_u64("TRACE_CONTROL", 0, 1, 0) && !g_ctl) /* a ring's block (trace_stream --allow-control) serves */
         ctl_open();
-    if (g_ticks) {
-        g_hook_plain = g_summary == 1 ? HOOK_SUMMARY : !g_summary ? HOOK_EVENTS : HOOK_STEP;
-        g_hook_path = g_trig_func && g_hook_plain == HOOK_EVENTS ? HOOK_STEP : g_hook_plain;
-    }
+    if (g_ticks)
+        g_hook_path = g_summary == 1 ? HOOK_SUMMARY : !g_summary && !g_trig_func ? HOOK_EVENTS : HOOK_STEP;
     atomic_store_explicit(&g_capture, 1, memory_order_release);
 }
 

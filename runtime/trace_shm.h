@@ -348,6 +348,10 @@ _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 #define TRACE_CTL_DEPTH_ANY 0xffffffffu
 #define TRACE_CTL_THREADS 0x10u /* only threads whose name matches one of `threads` (globs, as TRACE_THREADS) */
 #define TRACE_CTL_THREADS_MAX 255u /* bytes of globs, as TRACE_THREADS's limit */
+#define TRACE_CTL_MODE 0x40u    /* new calls are recorded in the setting's `mode`: events or summaries; without
+                                   it, in TRACE_MODE's as at start (never with TRACE_MODE=both) */
+#define TRACE_CTL_MODE_EVENTS 1u
+#define TRACE_CTL_MODE_SUMMARY 2u
 #define TRACE_CTL_TRIGGER 0x20u /* the trigger is the setting's trig_func > trig_ns (trig_func 0: none at
                                    all), in place of TRACE_TRIGGER's; without it, TRACE_TRIGGER's as at start */
 
@@ -361,7 +365,9 @@ typedef struct trace_ctl_setting {
     char threads[256];    /* TRACE_CTL_THREADS: comma-separated globs, NUL-terminated */
     uint64_t trig_func;   /* TRACE_CTL_TRIGGER: the function, link-time, of the program build_id names (0: none) */
     uint64_t trig_ns;     /* ... a call of it slower than this fires (nonzero with a function) */
-    uint64_t reserved[89]; /* zero: room for the settings of later steps (mode) */
+    uint32_t mode;        /* TRACE_CTL_MODE: TRACE_CTL_MODE_EVENTS or _SUMMARY; else zero */
+    uint32_t pad2;        /* zero */
+    uint64_t reserved[88]; /* zero: room for the settings of later steps */
 } trace_ctl_setting_t;
 
 typedef struct trace_shm_control {
@@ -387,6 +393,7 @@ _Static_assert(offsetof(trace_ctl_setting_t, under_depth) == 32, "under_depth at
 _Static_assert(offsetof(trace_ctl_setting_t, threads) == 40, "threads at 40");
 _Static_assert(offsetof(trace_ctl_setting_t, trig_func) == 296, "trig_func at 296");
 _Static_assert(offsetof(trace_ctl_setting_t, trig_ns) == 304, "trig_ns at 304");
+_Static_assert(offsetof(trace_ctl_setting_t, mode) == 312, "mode at 312");
 _Static_assert(sizeof(trace_shm_control_t) == TRACE_CTL_SIZE, "control block size");
 _Static_assert(offsetof(trace_shm_control_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_shm_control_t, version) == 8, "version at 8");
@@ -417,8 +424,9 @@ static inline uint32_t trace_ctl_slot(uint64_t addr)
  * build-id) stay those of the setting applied now and funcs is ignored
  * (pause and resume), and so does the subtree of TRACE_CTL_UNDER; without,
  * under and depth are the subtree's; threads (NULL or "": every thread)
- * the thread globs, and trig (with TRACE_CTL_TRIGGER in flags) the
- * trigger's function and limit, kept too with keep.  NULL and *gen the new
+ * the thread globs, trig (with TRACE_CTL_TRIGGER in flags) the trigger's
+ * function and limit, and mode (with TRACE_CTL_MODE) the mode, kept too
+ * with keep.  NULL and *gen the new
  * generation, or why nothing changed.
  */
 #if defined(__GNUC__)
@@ -426,7 +434,8 @@ __attribute__((no_instrument_function))
 #endif
 static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t flags, const uint64_t build_id[2],
                                             const uint64_t *funcs, uint32_t n, uint64_t under, uint32_t depth,
-                                            const char *threads, const uint64_t trig[2], int keep, uint64_t *gen)
+                                            const char *threads, const uint64_t trig[2], uint32_t mode, int keep,
+                                            uint64_t *gen)
 {
     uint64_t g = atomic_load_explicit((_Atomic uint64_t *)&c->gen, memory_order_acquire);
     if (g & 1u)
@@ -434,7 +443,8 @@ static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t fla
     uint32_t cur = (uint32_t)(g / 2u) & 1u, k = cur ^ 1u, used = 0;
     uint64_t *tab = c->funcs[k];
     uint64_t bid[2] = {build_id ? build_id[0] : 0, build_id ? build_id[1] : 0};
-    const uint32_t sets = TRACE_CTL_OFF | TRACE_CTL_ONLY | TRACE_CTL_UNDER | TRACE_CTL_THREADS | TRACE_CTL_TRIGGER;
+    const uint32_t sets =
+        TRACE_CTL_OFF | TRACE_CTL_ONLY | TRACE_CTL_UNDER | TRACE_CTL_THREADS | TRACE_CTL_TRIGGER | TRACE_CTL_MODE;
     uint64_t tf = trig && (flags & TRACE_CTL_TRIGGER) ? trig[0] : 0, tn = tf ? trig[1] : 0;
     char globs[TRACE_CTL_THREADS_MAX + 1] = {0};
     size_t tl = threads ? strlen(threads) : 0;
@@ -447,6 +457,8 @@ static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t fla
         return "a subtree needs its function, and goes with neither off nor only";
     if (!keep && (flags & TRACE_CTL_TRIGGER) && tf && !tn)
         return "a trigger needs a limit above 0 ns";
+    if (!keep && (flags & TRACE_CTL_MODE) && mode != TRACE_CTL_MODE_EVENTS && mode != TRACE_CTL_MODE_SUMMARY)
+        return "a mode is events or summary";
     if (keep && g) {
         memcpy(tab, c->funcs[cur], sizeof c->funcs[k]);
         flags = (flags & ~sets) | (c->setting[cur].flags & sets);
@@ -458,6 +470,7 @@ static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t fla
         memcpy(globs, c->setting[cur].threads, TRACE_CTL_THREADS_MAX);
         tf = c->setting[cur].trig_func;
         tn = c->setting[cur].trig_ns;
+        mode = c->setting[cur].mode;
     } else if (keep) {
         memset(tab, 0, sizeof c->funcs[k]);
         flags &= ~sets;
@@ -490,6 +503,7 @@ static inline const char *trace_ctl_publish(trace_shm_control_t *c, uint32_t fla
         memcpy(c->setting[k].threads, globs, sizeof globs);
     c->setting[k].trig_func = flags & TRACE_CTL_TRIGGER ? tf : 0;
     c->setting[k].trig_ns = flags & TRACE_CTL_TRIGGER ? tn : 0;
+    c->setting[k].mode = flags & TRACE_CTL_MODE ? mode : 0;
     /* release: pairs with the hooks' acquire load of gen (and a reader's),
      * so whoever sees g + 2 sees the setting and table above whole */
     atomic_store_explicit((_Atomic uint64_t *)&c->gen, g + 2u, memory_order_release);

@@ -101,6 +101,16 @@ TR_NOINSTR static uint32_t tl_batch(const tl_state_t *t)
     return t->buf != t->own ? FILE_BUF_EVENTS : g_batch;
 }
 
+/* The paths of a thread under live control (tl_hook), for its calls
+ * recorded as events and as summaries, given its trigger: tl_hook's
+ * inlined ones where they do (the tick clock, no trigger), else tl_step's
+ * in that mode; TRACE_MODE=both keeps tl_step's both ways. */
+TR_NOINSTR static void tl_paths(tl_state_t *t)
+{
+    t->ctl_path[0] = g_summary == 2 ? HOOK_STEP : g_ticks && !t->trig_func ? HOOK_EVENTS : HOOK_STEP_EV;
+    t->ctl_path[1] = g_summary == 2 ? HOOK_STEP : g_ticks ? HOOK_SUMMARY : HOOK_STEP_SUM;
+}
+
 /* First event of a thread: its tid, and the key whose destructor will flush
  * it at thread exit (key values are only set per thread, so here). */
 TR_NOINSTR static void tl_start(tl_state_t *t)
@@ -118,7 +128,8 @@ TR_NOINSTR static void tl_start(tl_state_t *t)
     if (!t->ctl_gen) { /* a forked child keeps its parent thread's */
         t->trig_func = g_trig_func;
         t->trig_ns = g_trig_ns;
-        t->ctl_path = g_hook_path;
+        t->ctl_mode = g_summary == 1;
+        tl_paths(t);
     }
     (void)pthread_setspecific(g_key, t);
     errno = saved;

@@ -196,8 +196,9 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
 #define TRACE_STREAM_CTL_BODY_MAX \
     (TRACE_STREAM_CTL_FIXED + TRACE_STREAM_CTL_TRIGGER_SIZE + 8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
 #define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
-#define TRACE_STREAM_CTL_FLAGS 0x3fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_FLAGS 0x7fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
 #define TRACE_STREAM_CTL_TRIGGER 0x20u /* = TRACE_CTL_TRIGGER: the 16 bytes of a trigger follow the 48 */
+#define TRACE_STREAM_CTL_MODE 0x40u    /* = TRACE_CTL_MODE: `mode` is 1 events or 2 summary */
 #define TRACE_STREAM_CTL_THREADS 0x10u /* = TRACE_CTL_THREADS: set exactly when threads_len > 0 */
 #define TRACE_STREAM_CTL_UNDER 0x8u /* = TRACE_CTL_UNDER: only calls under `under`, `depth` levels */
 
@@ -215,7 +216,7 @@ typedef struct trace_stream_ctl_body {
     uint64_t build_id[2]; /* the program the addresses are of, bytes 0-15 (zero: any) */
     uint64_t under;       /* under: the function, link-time; else zero */
     uint32_t threads_len; /* bytes of thread globs after the addresses (0: every thread) */
-    uint32_t pad;         /* zero */
+    uint32_t mode;        /* with TRACE_STREAM_CTL_MODE: 1 events, 2 summary; else zero */
 } trace_stream_ctl_body_t;
 
 _Static_assert(sizeof(trace_stream_ctl_request_t) == TRACE_STREAM_CTL_HEAD_SIZE, "control head is 16 bytes");
@@ -727,6 +728,7 @@ static inline void wire_codec_decode(struct wire_codec *c, const unsigned char *
  */
 struct wire_ctl {
     uint32_t flags, nfuncs, depth;
+    uint32_t mode; /* TRACE_STREAM_CTL_MODE: 1 events, 2 summary */
     int keep;
     uint64_t build_id[2], under;
     uint64_t trig[2]; /* TRACE_STREAM_CTL_TRIGGER: the function (link-time; 0 none) and its limit in ns */
@@ -751,7 +753,8 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     size_t at = TRACE_STREAM_CTL_FIXED + (q->flags & TRACE_STREAM_CTL_TRIGGER ? TRACE_STREAM_CTL_TRIGGER_SIZE : 0u);
     q->threads[0] = '\0';
     q->trig[0] = q->trig[1] = 0;
-    if (tl > TRACE_STREAM_CTL_THREADS_MAX || wire_le32(b + 44))
+    q->mode = wire_le32(b + 44);
+    if (tl > TRACE_STREAM_CTL_THREADS_MAX)
         return "its thread globs are out of bounds";
     if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != at + 8u * (size_t)q->nfuncs + tl)
         return "its count of functions does not match its length";
@@ -780,6 +783,8 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
         return "it keeps the functions as set and names some too";
     if ((q->flags & TRACE_STREAM_CTL_TRIGGER) && (q->keep || (q->trig[0] && !q->trig[1]) || (!q->trig[0] && q->trig[1])))
         return "its trigger is not a function with a limit above 0, or none";
+    if ((q->flags & TRACE_STREAM_CTL_MODE) ? q->keep || (q->mode != 1u && q->mode != 2u) : q->mode != 0u)
+        return "its mode is neither events nor summary";
     for (uint32_t i = 0; i < q->nfuncs; i++)
         if (!(funcs[i] = wire_le64(b + at + 8u * i)))
             return "it names a function at address 0";
@@ -802,7 +807,7 @@ static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q,
     while (tl < TRACE_STREAM_CTL_THREADS_MAX && q->threads[tl])
         tl++;
     wire_put_le32(b + 40, (uint32_t)tl);
-    wire_put_le32(b + 44, 0);
+    wire_put_le32(b + 44, q->mode);
     size_t at = TRACE_STREAM_CTL_FIXED;
     if (q->flags & TRACE_STREAM_CTL_TRIGGER) {
         wire_put_le64(b + at, q->trig[0]);

@@ -34,7 +34,7 @@ static void ctl_request(struct sender *s)
         why = "this trace_stream's ring has no control block";
     if (!why)
         why = trace_ctl_publish(s->ctl.block, q.flags, q.build_id, s->ctl.funcs, q.nfuncs, q.under, q.depth, q.threads,
-                                q.trig, q.keep, &gen);
+                                q.trig, q.mode, q.keep, &gen);
     if (why && !s->o->quiet)
         fprintf(stderr, "trace_stream: control request %" PRIu32 " refused: %s; nothing changed\n", s->ctl.req_seq,
                 why);

@@ -21,6 +21,7 @@
 #include "lib/vec.h"
 #include "read/modlist.h"
 #include "read/trace_reader.h"
+#include "trace_shm.h" /* TRACE_CTL_MODE_*: what a live mode switch switched to */
 #include "summary.h"
 #include "trace.h"
 
@@ -565,7 +566,8 @@ static int open_first(struct analysis *a, const struct trace_series *s, struct t
 
 /* The trace's start: the earliest first enter/exit record of any series,
  * which is where the main pass' span starts too (records of one series
- * are in time order); of a summary trace, the earliest program start
+ * are in time order); of a summary trace (its header says so, even when
+ * live control has its first records events), the earliest program start
  * (its header's clock pair), where its threads' first intervals begin. */
 static void find_start(struct analysis *a, const struct trace_files *tf, struct trace_reader *r)
 {
@@ -575,7 +577,10 @@ static void find_start(struct analysis *a, const struct trace_files *tf, struct 
             continue;
         while (trace_reader_next(r, &ev) == TRACE_READER_EVENT)
             if (ev.kind == TRACE_KIND_ENTER || ev.kind == TRACE_KIND_EXIT || ev.kind == TRACE_KIND_SUMMARY) {
-                int64_t ns = trace_reader_ns(r, ev.kind == TRACE_KIND_SUMMARY ? r->hdr.t0_ticks : ev.ts);
+                /* a series live control switched to summaries and back may
+                 * hold events before its first snapshot: its header says so */
+                int sum = ev.kind == TRACE_KIND_SUMMARY || r->hdr.version == TRACE_FILE_VERSION_SUMMARY;
+                int64_t ns = trace_reader_ns(r, sum ? r->hdr.t0_ticks : ev.ts);
                 if (!a->have_start || ns < a->start_ns)
                     a->start_ns = ns;
                 a->have_start = 1;
@@ -1820,7 +1825,7 @@ static void on_control(struct analysis_run *run, const trace_event_t *ev, int64_
             src->ctl_more++;
             return;
         }
-        src->ctl[src->nctl++] = (struct analysis_ctl){ev->call_site, ns, flags, nfuncs, 0, 0};
+        src->ctl[src->nctl++] = (struct analysis_ctl){ev->call_site, ns, flags, nfuncs, 0, 0, 0, 0};
     }
     struct analysis_ctl *c = &src->ctl[i];
     c->threads++;
@@ -1828,6 +1833,24 @@ static void on_control(struct analysis_run *run, const trace_event_t *ev, int64_
     c->ns = ns < c->ns ? ns : c->ns;
     instant(run, t ? &run->a->threads[t->index] : NULL, ns, "live control: generation %llu",
             (unsigned long long)ev->call_site);
+}
+
+/* Live control switched the thread's mode (trace.h): its calls from here
+ * on are events or in its summary snapshots, each counted once, so the
+ * trace may hold both.  Said with its generation's note. */
+static void on_mode(struct analysis_run *run, const trace_event_t *ev)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    uint64_t gen = ev->call_site >> 8;
+    uint32_t mode = (uint32_t)(ev->call_site & 0xffu);
+    if (mode != TRACE_CTL_MODE_EVENTS && mode != TRACE_CTL_MODE_SUMMARY)
+        return;
+    run->a->mode_switches++;
+    for (uint32_t i = 0; i < src->nctl; i++)
+        if (src->ctl[i].gen == gen) {
+            src->ctl[i].mode = mode;
+            src->ctl[i].switched++;
+        }
 }
 
 static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
@@ -1886,6 +1909,9 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
         break;
     case TRACE_MARK_CONTROL:
         on_control(run, ev, ns);
+        break;
+    case TRACE_MARK_MODE:
+        on_mode(run, ev);
         break;
     case TRACE_MARK_CLOCK_ANCHOR: /* its rate was the pre-pass'; here it says the process exited */
         src->exit_anchors++;
@@ -2296,6 +2322,11 @@ void analysis_finish(struct analysis *a)
 
 uint64_t analysis_span(const struct analysis *a)
 {
+    if (a->events && a->mode_switches && a->summary_snapshots) { /* live control switched: both, one clock */
+        int64_t lo = a->first_ns < a->summary_first_ns ? a->first_ns : a->summary_first_ns;
+        int64_t hi = a->last_ns > a->summary_last_ns ? a->last_ns : a->summary_last_ns;
+        return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0;
+    }
     if (!a->events && (a->summary_snapshots || a->summary_outside))
         return a->summary_last_ns > a->summary_first_ns
                    ? (uint64_t)a->summary_last_ns - (uint64_t)a->summary_first_ns

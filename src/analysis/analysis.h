@@ -126,6 +126,8 @@ struct analysis_source {
         uint32_t flags, nfuncs; /* its TRACE_CTL_* flags and functions */
         uint32_t threads;     /* threads that applied it */
         uint32_t left_out;    /* ... of them, those its thread globs left out */
+        uint32_t mode;        /* the mode it switched threads to (TRACE_MARK_MODE: 1 events, 2 summary), 0 none */
+        uint32_t switched;    /* threads it switched */
     } ctl[ANALYSIS_CTL_GENS];
     uint32_t nctl;            /* generations in ctl[] */
     uint64_t ctl_more;        /* applications of generations beyond them */
@@ -252,6 +254,8 @@ struct analysis {
     uint64_t summary_over, summary_deep, summary_unmatched, summary_tracer_ns;
     uint64_t summary_outside;     /* whole snapshots not selected (thread, window) */
     uint64_t summary_records;     /* kind-4 records read */
+    uint64_t mode_switches;       /* TRACE_MARK_MODE: threads live control switched between events and
+                                   * summaries (a trace may then hold both, each call counted once) */
     uint64_t summary_merged;      /* of the threads, series trace_stream merged (TRACE_SUMMARY_MERGED_TID) */
     uint64_t summary_full_tables; /* device tables that filled up (each counted once, at its first overflow) */
     uint64_t summary_lower_rows;  /* rows that are lower bounds (analysis_finish) */

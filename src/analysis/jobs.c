@@ -366,6 +366,8 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
         }
         d->ctl[k].threads += s->ctl[i].threads;
         d->ctl[k].left_out += s->ctl[i].left_out;
+        d->ctl[k].switched += s->ctl[i].switched;
+        d->ctl[k].mode = s->ctl[i].mode ? s->ctl[i].mode : d->ctl[k].mode;
         d->ctl[k].ns = s->ctl[i].ns < d->ctl[k].ns ? s->ctl[i].ns : d->ctl[k].ns;
     }
     for (size_t i = 0; i < s->nnotes; i++) {

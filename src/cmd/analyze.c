@@ -1180,7 +1180,7 @@ static int check_summary(const struct run *r)
     if (!a->summary_threads && !a->summary_damaged && !a->summary_outside)
         why = o->interval_ns && a->events ? "--interval is for summary traces (TRACE_MODE=summary); these hold events"
                                           : NULL;
-    else if (a->events)
+    else if (a->events && !a->mode_switches) /* live control's switches count each call once */
         why = "the traces mix events and summaries (TRACE_MODE=summary): analyze each from a directory of its own";
     else if (o->format == FMT_FOLDED || o->format == FMT_SVG || o->format == FMT_PERFETTO || o->format == FMT_CHROME ||
              o->format == FMT_CALLERS || o->format == FMT_TREE || o->format == FMT_REPLAY)

@@ -35,6 +35,7 @@ static void usage(FILE *out)
             "  CHANGE: --pause | --resume | --off NAME... | --only NAME...\n"
             "          | --under NAME [--depth D] | --reset | --show;\n"
             "          [--threads GLOBS] [--trigger NAME>LIMIT | --trigger none]\n"
+            "          [--mode events|summary]\n"
             "\n"
             "Change what a running program records, from now on, without a rebuild or\n"
             "a restart.  Each of its threads applies a change at its next hook and says\n"
@@ -74,16 +75,24 @@ static void usage(FILE *out)
             "                (a number and ns, us, ms or s: 'parse>2ms') fires a trigger,\n"
             "                as TRACE_TRIGGER does: a mark in the trace and, on a flight\n"
             "                recorder's device, a snapshot; in place of TRACE_TRIGGER's\n"
-            "                rule; alone: everything, with this trigger.  event traces\n"
+            "                rule; alone: everything, with this trigger.  Event traces\n"
             "                only.  --trigger none: no trigger at all (a change without\n"
             "                --trigger goes back to TRACE_TRIGGER's, if the program has one)\n"
+            "  --mode M      and calls that begin from now on are recorded as M: events\n"
+            "                (each call) or summary (per-function totals, as TRACE_MODE=\n"
+            "                summary); a call already open stays in the mode it began\n"
+            "                in, so every call is counted once; alone: everything, in\n"
+            "                mode M.  A change without --mode goes back to TRACE_MODE's.\n"
+            "                Not for programs run with TRACE_MODE=both\n"
             "  --reset       record everything again\n"
             "  --show        --pid: print what the process applies now, change nothing\n"
             "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
             "                (default 1000; a thread applies it at its next hook); through\n"
             "                serve the device waits %u ms\n"
             "  --help        this text\n"
-            "\n"
+            "\n",
+            TRACE_STREAM_CTL_WAIT_MS);
+    fprintf(out,
             "At most %u functions per setting; a NAME that matches nothing is an\n"
             "error, and nothing changes.  Shared objects' functions are not yet named\n"
             "here (the program's own only).\n"
@@ -94,7 +103,7 @@ static void usage(FILE *out)
             "control block; no serve in DIR, no such connection, or its trace_stream\n"
             "does not take control), 4 written but no thread applied it in time (the\n"
             "program made no call since).\n",
-            TRACE_STREAM_CTL_WAIT_MS, TRACE_CTL_FUNCS_MAX);
+            TRACE_CTL_FUNCS_MAX);
 }
 
 static int parse_ulong(const char *s, unsigned long max, unsigned long *v)
@@ -133,6 +142,7 @@ static uint64_t trigger_limit(const char *v)
 }
 
 #define SAY_NO_TRIGGER 0x10000u /* say_setting: TRACE_CTL_TRIGGER with no function */
+#define SAY_SUMMARY 0x20000u    /* say_setting: TRACE_CTL_MODE is summary */
 
 static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n, const char *threads,
                         const char *state)
@@ -142,6 +152,8 @@ static void say_setting(const char *who, uint64_t gen, uint32_t flags, size_t n,
         snprintf(on, sizeof on, " on threads '%s'", threads);
     else if (flags & TRACE_CTL_THREADS)
         snprintf(on, sizeof on, " on threads by name");
+    if (flags & TRACE_CTL_MODE)
+        snprintf(on + strlen(on), sizeof on - strlen(on), ", as %s", flags & SAY_SUMMARY ? "summaries" : "events");
     if (flags & SAY_NO_TRIGGER)
         snprintf(on + strlen(on), sizeof on - strlen(on), ", with no trigger");
     else if (flags & TRACE_CTL_TRIGGER)
@@ -224,6 +236,7 @@ struct change {
     unsigned long depth; /* --under's --depth (TRACE_CTL_DEPTH_ANY: all) */
     const char *threads; /* --threads: thread globs (NULL: every thread) */
     const char *trigger; /* --trigger NAME>LIMIT or "none" (NULL: TRACE_TRIGGER's) */
+    uint32_t mode;       /* --mode: TRACE_CTL_MODE_* (0: TRACE_MODE's) */
     const char *exe;
     char **names;
     size_t nn;
@@ -300,6 +313,7 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         if (flags & TRACE_CTL_UNDER)
             ncur = b.c->setting[(gen / 2u) & 1u].under_depth;
         flags |= flags & TRACE_CTL_TRIGGER && !b.c->setting[(gen / 2u) & 1u].trig_func ? SAY_NO_TRIGGER : 0;
+        flags |= b.c->setting[(gen / 2u) & 1u].mode == TRACE_CTL_MODE_SUMMARY ? SAY_SUMMARY : 0;
         say_setting(who, gen, flags, ncur, b.c->setting[(gen / 2u) & 1u].threads,
                     gen && applied < gen ? " (not yet applied by any thread)" : "");
         ctlblock_close(&b);
@@ -326,8 +340,10 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         if (!words[0] && !words[1]) /* the setting's build-id names the trigger's program too */
             memcpy(words, tw, sizeof tw);
     }
+    if (ch->mode)
+        flags |= TRACE_CTL_MODE;
     if (rc == CTL_APPLIED && ctlblock_write(&b, flags, words, addrs, n, under, (uint32_t)ch->depth, ch->threads, trig,
-                                            keep, &gen, msg, sizeof msg) < 0) {
+                                            ch->mode, keep, &gen, msg, sizeof msg) < 0) {
         fprintf(stderr, PROG ": pid %lu: refused: %s; nothing changed\n", pid, msg);
         rc = CTL_REFUSED;
     }
@@ -338,6 +354,7 @@ static int ctl_pid(unsigned long pid, const struct change *ch)
         flags = set->flags; /* as written: the threads, and with keep the functions or subtree kept */
         n = flags & TRACE_CTL_UNDER ? set->under_depth : set->nfuncs;
         flags |= flags & TRACE_CTL_TRIGGER && !set->trig_func ? SAY_NO_TRIGGER : 0;
+        flags |= set->mode == TRACE_CTL_MODE_SUMMARY ? SAY_SUMMARY : 0;
         say_setting(who, gen, flags, n, set->threads, applied ? " (applied)" : " (written; no thread has applied it yet: each does at its next call)");
         rc = applied ? CTL_APPLIED : CTL_PENDING;
     }
@@ -408,6 +425,10 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
     }
     if (rc)
         return rc;
+    if (ch->mode) {
+        q.flags |= TRACE_CTL_MODE;
+        q.mode = ch->mode;
+    }
     if (ch->threads) {
         q.flags |= TRACE_CTL_THREADS;
         snprintf(q.threads, sizeof q.threads, "%s", ch->threads);
@@ -426,6 +447,7 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         int done = !strcmp(word, "applied");
         snprintf(who, sizeof who, "conn %u", id);
         flags |= flags & TRACE_CTL_TRIGGER && !q.trig[0] ? SAY_NO_TRIGGER : 0;
+        flags |= q.mode == TRACE_CTL_MODE_SUMMARY ? SAY_SUMMARY : 0;
         say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, ch->threads, done ? " (applied)"
                     : " (written; no thread has applied it yet: each does at its next call)");
         return done ? CTL_APPLIED : CTL_PENDING;
@@ -447,13 +469,13 @@ int cmd_ctl(int argc, char **argv)
     unsigned long pid = 0, conn = 0;
     const char *dir = NULL;
     char *names[NAMES_MAX];
-    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, NULL, names, 0, 1000};
+    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, 0, NULL, names, 0, 1000};
     int list = 0, conn_given = 0, wait_given = 0, depth_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
                       !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth") ||
-                      !strcmp(a, "--threads") || !strcmp(a, "--trigger");
+                      !strcmp(a, "--threads") || !strcmp(a, "--trigger") || !strcmp(a, "--mode");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -510,6 +532,13 @@ int cmd_ctl(int argc, char **argv)
                     fprintf(stderr, PROG ": --threads: globs are printable ASCII\n");
                     return CTL_USAGE;
                 }
+        } else if (!strcmp(a, "--mode")) {
+            const char *m = argv[++i];
+            ch.mode = !strcmp(m, "events") ? TRACE_CTL_MODE_EVENTS : !strcmp(m, "summary") ? TRACE_CTL_MODE_SUMMARY : 0;
+            if (!ch.mode) {
+                fprintf(stderr, PROG ": --mode: '%s' is not events or summary\n", m);
+                return CTL_USAGE;
+            }
         } else if (!strcmp(a, "--trigger")) {
             ch.trigger = argv[++i];
             const char *gt = strrchr(ch.trigger, '>');
@@ -538,8 +567,8 @@ int cmd_ctl(int argc, char **argv)
         } else
             dir = a;
     }
-    if ((ch.threads || ch.trigger) && !ch.op && !list)
-        ch.op = 'x'; /* --threads or --trigger alone: everything, on these threads, with this trigger */
+    if ((ch.threads || ch.trigger || ch.mode) && !ch.op && !list)
+        ch.op = 'x'; /* --threads, --trigger or --mode alone: everything, on these threads, ... */
     const char *bad = pid && dir ? "--pid PID or DIR, not both"
                       : !pid && !dir ? "say which program: --pid PID, or a serve directory DIR"
                       : pid && (list || conn_given) ? "--list and --conn go with DIR, not --pid"
@@ -551,6 +580,8 @@ int cmd_ctl(int argc, char **argv)
                           ? "--threads is part of a whole new setting: alone, or with --off, --only, --under or --reset"
                       : ch.trigger && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
                           ? "--trigger is part of a whole new setting: alone, or with --off, --only, --under or --reset"
+                      : ch.mode && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
+                          ? "--mode is part of a whole new setting: alone, or with --off, --only, --under or --reset"
                       : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset or --show"
                       : NULL;
     if (bad) {

@@ -98,6 +98,9 @@ static void control_notes(const struct emit *e)
             snprintf(out, sizeof out, ", threads by name (%u left out)", c->left_out);
         if (c->flags & TRACE_CTL_TRIGGER) /* its own rule, in place of TRACE_TRIGGER's */
             snprintf(out + strlen(out), sizeof out - strlen(out), ", a trigger set live");
+        if (c->mode) /* calls open then stay in their mode */
+            snprintf(out + strlen(out), sizeof out - strlen(out), ", %u thread%s switched to %s", c->switched,
+                     c->switched == 1 ? "" : "s", c->mode == TRACE_CTL_MODE_SUMMARY ? "summaries" : "events");
         emit(e, "live control: generation %llu from %.3f s: %s%s%s%s, applied by %u thread%s (calls open then "
              "kept their enter's decision)", (unsigned long long)c->gen,
              (double)(c->ns - e->a->start_ns) / 1e9, c->flags & TRACE_CTL_PAUSED ? "paused (" : "recording ", what,

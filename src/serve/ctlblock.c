@@ -100,7 +100,7 @@ static int lock_block(int fd)
 }
 
 int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t build_id[2], const uint64_t *addrs, size_t n,
-                   uint64_t under, uint32_t depth, const char *threads, const uint64_t trig[2], int keep,
+                   uint64_t under, uint32_t depth, const char *threads, const uint64_t trig[2], uint32_t mode, int keep,
                    uint64_t *gen, char *msg, size_t len)
 {
     if (n > TRACE_CTL_FUNCS_MAX) {
@@ -111,7 +111,7 @@ int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t build_id[2
         snprintf(msg, len, "another callsight ctl kept the block for over a second");
         return -1;
     }
-    const char *why = trace_ctl_publish(b->c, flags, build_id, addrs, (uint32_t)n, under, depth, threads, trig, keep, gen);
+    const char *why = trace_ctl_publish(b->c, flags, build_id, addrs, (uint32_t)n, under, depth, threads, trig, mode, keep, gen);
     flock(b->fd, LOCK_UN);
     if (why)
         snprintf(msg, len, "%s", why);

@@ -34,14 +34,15 @@ size_t ctlblock_current(const struct ctlblock *b, uint64_t *gen, uint32_t *flags
 /* Write flags and the n link-time addresses of the program build_id names
  * (NULL: any), or the subtree under (depth levels), as the next generation
  * (*gen), on the threads whose names match threads (NULL or "": all), with
- * the trigger trig (function, ns; with TRACE_CTL_TRIGGER in flags), whole
+ * the trigger trig (function, ns; with TRACE_CTL_TRIGGER in flags), in
+ * mode (TRACE_CTL_MODE_*, with TRACE_CTL_MODE), whole
  * or not at all; with keep, the functions and threads stay as set
  * (trace_ctl_publish).  0, or -1 with the
  * reason in msg (more than TRACE_CTL_FUNCS_MAX, a table that would not be
  * found within TRACE_CTL_PROBE_MAX slots, another writer for over a
  * second). */
 int ctlblock_write(struct ctlblock *b, uint32_t flags, const uint64_t build_id[2], const uint64_t *addrs, size_t n,
-                   uint64_t under, uint32_t depth, const char *threads, const uint64_t trig[2], int keep,
+                   uint64_t under, uint32_t depth, const char *threads, const uint64_t trig[2], uint32_t mode, int keep,
                    uint64_t *gen, char *msg, size_t len);
 
 /* Wait up to ms for a thread to apply gen: 1 it did, 0 not yet. */
