@@ -76,9 +76,11 @@ $(DIST)/trace.h: runtime/trace.h
 	cp $< $@
 dist: $(DIST)/trace.c $(DIST)/trace_stream.c $(DIST)/trace.h
 
+# This machine's trace_stream takes --auth-key (-DTS_AUTH, libcrypto, which
+# the host tool links anyway); a device's may be built without it.
 $(BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(LDFLAGS_ALL) -lzstd
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -DTS_AUTH -o $@ $< $(LDFLAGS_ALL) -lzstd -lcrypto
 
 # The files `callsight init` installs, built into callsight by tools/embed.c
 # (src/cmd/embedded.h), so an installed callsight needs no source tree.

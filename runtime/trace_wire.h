@@ -122,6 +122,24 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_STREAM_FLAG_CONTROL_OFFER 0x1000u
 
 /*
+ * Handshake flag, with TRACE_STREAM_FLAG_CONTROL_OFFER: the client holds a
+ * pre-shared key (trace_stream --auth-key) and takes control only from a
+ * server that proves it has the same key (docs/control.md,
+ * "Authentication").  Right after its intro chunks (the resume notice and,
+ * if offered, the resume key) it sends TRACE_CHUNK_AUTH_HELLO, its nonce.
+ * A server with the key acks with TRACE_ACK_AUTH and answers the hello
+ * with a trace_stream_auth_t (magic TKAUTH, among requests): its nonce and
+ * its proof; the client checks it and sends TRACE_CHUNK_AUTH_PROOF, its
+ * own.  From then on every control request carries, after its body, the
+ * HMAC-SHA-256 of its head and body under the session key; the client
+ * refuses any other.  The key never crosses the wire.  A server that
+ * predates the flag (or has no key) sends no TKAUTH, and the client then
+ * refuses every control request it sends; a server with a key relays
+ * control only to clients that proved it.
+ */
+#define TRACE_STREAM_FLAG_AUTH_OFFER 0x2000u
+
+/*
  * The server's answer to TRACE_STREAM_FLAG_CODEC_OFFER and
  * TRACE_STREAM_FLAG_SUMMARY_OFFER (either or both), sent once right after
  * it has read and accepted the handshake, little-endian.  The client
@@ -137,6 +155,8 @@ _Static_assert(offsetof(trace_stream_handshake_t, hook_ns) == 56, "hook_ns at 56
 #define TRACE_ACK_SUMMARY_INCREMENTS 0x2u /* features bit: ... and takes TRACE_CHUNK_SUMMARY_INCREMENTS */
 #define TRACE_ACK_SNAPSHOT_REQUESTS 0x4u  /* features bit: the server may send trace_stream_request_t */
 #define TRACE_ACK_CONTROL 0x8u            /* features bit: the server may send trace_stream_ctl_request_t */
+#define TRACE_ACK_AUTH 0x10u              /* features bit: the server has the key, a trace_stream_auth_t follows
+                                             the client's hello (TRACE_STREAM_FLAG_AUTH_OFFER) */
 
 typedef struct trace_stream_ack {
     char magic[8];     /* "TKACK\0\0\0" */
@@ -232,6 +252,62 @@ _Static_assert(offsetof(trace_stream_ctl_body_t, what) == 8, "what at 8");
 _Static_assert(offsetof(trace_stream_ctl_body_t, build_id) == 16, "build_id at 16");
 
 /*
+ * Authentication (TRACE_STREAM_FLAG_AUTH_OFFER).  Each proof is the
+ * HMAC-SHA-256, under the pre-shared key, of a 16-byte label, the client's
+ * nonce and the server's (wire_auth_input); the session key is the same
+ * with its own label.  Labels keep a proof of one side from passing for the
+ * other's, fresh nonces on both sides keep one connection's proofs and
+ * requests from being replayed on another.  A request's MAC is the
+ * HMAC-SHA-256, under the session key, of its 16-byte head (len counting
+ * the MAC) and its body; its seq only grows, so none is replayed within a
+ * connection either.
+ */
+#define TRACE_STREAM_AUTH_MAGIC "TKAUTH" /* 6 chars, NUL-padded to 8 */
+#define TRACE_STREAM_AUTH_NONCE 32u
+#define TRACE_STREAM_AUTH_MAC 32u
+#define TRACE_STREAM_AUTH_BODY (TRACE_STREAM_AUTH_NONCE + TRACE_STREAM_AUTH_MAC)
+#define TRACE_STREAM_AUTH_LABEL 16u
+#define TRACE_STREAM_AUTH_INPUT (TRACE_STREAM_AUTH_LABEL + 2u * TRACE_STREAM_AUTH_NONCE)
+#define TRACE_AUTH_LABEL_SERVER "callsight-server" /* 16 chars each */
+#define TRACE_AUTH_LABEL_CLIENT "callsight-client"
+#define TRACE_AUTH_LABEL_SESSION "callsight-sessio"
+#define TRACE_STREAM_AUTH_KEY_MIN 32u   /* bytes of a key file, at least */
+#define TRACE_STREAM_AUTH_KEY_MAX 4096u /* ... and at most */
+
+typedef struct trace_stream_auth {
+    char magic[8];   /* "TKAUTH\0\0" */
+    uint32_t seq;    /* zero */
+    uint32_t len;    /* TRACE_STREAM_AUTH_BODY */
+    unsigned char nonce[TRACE_STREAM_AUTH_NONCE]; /* the server's, random */
+    unsigned char proof[TRACE_STREAM_AUTH_MAC];   /* HMAC(key, LABEL_SERVER, client nonce, server nonce) */
+} trace_stream_auth_t;
+
+_Static_assert(sizeof(trace_stream_auth_t) == TRACE_STREAM_REQUEST_SIZE + TRACE_STREAM_AUTH_BODY, "auth is 80 bytes");
+_Static_assert(offsetof(trace_stream_auth_t, len) == 12, "len at 12, as a control request's");
+_Static_assert(offsetof(trace_stream_auth_t, nonce) == 16, "nonce at 16");
+_Static_assert(offsetof(trace_stream_auth_t, proof) == 48, "proof at 48");
+_Static_assert(sizeof TRACE_AUTH_LABEL_SERVER - 1 == TRACE_STREAM_AUTH_LABEL &&
+                   sizeof TRACE_AUTH_LABEL_CLIENT - 1 == TRACE_STREAM_AUTH_LABEL &&
+                   sizeof TRACE_AUTH_LABEL_SESSION - 1 == TRACE_STREAM_AUTH_LABEL,
+               "labels are 16 bytes");
+
+/* The bytes a proof or the session key is the HMAC of. */
+#if defined(__GNUC__)
+__attribute__((no_instrument_function))
+#endif
+static inline void wire_auth_input(unsigned char out[TRACE_STREAM_AUTH_INPUT], const char *label,
+                                   const unsigned char client[TRACE_STREAM_AUTH_NONCE],
+                                   const unsigned char server[TRACE_STREAM_AUTH_NONCE])
+{
+    for (unsigned i = 0; i < TRACE_STREAM_AUTH_LABEL; i++)
+        out[i] = (unsigned char)label[i];
+    for (unsigned i = 0; i < TRACE_STREAM_AUTH_NONCE; i++) {
+        out[TRACE_STREAM_AUTH_LABEL + i] = client[i];
+        out[TRACE_STREAM_AUTH_LABEL + TRACE_STREAM_AUTH_NONCE + i] = server[i];
+    }
+}
+
+/*
  * TRACE_CHUNK_CONTROL_ANSWER's payload (raw_len 128): what became of
  * control request seq.  Sent once the ring's threads applied it, or
  * TRACE_STREAM_CTL_WAIT_MS after it was written if none has (pending: a
@@ -304,7 +380,18 @@ enum trace_chunk_type {
      * control request; sent only after an ack with TRACE_ACK_CONTROL, so a
      * server that did not say so treats it as malformed.
      */
-    TRACE_CHUNK_CONTROL_ANSWER = 7
+    TRACE_CHUNK_CONTROL_ANSWER = 7,
+    /*
+     * The client's nonce (raw_len 32, TRACE_STREAM_FLAG_AUTH_OFFER), once,
+     * right after its intro chunks; a server that predates it skips it.
+     */
+    TRACE_CHUNK_AUTH_HELLO = 8,
+    /*
+     * The client's proof (raw_len 32): HMAC(key, LABEL_CLIENT, client
+     * nonce, server nonce), once, after the server's trace_stream_auth_t
+     * checked out; sent only to a server whose ack had TRACE_ACK_AUTH.
+     */
+    TRACE_CHUNK_AUTH_PROOF = 9
 };
 
 /*

@@ -79,7 +79,7 @@
  * (ts_args.c), the wire's byte order (ts_order.c; the codec is trace_wire.h's),
  * the ring reader (ts_ring.c), the
  * frames (ts_frames.c), the link (ts_link.c), live control
- * (ts_control.c), the summary merger
+ * (ts_control.c) and its key (ts_auth.c), the summary merger
  * (ts_merge.c), the sender's life (ts_sender.c), the drain loop
  * (ts_drain.c), the flight recorder (ts_recorder.c) and main (ts_main.c).
  * So the program is still one translation unit, everything in it static,
@@ -96,6 +96,7 @@
 #include "ts_frames.c"
 #include "ts_link.c"
 #include "ts_control.c"
+#include "ts_auth.c"
 #include "ts_merge.c"
 #include "ts_sender.c"
 #include "ts_drain.c"

@@ -10,7 +10,8 @@ static void usage(FILE *out)
             "usage: trace_stream [--level N] [--codec stack|none] [--retry SECONDS]\n"
             "                    [--heartbeat SECONDS] [--summary-ms MS] [--summary-threads]\n"
             "                    [--flight-recorder [--after MS] [--max-triggers N]]\n"
-            "                    [--ring-version 2|3] [--group GROUP] [--allow-control]\n"
+            "                    [--ring-version 2|3] [--group GROUP]\n"
+            "                    [--allow-control [--auth-key FILE]]\n"
             "                    [--quiet] SHM HOST PORT\n"
             "\n"
             "Forward the events of a callsight-traced program from the shared-memory\n"
@@ -73,6 +74,11 @@ static void usage(FILE *out)
             "              The ring gets a control block (130 KiB) that tracers of this\n"
             "              version obey; without this option the host can change nothing\n"
             "              and is told so.  Start trace_stream before the program\n"
+            "  --auth-key FILE  with --allow-control: take control only from a serve that\n"
+            "              proves it holds the same key (serve --auth-key FILE; an owner-\n"
+            "              only file of 32 to 4096 bytes, e.g. head -c 32 /dev/urandom),\n"
+            "              and only requests signed for this connection; the key never\n"
+            "              crosses the link.  Needs a build with -DTS_AUTH -lcrypto\n"
             "  --quiet     print only errors and the final summary\n"
             "  --help      this text\n"
             "\n"
@@ -131,6 +137,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->ring_version = TRACE_SHM_VERSION; /* 3 only when asked: older tracers refuse it */
     o->share_gid = -1;
     o->allow_control = 0;
+    o->auth_key = NULL;
     int recorder_opts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -144,6 +151,12 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->summary_threads = 1;
         } else if (!strcmp(a, "--allow-control")) {
             o->allow_control = 1;
+        } else if (!strcmp(a, "--auth-key")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "trace_stream: --auth-key needs a key file\n");
+                return -1;
+            }
+            o->auth_key = argv[++i];
         } else if (!strcmp(a, "--flight-recorder")) {
             o->recorder = 1;
         } else if (!strcmp(a, "--after")) {
@@ -223,6 +236,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     if (npos != 3) {
         usage(stderr);
+        return -1;
+    }
+    if (o->auth_key && !o->allow_control) {
+        fprintf(stderr, "trace_stream: --auth-key goes with --allow-control: the key guards control\n");
         return -1;
     }
     if (recorder_opts && !o->recorder) {

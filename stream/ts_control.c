@@ -29,7 +29,10 @@ static void ctl_request(struct sender *s)
 {
     struct wire_ctl q;
     uint64_t gen = 0;
-    const char *why = wire_ctl_parse(s->ctl.body, s->ctl.body_len, &q, s->ctl.funcs);
+    uint32_t len = s->ctl.body_len;
+    const char *why = auth_request(s, s->ctl.req_seq, &len); /* with --auth-key: the code checked, and cut */
+    if (!why)
+        why = wire_ctl_parse(s->ctl.body, len, &q, s->ctl.funcs);
     if (!why && !s->ctl.block)
         why = "this trace_stream's ring has no control block";
     if (!why)
@@ -52,10 +55,11 @@ static int ctl_head(struct sender *s)
         return 0;
     uint32_t len = wire_le32(s->peer.req + offsetof(trace_stream_ctl_request_t, len));
     s->ctl.req_seq = wire_le32(s->peer.req + offsetof(trace_stream_ctl_request_t, seq));
-    if (len > TRACE_STREAM_CTL_BODY_MAX) {
+    uint32_t max = TRACE_STREAM_CTL_BODY_MAX + (s->auth.offered ? TRACE_STREAM_AUTH_MAC : 0u);
+    if (len > max) {
         s->peer.ctl_ok = s->peer.req_ok = 0;
-        fprintf(stderr, "trace_stream: the server sent a control request of %" PRIu32 " bytes (at most %u); "
-                        "no more requests are taken on this connection\n", len, TRACE_STREAM_CTL_BODY_MAX);
+        fprintf(stderr, "trace_stream: the server sent a control request of %" PRIu32 " bytes (at most %" PRIu32 "); "
+                        "no more requests are taken on this connection\n", len, max);
         return 1;
     }
     s->ctl.body_len = len;
@@ -80,6 +84,8 @@ static void ctl_body_got(struct sender *s, size_t n)
 /* Send the answer that is due, if its time came: 0, or -1 fatal. */
 static int ctl_service(struct sender *s)
 {
+    if (auth_service(s))
+        return -1;
     if (!s->ctl.due || s->sock < 0)
         return 0;
     trace_shm_control_t *c = s->ctl.block;

@@ -148,6 +148,7 @@ struct options {
     long max_triggers; /* --max-triggers: snapshots per hour at most */
     long share_gid;   /* --group: the group that may share the ring (-1: none, owner only) */
     int allow_control; /* --allow-control: the ring gets a control block the host may write */
+    const char *auth_key; /* --auth-key: the key file that guards control (NULL: none) */
     const char *shm;
     const char *host;
     const char *port;
@@ -227,7 +228,8 @@ struct sender {
     /* Live control (ts_control.c): the request being read, and the answer due. */
     struct {
         trace_shm_control_t *block; /* the ring's (NULL: none, we offer nothing) */
-        unsigned char *body;        /* TRACE_STREAM_CTL_BODY_MAX bytes */
+        unsigned char *mem;         /* the body's allocation, with room for a head before it */
+        unsigned char *body;        /* TRACE_STREAM_CTL_BODY_MAX bytes, and a code's with a key */
         uint64_t *funcs;            /* TRACE_STREAM_CTL_FUNCS_MAX addresses */
         int in_body;                /* a head came: its body is being read */
         uint32_t body_len, body_got, req_seq;
@@ -236,6 +238,21 @@ struct sender {
         uint64_t gen, until;        /* what it applies; when to answer "pending" at the latest (ms) */
         char why[96];
     } ctl;
+
+    /* --auth-key (ts_auth.c): this connection's side of the exchange. */
+    struct {
+        int offered;        /* our handshake offered it: a key, and a ring that takes control */
+        int acked;          /* ... and the server's ack said it has a key: its TKAUTH comes */
+        int heard, in_body; /* its TKAUTH head came; its body is being read */
+        unsigned got;       /* bytes of the body read */
+        int ok;             /* the server proved the key: requests with the session's code are taken */
+        int proof_due;      /* our proof is owed (sent from the loops, auth_service) */
+        uint32_t last_seq;  /* the last request taken: seq only grows */
+        unsigned char nonce[TRACE_STREAM_AUTH_NONCE];
+        unsigned char body[TRACE_STREAM_AUTH_BODY];
+        unsigned char session[TRACE_STREAM_AUTH_MAC];
+        unsigned char proof[TRACE_STREAM_AUTH_MAC];
+    } auth;
 
     /* What was sent and what was not, over all connections. */
     uint64_t events;       /* records forwarded (enter, exit and markers alike) */
@@ -328,6 +345,15 @@ static int send_notice_if_changed(struct sender *s, trace_shm_header_t *h);
 static int send_losses(struct sender *s);
 static int heartbeat(struct sender *s);
 static int maybe_reconnect(struct sender *s, const trace_shm_header_t *h);
+
+/* ts_auth.c: the key that guards live control. */
+static int auth_load(const char *path);
+static void auth_new_connection(struct sender *s);
+static int auth_head(struct sender *s);
+static void auth_body_got(struct sender *s, size_t n);
+static int auth_service(struct sender *s);
+static const char *auth_request(struct sender *s, uint32_t seq, uint32_t *len);
+static int random_bytes(unsigned char *buf, size_t len);
 
 /* ts_control.c: live control's requests and answers. */
 static int ctl_head(struct sender *s);

@@ -141,6 +141,10 @@ static void ack_check(struct sender *s)
     s->peer.sum_inc = s->peer.sum_ok && (features & TRACE_ACK_SUMMARY_INCREMENTS) != 0;
     s->peer.req_ok = s->o->recorder && (features & TRACE_ACK_SNAPSHOT_REQUESTS) != 0;
     s->peer.ctl_ok = s->ctl.block && (features & TRACE_ACK_CONTROL) != 0;
+    s->auth.acked = s->auth.offered && s->peer.ctl_ok && (features & TRACE_ACK_AUTH) != 0;
+    if (s->auth.offered && !s->auth.acked && s->peer.ctl_ok)
+        fprintf(stderr, "trace_stream: the server has no key (serve --auth-key): it cannot prove ours, so "
+                        "every control request it sends is refused\n");
     if (s->peer.acked && !s->o->quiet)
         fprintf(stderr, "trace_stream: the server decodes coded chunks; sending them from now on\n");
 }
@@ -169,7 +173,7 @@ static void request_check(struct sender *s)
         s->peer.requests++;
         return;
     }
-    if (ctl_head(s))
+    if (auth_head(s) || ctl_head(s))
         return;
     s->peer.req_ok = s->peer.ctl_ok = 0;
     fprintf(stderr, "trace_stream: the server sent something else than a request; "
@@ -188,16 +192,19 @@ static int read_server(struct sender *s)
     for (int round = 0; round < 16; round++) {
         unsigned char junk[256];
         int want_ack = s->peer.ack_got < TRACE_STREAM_ACK_SIZE;
-        int want_body = !want_ack && s->peer.ctl_ok && s->ctl.in_body;
+        int want_auth = !want_ack && s->peer.ctl_ok && s->auth.in_body;
+        int want_body = !want_ack && !want_auth && s->peer.ctl_ok && s->ctl.in_body;
         /* one control answer owed at a time: the next request waits in the socket until it went */
-        int want_req = !want_ack && !want_body && (s->peer.req_ok || s->peer.ctl_ok) && !s->ctl.due;
-        if (!want_ack && !want_body && !want_req && (s->peer.req_ok || s->peer.ctl_ok))
+        int want_req = !want_ack && !want_auth && !want_body && (s->peer.req_ok || s->peer.ctl_ok) && !s->ctl.due;
+        if (!want_ack && !want_auth && !want_body && !want_req && (s->peer.req_ok || s->peer.ctl_ok))
             return 0; /* requests wait for the answer owed (ctl_service) */
         unsigned char *dst = want_ack    ? s->peer.ack + s->peer.ack_got
+                             : want_auth ? s->auth.body + s->auth.got
                              : want_body ? s->ctl.body + s->ctl.body_got
                              : want_req  ? s->peer.req + s->peer.req_got
                                          : junk;
         size_t len = want_ack    ? TRACE_STREAM_ACK_SIZE - s->peer.ack_got
+                     : want_auth ? TRACE_STREAM_AUTH_BODY - s->auth.got
                      : want_body ? s->ctl.body_len - s->ctl.body_got
                      : want_req  ? TRACE_STREAM_REQUEST_SIZE - s->peer.req_got
                                  : sizeof junk;
@@ -214,6 +221,8 @@ static int read_server(struct sender *s)
             ack_check(s);
         if (want_req && (s->peer.req_got += (unsigned)n) == TRACE_STREAM_REQUEST_SIZE)
             request_check(s);
+        if (want_auth)
+            auth_body_got(s, (size_t)n);
         if (want_body)
             ctl_body_got(s, (size_t)n);
     }
@@ -250,13 +259,14 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     wire_put_le32(hs + offsetof(trace_stream_handshake_t, event_size), TRACE_EVENT_SIZE);
     uint32_t flags = h->flags & ~(TRACE_FLAG_BIGENDIAN | TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER |
                                   TRACE_STREAM_FLAG_REQUEST_OFFER | TRACE_STREAM_FLAG_RESUME_KEY |
-                                  TRACE_STREAM_FLAG_CONTROL_OFFER);
+                                  TRACE_STREAM_FLAG_CONTROL_OFFER | TRACE_STREAM_FLAG_AUTH_OFFER);
     /* A new connection: whether it may carry coded chunks and summary
      * snapshots is asked afresh. */
     s->peer.offered = s->codec != NULL;
     s->peer.acked = s->peer.sum_ok = s->peer.sum_inc = s->peer.req_ok = s->peer.ctl_ok = 0;
     s->peer.ack_got = s->peer.req_got = 0;
     s->ctl.in_body = s->ctl.due = 0; /* a new server asked nothing yet */
+    auth_new_connection(s);          /* ... and proved nothing */
     if (s->ctl.block) { /* a control answer is one small chunk: Nagle would hold it for the server's delayed ack */
         int one = 1;
         (void)setsockopt(s->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -267,7 +277,8 @@ static int send_handshake(struct sender *s, const trace_shm_header_t *h)
     flags |= TRACE_STREAM_FLAG_SUMMARY_OFFER | (s->peer.offered ? TRACE_STREAM_FLAG_CODEC_OFFER : 0) |
              (s->o->recorder ? TRACE_STREAM_FLAG_REQUEST_OFFER : 0) |
              (s->resume.keyed ? TRACE_STREAM_FLAG_RESUME_KEY : 0) |
-             (s->ctl.block ? TRACE_STREAM_FLAG_CONTROL_OFFER : 0);
+             (s->ctl.block ? TRACE_STREAM_FLAG_CONTROL_OFFER : 0) |
+             (s->auth.offered ? TRACE_STREAM_FLAG_AUTH_OFFER : 0);
     wire_put_le32(hs + offsetof(trace_stream_handshake_t, flags), flags);
     wire_put_le64(hs + offsetof(trace_stream_handshake_t, load_bias), h->load_bias);
     wire_put_le64(hs + offsetof(trace_stream_handshake_t, tick_hz), h->tick_hz);
@@ -349,9 +360,11 @@ static int send_hello(struct sender *s, const trace_shm_header_t *h)
     s->notice_due = s->resume.conn_seq > 1;
     if (send_resume(s))
         return -1;
-    if (!s->resume.keyed || s->sock < 0)
+    if (s->resume.keyed && s->sock >= 0 && send_small(s, TRACE_CHUNK_RESUME_KEY, s->resume.key, sizeof s->resume.key))
+        return -1;
+    if (!s->auth.offered || s->sock < 0) /* --auth-key: our nonce, after the intro */
         return 0;
-    return send_small(s, TRACE_CHUNK_RESUME_KEY, s->resume.key, sizeof s->resume.key);
+    return send_small(s, TRACE_CHUNK_AUTH_HELLO, s->auth.nonce, sizeof s->auth.nonce);
 }
 
 /* A quiet stream repeats its resume notice (servers ignore it after the first). */

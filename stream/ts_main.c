@@ -161,6 +161,8 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (o.auth_key && auth_load(o.auth_key))
+        return 2;
     install_signals();
     if (o.recorder)
         install_snapshot_signal();

@@ -89,7 +89,10 @@ static int sender_init(struct sender *s, int sock, const struct options *o)
         s->merge = NULL;
     }
     if (o->allow_control) {
-        s->ctl.body = malloc(TRACE_STREAM_CTL_BODY_MAX);
+        /* room before the body for its head, and after it for its code
+         * (auth_request: one HMAC over both) */
+        s->ctl.mem = malloc(TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX + TRACE_STREAM_AUTH_MAC);
+        s->ctl.body = s->ctl.mem ? s->ctl.mem + TRACE_STREAM_CTL_HEAD_SIZE : NULL;
         s->ctl.funcs = malloc(TRACE_STREAM_CTL_FUNCS_MAX * sizeof *s->ctl.funcs);
     }
     if (frame_init(s) < 0 || !s->raw || !s->wire || (o->codec && (!s->codec || !s->coded)) ||
@@ -138,7 +141,7 @@ static void sender_free(struct sender *s)
     free(s->wire);
     free(s->coded);
     free(s->codec);
-    free(s->ctl.body);
+    free(s->ctl.mem);
     free(s->ctl.funcs);
     if (s->merge)
         merge_free(s->merge);

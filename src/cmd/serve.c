@@ -31,6 +31,7 @@
 
 #include "commands.h"
 #include "serve/admit.h"
+#include "serve/auth.h"
 #include "serve/conn.h"
 #include "serve/control.h"
 #include "serve/files.h"
@@ -80,7 +81,7 @@ static void usage(FILE *out)
             "                       [--max-conns N] [--max-per-peer N] [--idle-timeout S]\n"
             "                       [--max-total-mb N] [--min-free-mb N] [--min-free-inodes N]\n"
             "                       [--max-summary-mb N] [--snapshot-timeout S]\n"
-            "                       [--allow CIDR[,CIDR...]] [--quiet]\n"
+            "                       [--allow CIDR[,CIDR...]] [--auth-key FILE] [--quiet]\n"
             "\n"
             "Receive event streams from trace_stream clients and write one series of\n"
             "trace files per connection, DIR/trace.stream.<id>.<seq>.bin, for\n"
@@ -125,6 +126,16 @@ static void usage(FILE *out)
             "  --allow CIDRS       only these IPv4/IPv6 prefixes may connect, e.g.\n"
             "                      10.0.0.0/8,192.168.1.7 (default: anyone; binding a\n"
             "                      non-loopback address without it prints a warning)\n"
+            "  --auth-key FILE     relay live control (callsight ctl DIR) only to devices\n"
+            "                      that prove they hold this key (trace_stream --auth-key\n"
+            "                      with the same file), each request signed for its\n"
+            "                      connection; the key never crosses the link.  An\n"
+            "                      owner-only regular file of 32 to 4096 bytes, e.g.\n"
+            "                      head -c 32 /dev/urandom > key; chmod 600 key\n",
+            DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_TOTAL_MB, DEFAULT_MIN_FREE_MB,
+            DEFAULT_FREE_INODES, SUMS_DEFAULT_BUDGET_MB, (unsigned)(SUMS_MAX_BYTES >> 20), DEFAULT_SNAPSHOT_S);
+    /* two strings: C11 promises compilers only 4095 bytes in one */
+    fprintf(out,
             "  --quiet      no periodic status lines\n"
             "  --help       this text\n"
             "\n"
@@ -135,10 +146,7 @@ static void usage(FILE *out)
             "`callsight trigger DIR` asks it, through DIR/%s, to have the flight\n"
             "recorders among its connections (trace_stream --flight-recorder) take a\n"
             "snapshot now.\n",
-            DEFAULT_CONNS, MAX_CONNS, DEFAULT_PER_PEER, DEFAULT_IDLE_S, DEFAULT_TOTAL_MB, DEFAULT_MIN_FREE_MB,
-            DEFAULT_FREE_INODES, SUMS_DEFAULT_BUDGET_MB, (unsigned)(SUMS_MAX_BYTES >> 20), DEFAULT_SNAPSHOT_S,
-            STATUS_SECS,
-            CONTROL_SOCKET_NAME);
+            STATUS_SECS, CONTROL_SOCKET_NAME);
 }
 
 static int parse_mb(const char *opt, const char *s, long *out)
@@ -231,6 +239,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
         } else if (!strcmp(a, "--min-free-mb")) {
             if (parse_count(a, v, 0, (long)MAX_MB, &o->min_free_mb))
                 return -1;
+        } else if (!strcmp(a, "--auth-key") && v) {
+            char err[512];
+            if (auth_load(v, err, sizeof err)) {
+                fprintf(stderr, "callsight serve: %s\n", err);
+                return -1;
+            }
         } else if (!strcmp(a, "--allow") && v) {
             char err[128];
             if (net_allow_parse(v, &allow, err, sizeof err)) {

@@ -87,6 +87,7 @@
 
 #include <zstd.h>
 
+#include "auth.h"
 #include "chunkq.h"
 #include "files.h"
 #include "net.h"
@@ -134,6 +135,9 @@ struct conn {
     uint32_t req_seq;     /* requests sent to it (under listed_lock) */
     int ctl_offered;      /* the client takes live-control requests (trace_stream --allow-control) */
     int ctl_acked;        /* ... and the ack said so; 0 again once a request could not go whole */
+    int auth_offered;     /* ... and holds a key (trace_stream --auth-key): its hello follows its intro */
+    int auth_acked;       /* ... and serve has one too: the ack said so, our TKAUTH answers its hello */
+    struct auth_conn auth; /* the exchange (the writer's; proved is read under listed_lock) */
     uint32_t ctl_seq;     /* control requests sent to it (under listed_lock) */
     uint32_t ctl_answered; /* the seq of its last answer (under listed_lock) */
     trace_stream_ctl_answer_t ctl_last; /* that answer (under listed_lock) */
@@ -344,6 +348,7 @@ static int read_hello(struct conn *c)
     c->req_offered = proto_hello_requests_offered(raw);
     c->key_offered = proto_hello_key_offered(raw);
     c->ctl_offered = proto_hello_control_offered(raw);
+    c->auth_offered = c->ctl_offered && proto_hello_auth_offered(raw);
     return 0;
 }
 
@@ -465,7 +470,8 @@ static int ctl_target(uint32_t id, struct conn_ctl_result *res)
 
 int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn_ctl_result *res)
 {
-    static unsigned char msg[TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX]; /* one asker at a time */
+    /* one asker at a time; room for the code a keyed serve signs with */
+    static unsigned char msg[TRACE_STREAM_CTL_HEAD_SIZE + TRACE_STREAM_CTL_BODY_MAX + TRACE_STREAM_AUTH_MAC];
     memset(res, 0, sizeof *res);
     if (len > TRACE_STREAM_CTL_BODY_MAX) {
         snprintf(res->why, sizeof res->why, "a request of %zu bytes (at most %u)", len, TRACE_STREAM_CTL_BODY_MAX);
@@ -477,19 +483,29 @@ int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn
         goto out;
     struct conn *c = listed[i];
     res->id = listed_ids[i];
+    if (auth_keyed() && !c->auth.proved) {
+        snprintf(res->why, sizeof res->why, "conn %u: its trace_stream has not proved serve's key (start it with "
+                 "--auth-key and the same key)", (unsigned)res->id);
+        goto out;
+    }
     if (ioctl(c->fd, SIOCOUTQ, &queued) != 0 || queued != 0) {
         snprintf(res->why, sizeof res->why, "conn %u: its socket has not yet sent what went before; try again",
                  (unsigned)res->id);
         goto out;
     }
     uint32_t seq = ++c->ctl_seq;
+    size_t mac = auth_keyed() ? TRACE_STREAM_AUTH_MAC : 0, whole = TRACE_STREAM_CTL_HEAD_SIZE + len + mac;
     memset(msg, 0, TRACE_STREAM_CTL_HEAD_SIZE);
     memcpy(msg, TRACE_STREAM_CTL_MAGIC, sizeof TRACE_STREAM_CTL_MAGIC - 1);
     wire_put_le32(msg + offsetof(trace_stream_ctl_request_t, seq), seq);
-    wire_put_le32(msg + offsetof(trace_stream_ctl_request_t, len), (uint32_t)len);
+    wire_put_le32(msg + offsetof(trace_stream_ctl_request_t, len), (uint32_t)(len + mac));
     memcpy(msg + TRACE_STREAM_CTL_HEAD_SIZE, body, len);
-    ssize_t sent = send(c->fd, msg, TRACE_STREAM_CTL_HEAD_SIZE + len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent != (ssize_t)(TRACE_STREAM_CTL_HEAD_SIZE + len)) {
+    if (mac && auth_sign(&c->auth, msg, TRACE_STREAM_CTL_HEAD_SIZE + len, msg + TRACE_STREAM_CTL_HEAD_SIZE + len)) {
+        snprintf(res->why, sizeof res->why, "conn %u: the request could not be signed (HMAC)", (unsigned)res->id);
+        goto out;
+    }
+    ssize_t sent = send(c->fd, msg, whole, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent != (ssize_t)whole) {
         if (sent > 0)
             c->ctl_acked = 0; /* half a request: the client stops reading requests, so do we */
         snprintf(res->why, sizeof res->why, "conn %u: the request could not be sent%s", (unsigned)res->id,
@@ -542,6 +558,37 @@ size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max)
                                                listed[i]->ctl_last};
     pthread_mutex_unlock(&listed_lock);
     return n;
+}
+
+/* The key's exchange (auth.h): the device's hello answered with our
+ * nonce and proof, its proof checked.  A hello to a serve without a key
+ * (or a second one) is ignored: the device then refuses our requests, and
+ * says so. */
+static void on_auth(struct conn *c, uint32_t type, const unsigned char *raw)
+{
+    unsigned char msg[sizeof(trace_stream_auth_t)];
+    if (!c->auth_acked)
+        return;
+    if (type == TRACE_CHUNK_AUTH_HELLO) {
+        if (c->auth.hello)
+            return;
+        if (auth_hello(&c->auth, raw, msg)) {
+            say("conn %u: cannot answer the device's key exchange (no random bytes or HMAC): no control for it",
+                (unsigned)c->file.id);
+            return;
+        }
+        pthread_mutex_lock(&listed_lock); /* between requests, never inside one */
+        ssize_t sent = send(c->fd, msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent > 0 && sent != (ssize_t)sizeof msg)
+            c->ctl_acked = 0; /* half of it: the client stops reading requests, so do we */
+        pthread_mutex_unlock(&listed_lock);
+        return;
+    }
+    pthread_mutex_lock(&listed_lock);
+    int ok = auth_check_proof(&c->auth, raw);
+    pthread_mutex_unlock(&listed_lock);
+    say("conn %u: %s", (unsigned)c->file.id, ok ? "the device proved the key: control is relayed to it"
+                                                 : "the device did not prove the key: no control is relayed to it");
 }
 
 /* The client's answer: posted for the asker waiting on it.  The reason is
@@ -624,6 +671,8 @@ static void answer_offer(struct conn *c)
         if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf) == 0 &&
             setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
             features |= TRACE_ACK_CONTROL;
+        if ((features & TRACE_ACK_CONTROL) && c->auth_offered && auth_keyed())
+            features |= TRACE_ACK_AUTH;
     }
     if (!codecs && !features)
         return;
@@ -633,6 +682,7 @@ static void answer_offer(struct conn *c)
     c->acked = sent && codecs;
     c->req_acked = sent && c->req_offered;
     c->ctl_acked = sent && (features & TRACE_ACK_CONTROL);
+    c->auth_acked = sent && (features & TRACE_ACK_AUTH);
 }
 
 static void *writer_main(void *arg);
@@ -926,6 +976,11 @@ static int read_chunk_header(struct conn *c, uint64_t n, struct proto_chunk *h)
                  "not say it takes them (%s)", n, c->sum_offered ? "no memory" : "never offered");
         return -1;
     }
+    if ((h->type == TRACE_CHUNK_AUTH_HELLO || h->type == TRACE_CHUNK_AUTH_PROOF) && !c->auth_offered) {
+        snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": a key exchange the handshake did not "
+                 "offer", n);
+        return -1;
+    }
     if (h->type == TRACE_CHUNK_CONTROL_ANSWER && !c->ctl_offered) {
         snprintf(c->end, sizeof c->end, "error: chunk %" PRIu64 ": a control answer, but this server "
                  "sent no request (never offered)", n);
@@ -1034,6 +1089,10 @@ static int write_chunk(struct conn *c, const struct proto_chunk *h, unsigned cha
     c->chunks_written++;
     if (h->type == TRACE_CHUNK_CONTROL_ANSWER) { /* for the asker, not the files (its markers are in the events) */
         on_ctl_answer(c, raw);
+        return 0;
+    }
+    if (h->type == TRACE_CHUNK_AUTH_HELLO || h->type == TRACE_CHUNK_AUTH_PROOF) { /* the key's exchange */
+        on_auth(c, h->type, raw);
         return 0;
     }
     if (!c->opened) {

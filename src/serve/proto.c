@@ -49,7 +49,8 @@ int proto_hello_decode(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE], str
     out->swapped = big;
     out->flags = get32(raw + offsetof(trace_stream_handshake_t, flags), big) &
                  ~(TRACE_STREAM_FLAG_CODEC_OFFER | TRACE_STREAM_FLAG_SUMMARY_OFFER | TRACE_STREAM_FLAG_REQUEST_OFFER |
-                   TRACE_STREAM_FLAG_RESUME_KEY | TRACE_STREAM_FLAG_CONTROL_OFFER); /* wire flags, never a file's */
+                   TRACE_STREAM_FLAG_RESUME_KEY | TRACE_STREAM_FLAG_CONTROL_OFFER |
+                   TRACE_STREAM_FLAG_AUTH_OFFER); /* wire flags, never a file's */
     out->load_bias = get64(raw + offsetof(trace_stream_handshake_t, load_bias), big);
     out->tick_hz = get64(raw + offsetof(trace_stream_handshake_t, tick_hz), big);
     out->t0_ticks = get64(raw + offsetof(trace_stream_handshake_t, t0_ticks), big);
@@ -84,6 +85,11 @@ int proto_hello_control_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_S
     return hello_flag(raw, TRACE_STREAM_FLAG_CONTROL_OFFER);
 }
 
+int proto_hello_auth_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
+{
+    return hello_flag(raw, TRACE_STREAM_FLAG_AUTH_OFFER);
+}
+
 int proto_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE])
 {
     return hello_flag(raw, TRACE_STREAM_FLAG_RESUME_KEY);
@@ -109,7 +115,8 @@ int proto_chunk_known(uint32_t type)
 {
     return proto_chunk_has_events(type) || type == TRACE_CHUNK_NOTICE || type == TRACE_CHUNK_RESUME ||
            type == TRACE_CHUNK_TRACER_LOST || type == TRACE_CHUNK_SUMMARY_INCREMENTS ||
-           type == TRACE_CHUNK_RESUME_KEY || type == TRACE_CHUNK_CONTROL_ANSWER;
+           type == TRACE_CHUNK_RESUME_KEY || type == TRACE_CHUNK_CONTROL_ANSWER || type == TRACE_CHUNK_AUTH_HELLO ||
+           type == TRACE_CHUNK_AUTH_PROOF;
 }
 
 int proto_chunk_has_events(uint32_t type)
@@ -149,12 +156,16 @@ int proto_chunk_check(const struct proto_chunk *c, char *why, size_t why_len)
     uint32_t fixed = c->type == TRACE_CHUNK_RESUME       ? TRACE_STREAM_RESUME_SIZE
                      : c->type == TRACE_CHUNK_RESUME_KEY ? TRACE_STREAM_RESUME_KEY_SIZE
                      : c->type == TRACE_CHUNK_CONTROL_ANSWER ? TRACE_STREAM_CTL_ANSWER_SIZE
+                     : c->type == TRACE_CHUNK_AUTH_HELLO ? TRACE_STREAM_AUTH_NONCE
+                     : c->type == TRACE_CHUNK_AUTH_PROOF ? TRACE_STREAM_AUTH_MAC
                                                          : 8u;
     if (!records && c->raw_len != fixed) {
         snprintf(why, why_len, "%s raw_len %u (expected %u)", c->type == TRACE_CHUNK_NOTICE ? "notice"
                  : c->type == TRACE_CHUNK_RESUME ? "resume notice"
                  : c->type == TRACE_CHUNK_RESUME_KEY ? "resume key"
-                 : c->type == TRACE_CHUNK_CONTROL_ANSWER ? "control answer" : "tracer-lost notice",
+                 : c->type == TRACE_CHUNK_CONTROL_ANSWER ? "control answer"
+                 : c->type == TRACE_CHUNK_AUTH_HELLO ? "key hello"
+                 : c->type == TRACE_CHUNK_AUTH_PROOF ? "key proof" : "tracer-lost notice",
                  (unsigned)c->raw_len, (unsigned)fixed);
         return -1;
     }

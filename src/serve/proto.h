@@ -42,6 +42,9 @@ int proto_hello_summary_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_S
 int proto_hello_control_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* Whether it offers to take snapshot requests (TRACE_STREAM_FLAG_REQUEST_OFFER). */
 int proto_hello_requests_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+/* Whether it holds a key for control (TRACE_STREAM_FLAG_AUTH_OFFER): its hello follows its intro. */
+int proto_hello_auth_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
+
 /* 1 when the handshake says a TRACE_CHUNK_RESUME_KEY follows the first resume notice. */
 int proto_hello_key_offered(const unsigned char raw[TRACE_STREAM_HANDSHAKE_SIZE]);
 /* A snapshot request, little-endian. */

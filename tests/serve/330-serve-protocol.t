@@ -113,10 +113,10 @@ is "$(count_log "^callsight serve: connection from $P closed before sending even
 # Unknown chunk types are bounded too.
 printf 'TKSTREAM\002\000\000\000\040\000\000\000' > "$T/unk"
 head -c 48 /dev/zero >> "$T/unk"
-printf '\011\000\000\000\000\000\000\000\377\377\377\177' >> "$T/unk"
+printf '\310\000\000\000\000\000\000\000\377\377\377\177' >> "$T/unk"
 timeout 10 bash -c "cat '$T/unk' > /dev/tcp/127.0.0.1/$SERVE_PORT"
-wait_log "^callsight serve: connection from $P closed before sending events: .*unknown chunk type 9" > /dev/null
-is "$(count_log "^callsight serve: connection from $P closed before sending events: 76 bytes received in 0 chunks; error: chunk 1: unknown chunk type 9 is too long \(2147483647 bytes\)$")" 1 \
+wait_log "^callsight serve: connection from $P closed before sending events: .*unknown chunk type 200" > /dev/null
+is "$(count_log "^callsight serve: connection from $P closed before sending events: 76 bytes received in 0 chunks; error: chunk 1: unknown chunk type 200 is too long \(2147483647 bytes\)$")" 1 \
     "an unknown chunk type longer than any frame is refused"
 is "$(ls "$T/out" | grep -c '^trace\.stream\.1[01]\.')" 0 "neither made a file"
 

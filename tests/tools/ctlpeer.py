@@ -14,8 +14,20 @@ live-control requests (runtime/trace_wire.h).
       handshake's flags, each control answer as "answer seq=S status=T
       gen=G reason=R" (payloads decompressed with the system's libzstd),
       and "records=N" (records in events chunks).
+
+  ctlpeer.py keyed PORTFILE KEYFILE
+      A server that holds the key (trace_stream --auth-key, TRACE_STREAM_
+      FLAG_AUTH_OFFER): acks SUMMARIES|CONTROL|AUTH, answers the client's
+      hello with its nonce and proof, prints "proof=ok" or "proof=bad" for
+      the client's, and then sends, in one write: a keep request whose
+      code is wrong (seq 1), one whose code is right (seq 2), the same again
+      (seq 2, replayed) and one with no code at all (seq 3).  Prints the
+      answers and records as above.
 """
 import ctypes
+import hashlib
+import hmac
+import os
 import struct
 import sys
 
@@ -62,8 +74,63 @@ def hostile(portfile):
     print("records=%d" % records)
 
 
+def answers(conn, on_chunk):
+    """Reads the connection to its end: on_chunk(type, raw) for each chunk,
+    each control answer printed; returns the records in events chunks."""
+    records = 0
+    for ctype, raw_len, payload in read_chunks(conn):
+        on_chunk(ctype, unzstd(payload, raw_len) if ctype in (7, 8, 9) else b"")
+        if ctype in (0, 4):
+            records += raw_len // 32
+        if ctype == 7:
+            seq, status, gen, _, _, _, reason = ANSWER.unpack(unzstd(payload, raw_len))
+            print("answer seq=%d status=%d gen=%d reason=%s" % (seq, status, gen, reason.rstrip(b"\0").decode()),
+                  flush=True)
+    return records
+
+
+def keyed(portfile, keyfile):
+    key = open(keyfile, "rb").read()
+    lst = listen_portfile(portfile, 1)
+    conn, _ = lst.accept()
+    conn.settimeout(60)
+    flags = HANDSHAKE.unpack(read_exact(conn, HANDSHAKE.size))[3]
+    conn.sendall(ACK.pack(b"TKACK", 0, 0x1 | 0x8 | 0x10))
+    print("flags=0x%x" % flags, flush=True)
+    st = {}
+
+    def mac(k, label, a, b):
+        return hmac.new(k, label + a + b, hashlib.sha256).digest()
+
+    def request(seq, body, code):
+        head = HEAD.pack(b"TKCTL", seq, len(body) + len(code))
+        return head + body + code
+
+    def on_chunk(ctype, raw):
+        if ctype == 8:  # the client's nonce: ours and our proof
+            st["nc"], st["ns"] = raw, os.urandom(32)
+            proof = mac(key, b"callsight-server", st["nc"], st["ns"])
+            st["session"] = mac(key, b"callsight-sessio", st["nc"], st["ns"])
+            conn.sendall(HEAD.pack(b"TKAUTH", 0, 64) + st["ns"] + proof)
+        if ctype == 9:
+            good = hmac.compare_digest(raw, mac(key, b"callsight-client", st["nc"], st["ns"]))
+            print("proof=%s" % ("ok" if good else "bad"), flush=True)
+            keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0, 0, 0)
+            sign = lambda seq: hmac.new(st["session"], HEAD.pack(b"TKCTL", seq, len(keep) + 32) + keep,
+                                        hashlib.sha256).digest()
+            wrong = bytes(32)
+            conn.sendall(request(1, keep, wrong) + request(2, keep, sign(2)) + request(2, keep, sign(2)) +
+                         request(3, keep, b""))
+
+    records = answers(conn, on_chunk)
+    conn.close()
+    print("records=%d" % records)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "hostile":
         hostile(sys.argv[2])
+    elif sys.argv[1] == "keyed":
+        keyed(sys.argv[2], sys.argv[3])
     else:
-        sys.exit("usage: ctlpeer.py hostile PORTFILE")
+        sys.exit("usage: ctlpeer.py hostile PORTFILE | keyed PORTFILE KEYFILE")
