@@ -45,6 +45,19 @@ static wrap_seg_t g_wrap_q[WRAP_SEGS];
 static uint32_t g_wrap_first, g_wrap_n;
 static pthread_mutex_t g_wrap_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t g_wrap_discarded; /* events in the segments removed */
+/* Events of batches dropped for want of room (the budget all in open
+ * segments) whose THREAD_LOST has not reached a file yet: a thread whose
+ * later flushes never get in would otherwise lose them silently.  They
+ * count as discarded until their marker is written (wrap_gone). */
+static _Atomic uint64_t g_wrap_unsaid;
+
+/* What TRACE_MARK_WRAP says has gone: the segments removed, and the drops
+ * no marker in a file says yet. */
+TR_NOINSTR static uint64_t wrap_gone(void)
+{
+    return atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed) +
+           atomic_load_explicit(&g_wrap_unsaid, memory_order_relaxed);
+}
 
 static void file_path(char *out, uint32_t tid, uint32_t seq);
 
@@ -89,7 +102,7 @@ TR_NOINSTR static void wrap_enqueue(uint32_t tid, uint32_t seq, uint64_t bytes, 
 /* A thread's last flush says how much has gone in all so far. */
 TR_NOINSTR static void wrap_note(tl_state_t *t)
 {
-    uint64_t gone = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);
+    uint64_t gone = wrap_gone();
     if (g_wrap && gone)
         tl_push_mark(t, clock_now(), TRACE_MARK_WRAP, gone);
 }
@@ -100,6 +113,7 @@ TR_NOINSTR static void wrap_fork_child(void)
     pthread_mutex_init(&g_wrap_lock, NULL); /* another thread may have held it at the fork */
     g_wrap_first = g_wrap_n = 0;
     atomic_store_explicit(&g_wrap_discarded, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_wrap_unsaid, 0, memory_order_relaxed);
 }
 
 /* Reserves bytes of the process budget before they are written, so that
@@ -145,7 +159,7 @@ TR_NOINSTR static void file_header(trace_file_header_t *h, uint32_t seq)
     h->event_size = TRACE_EVENT_SIZE;
     h->header_size = TRACE_FILE_HEADER_SIZE;
     h->flags = (g_ticks ? TRACE_FLAG_TICKS : 0) | TRACE_FLAG_EXIT_RECORD |
-               (atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed) ? TRACE_FLAG_WRAPPED : 0);
+               (wrap_gone() ? TRACE_FLAG_WRAPPED : 0);
     h->load_bias = g_load_bias;
     h->tick_hz = g_tick_hz;
     h->t0_ticks = g_t0_ticks;
@@ -225,8 +239,7 @@ TR_NOINSTR static uint64_t file_head(tl_state_t *t, unsigned char *out)
         len += sizeof m;
     }
     if (g_wrap) {
-        mark_fill(&m, clock_now(), t->tid, TRACE_MARK_WRAP,
-                  atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed));
+        mark_fill(&m, clock_now(), t->tid, TRACE_MARK_WRAP, wrap_gone());
         file_to_le(&m, 1);
         memcpy(out + len, &m, sizeof m);
     }
@@ -316,9 +329,14 @@ TR_NOINSTR static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t cou
     }
     if (TR_UNLIKELY(t->sum != NULL) && !t->seg_summary)
         file_mark_summary(t, ev, count);
-    for (uint32_t i = 0; g_wrap && i < count; i++) /* a last flush's total: as of now, after our own removals */
-        if (ev[i].kind == TRACE_KIND_MARKER && ev[i].func == TRACE_MARK_WRAP)
-            ev[i].call_site = atomic_load_explicit(&g_wrap_discarded, memory_order_relaxed);
+    uint64_t stands_for = 0; /* TRACE_FULL=wrap: the enter/exit events this batch holds or says were lost */
+    for (uint32_t i = 0; g_wrap && i < count; i++) {
+        stands_for += ev[i].kind == TRACE_KIND_ENTER || ev[i].kind == TRACE_KIND_EXIT;
+        if (ev[i].kind == TRACE_KIND_MARKER && ev[i].func == TRACE_MARK_THREAD_LOST)
+            stands_for += ev[i].call_site;
+        if (ev[i].kind == TRACE_KIND_MARKER && ev[i].func == TRACE_MARK_WRAP) /* a last flush's total: as of */
+            ev[i].call_site = wrap_gone(); /* now */
+    }
     file_to_le(ev, count);
     int err = file_pwrite_all(t->fd, ev, bytes, t->seg_used);
     if (err) {
@@ -328,8 +346,7 @@ TR_NOINSTR static int file_append(tl_state_t *t, trace_event_t *ev, uint32_t cou
         return err;
     }
     t->seg_used += bytes;
-    for (uint32_t i = 0; g_wrap && i < count; i++)
-        t->seg_events += ev[i].kind == TRACE_KIND_ENTER || ev[i].kind == TRACE_KIND_EXIT;
+    t->seg_events += stands_for;
     return 0;
 }
 
@@ -389,10 +406,18 @@ TR_NOINSTR static void file_flush(tl_state_t *t)
         return;
     int r = file_append(t, &t->buf[first], count, g_budget_soft);
     file_buf_grow(t);
+    if (r == 0 && t->lost_wrap) { /* its THREAD_LOST is in a file now: said there */
+        atomic_fetch_sub_explicit(&g_wrap_unsaid, t->lost_wrap, memory_order_relaxed);
+        t->lost_wrap = 0;
+    }
     if (r == 0)
         tl_head_sent(t);
-    else if (r == FILE_OVER_BUDGET && g_wrap)
+    else if (r == FILE_OVER_BUDGET && g_wrap) {
+        uint64_t before = t->lost;
         tl_note_drop(t); /* the budget is all in open segments: this batch goes, counted (THREAD_LOST) */
+        t->lost_wrap += t->lost - before;
+        atomic_fetch_add_explicit(&g_wrap_unsaid, t->lost - before, memory_order_relaxed);
+    }
     else if (r == FILE_OVER_BUDGET)
         file_stop(t, STOP_BUDGET, TRACE_MARK_BUDGET, g_budget_max);
     else

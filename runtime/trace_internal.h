@@ -222,11 +222,14 @@ typedef struct tl_state {
     int32_t ig_depth;            /* TL_IGNORED: enters - exits so far */
     uint32_t ig_hooks, ig_next, ig_gap; /* TL_IGNORED: hooks seen; when to look at the name next */
     uint64_t lost;               /* events lost since the last good flush */
+    uint64_t lost_wrap;          /* ... of them, TRACE_FULL=wrap's drops, counted in g_wrap_unsaid */
     int32_t lost_low, lost_after; /* depth extremes around them (RESYNC) */
     int fd, has_fd;              /* file mode: the current segment */
     uint32_t seq;
     uint64_t seg_used;           /* bytes in it, header included */
-    uint64_t seg_events;         /* enter/exit events in it (TRACE_FULL=wrap counts them when it goes) */
+    uint64_t seg_events;         /* enter/exit events in it, and those its THREAD_LOST markers say were
+                                  * lost (TRACE_FULL=wrap counts them all as discarded when it goes, so
+                                  * a drop whose marker is removed is still counted) */
     char name[16];               /* the thread name last written out */
     char name_out[16];           /* the name the flush under way carries */
     uint32_t pid_sent;           /* stream mode: the pid its PROCESS marker gave */

@@ -91,7 +91,7 @@ TR_NOINSTR static void trace_fork_child(void)
     t->n = t->nmarks = t->ntail = 0;
     t->flush_at = tl_batch(t);
     t->flush_by = tl_flush_deadline(clock_now());
-    t->lost = 0;
+    t->lost = t->lost_wrap = 0;
     memset(t->name, 0, sizeof t->name); /* the child's files need it again */
     t->mod_list = 0;                     /* and its module list */
     atomic_flag_clear(&g_mod_busy);      /* another thread of the parent may have had it */
