@@ -12,6 +12,7 @@
 #include "advice.h"
 #include "notes.h"
 #include "report.h"
+#include "trace_shm.h" /* TRACE_CTL_*: what a live-control generation set */
 
 /* A string from a device, as JSON (textesc.h). */
 static void json_str(FILE *out, const char *s)
@@ -227,6 +228,36 @@ static void write_triggers(FILE *out, const struct out_view *v)
     fputs(a->ntriggers ? "\n  ],\n" : "],\n", out);
 }
 
+/* Live control's generations (docs/control.md), per source: when each
+ * began (its first thread), what it set, how many threads applied it and
+ * how many its thread globs left out or it switched to another mode. */
+static void write_control(FILE *out, const struct analysis *a)
+{
+    static const struct { uint32_t flag; const char *word; } set[] = {
+        {TRACE_CTL_PAUSED, "paused"}, {TRACE_CTL_OFF, "off"}, {TRACE_CTL_ONLY, "only"},
+        {TRACE_CTL_UNDER, "under"}, {TRACE_CTL_THREADS, "threads"}, {TRACE_CTL_TRIGGER, "trigger"},
+        {TRACE_CTL_MODE, "mode"}};
+    int64_t t0 = a->have_start ? a->start_ns : a->first_ns;
+    size_t n = 0;
+    fputs("  \"control\": [", out);
+    for (size_t i = 0; i < a->nsrc; i++)
+        for (uint32_t k = 0; k < a->src[i].nctl; k++) {
+            const struct analysis_ctl *c = &a->src[i].ctl[k];
+            fprintf(out, "%s\n    {\"source\": \"%s\", \"source_id\": %u, \"generation\": %llu, \"at_ns\": %lld, "
+                    "\"set\": [", n++ ? "," : "", analysis_source_word(&a->src[i]), a->src[i].id,
+                    (unsigned long long)c->gen, (long long)(c->ns - t0));
+            int w = 0;
+            for (size_t f = 0; f < sizeof set / sizeof set[0]; f++)
+                if ((c->flags | (c->mode ? TRACE_CTL_MODE : 0u)) & set[f].flag)
+                    fprintf(out, "%s\"%s\"", w++ ? ", " : "", set[f].word);
+            fprintf(out, "], \"%s\": %u, \"mode\": %s, \"threads_applied\": %u, \"threads_left_out\": %u, "
+                    "\"threads_switched\": %u}", c->flags & TRACE_CTL_UNDER ? "depth" : "functions", c->nfuncs,
+                    c->mode == TRACE_CTL_MODE_SUMMARY ? "\"summary\"" : c->mode ? "\"events\"" : "null", c->threads,
+                    c->left_out, c->switched);
+        }
+    fputs(n ? "\n  ],\n" : "],\n", out);
+}
+
 /* Summary traces: each interval's functions, in the order of the table's
  * ids (stable for one input); null for event traces. */
 static void write_intervals(FILE *out, const struct out_view *v)
@@ -276,6 +307,7 @@ int out_json_write(FILE *out, const struct out_view *v)
     write_threads(out, a);
     int rc = write_functions(out, v);
     write_triggers(out, v);
+    write_control(out, a);
     write_intervals(out, v);
     fputs("}\n", out);
     return rc;

@@ -9,7 +9,7 @@
 #   --mode events | 4
 # so f 5000, g 4000 (off in phase 3), main 1, whatever the mode of each.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 19
+plan 20
 
 need_tools ctl_phases
 cp "$TOOLBIN/ctl_phases" "$T/phases"
@@ -69,6 +69,14 @@ callsight ctl: pid P: generation 6: recording all but 1 function, as summaries (
 callsight ctl: pid P: generation 8: recording everything, as events (applied)" "ctl says the mode of each change"
 vers=$(for f in "$T"/events/trace.*.bin; do od -An -tu4 -j8 -N4 "$f"; done | tr -d ' ' | sort -u | tr '\n' ' ')
 is "$vers" "3 " "each event file that took a snapshot says TRACE_FILE_VERSION_SUMMARY (an older analyzer refuses it)"
+"$CS" analyze "$T/events" --exe "$T/phases" --format json > "$T/events.json" 2>&1
+is "$(python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["control"]:
+    print(c["source"], c["generation"], ",".join(c["set"]), c["functions"], c["mode"], c["threads_applied"],
+          c["threads_switched"], c["at_ns"] >= 0)' "$T/events.json")" "pid 2 mode 0 summary 2 2 True
+pid 4 mode 0 events 2 2 True
+pid 6 off,mode 1 summary 2 2 True
+pid 8 mode 0 events 2 2 True" "JSON: each generation, what it set, the mode it switched to and how many threads did"
 "$CS" analyze "$T/events" --exe "$T/phases" --format folded > "$T/fold" 2>&1
 is "$? $(cat "$T/fold")" "1 callsight analyze: summary traces hold totals, not call paths: this --format needs event traces (TRACE_MODE=events)" \
     "a format of call paths is refused: the summarized phases have none"
