@@ -91,10 +91,11 @@ int auth_hello(struct auth_conn *a, const unsigned char client[TRACE_STREAM_AUTH
 int auth_check_proof(struct auth_conn *a, const unsigned char proof[TRACE_STREAM_AUTH_MAC])
 {
     unsigned char in[TRACE_STREAM_AUTH_INPUT], want[TRACE_STREAM_AUTH_MAC];
-    if (!a->hello || a->proved)
-        return 0; /* a proof with no hello answered, or a second one */
+    if (!a->hello || a->judged)
+        return -1; /* a proof with no hello answered, or a second one: ignored */
     wire_auth_input(in, TRACE_AUTH_LABEL_CLIENT, a->client, a->server);
     a->proved = hmac(key, key_len, in, sizeof in, want) == 0 && CRYPTO_memcmp(want, proof, sizeof want) == 0;
+    a->judged = 1;
     return a->proved;
 }
 

@@ -24,7 +24,7 @@ struct auth_conn {
     unsigned char client[TRACE_STREAM_AUTH_NONCE]; /* the device's nonce (its hello) */
     unsigned char server[TRACE_STREAM_AUTH_NONCE]; /* ours, random */
     unsigned char session[TRACE_STREAM_AUTH_MAC];  /* HMAC(key, LABEL_SESSION, both nonces) */
-    int hello, proved;                             /* the hello came; the device proved the key */
+    int hello, judged, proved; /* the hello came; a proof came and was checked; it held */
 };
 
 /* The device's hello (its nonce): ours made, and the TKAUTH message to
@@ -33,7 +33,9 @@ struct auth_conn {
 int auth_hello(struct auth_conn *a, const unsigned char client[TRACE_STREAM_AUTH_NONCE],
                unsigned char out[sizeof(trace_stream_auth_t)]);
 
-/* The device's proof: 1 it holds the key (a->proved set), 0 not. */
+/* The device's proof: 1 it holds the key (a->proved set), 0 not, -1 not
+ * one to judge (no hello answered yet, or a proof came before: only the
+ * first counts, so a peer cannot try again on the same nonces). */
 int auth_check_proof(struct auth_conn *a, const unsigned char proof[TRACE_STREAM_AUTH_MAC]);
 
 /* The code of a control request (its 16-byte head, len counting the code,

@@ -587,8 +587,9 @@ static void on_auth(struct conn *c, uint32_t type, const unsigned char *raw)
     pthread_mutex_lock(&listed_lock);
     int ok = auth_check_proof(&c->auth, raw);
     pthread_mutex_unlock(&listed_lock);
-    say("conn %u: %s", (unsigned)c->file.id, ok ? "the device proved the key: control is relayed to it"
-                                                 : "the device did not prove the key: no control is relayed to it");
+    if (ok >= 0) /* once a connection */
+        say("conn %u: %s", (unsigned)c->file.id, ok ? "the device proved the key: control is relayed to it"
+                                                     : "the device did not prove the key: no control is relayed to it");
 }
 
 /* The client's answer: posted for the asker waiting on it.  The reason is
