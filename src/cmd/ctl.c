@@ -379,11 +379,14 @@ static int ctl_list(const char *dir)
         if (sscanf(line, "%u %d %d %llu %llu %u %u", &id, &takes, &answered, &gen, &applied, &flags, &nfuncs) != 7)
             continue;
         char who[32];
-        snprintf(who, sizeof who, "conn %u", id);
+        snprintf(who, sizeof who, "conn %u%s", id, takes == 2 ? " (key proved)" : "");
         any = 1;
         if (!takes)
             printf(PROG ": %s: takes no control (its trace_stream runs without --allow-control, or predates it)\n",
                    who);
+        else if (takes == 3)
+            printf(PROG ": %s: takes control, but has not proved serve's key: nothing is relayed to it (start its "
+                   "trace_stream with --auth-key and the same key)\n", who);
         else if (!answered)
             printf(PROG ": %s: takes control; nothing changed yet\n", who);
         else

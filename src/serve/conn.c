@@ -554,8 +554,11 @@ size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max)
     pthread_mutex_lock(&listed_lock);
     for (int i = 0; i < LISTED_MAX && n < max; i++)
         if (listed[i])
-            out[n++] = (struct conn_ctl_entry){listed_ids[i], listed[i]->ctl_acked, listed[i]->ctl_answered != 0,
-                                               listed[i]->ctl_last};
+            out[n++] = (struct conn_ctl_entry){listed_ids[i],
+                                               !listed[i]->ctl_acked ? 0
+                                               : !auth_keyed()        ? 1
+                                               : listed[i]->auth.proved ? 2 : 3,
+                                               listed[i]->ctl_answered != 0, listed[i]->ctl_last};
     pthread_mutex_unlock(&listed_lock);
     return n;
 }

@@ -87,7 +87,8 @@ int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn
  * takes control, and its last answer (answered 0: none yet). */
 struct conn_ctl_entry {
     uint32_t id;
-    int takes, answered;
+    int takes;    /* 0 no control; 1 takes it; with serve's key, 2 proved it, 3 did not (nothing relayed) */
+    int answered;
     trace_stream_ctl_answer_t last;
 };
 size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max);

@@ -12,7 +12,7 @@
 #   phase 0 | --exe phases --off f (where it takes) | 1
 # so f 1000 + (1000 if refused), g 2000, main 1.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 16
+plan 18
 
 need_tools ctl_phases
 cp "$TOOLBIN/ctl_phases" "$T/phases"
@@ -41,6 +41,7 @@ run() {
     case "$sargs $targs" in
     *--auth-key*--auth-key*) wait_in "$SERVE_LOG" "^callsight serve: conn 1: the device (did not )?prove" > /dev/null ;;
     esac
+    "$CS" ctl "$T/$name" --list > "$T/$name.list" 2>&1
     "$CS" ctl "$T/$name" --exe "$T/phases" --off f > "$T/$name.ctl" 2>&1
     CTL_RC=$?
     echo >&3
@@ -59,6 +60,7 @@ run both "--auth-key $T/key" "--auth-key $T/key"
 is "$CTL_RC $TS_RC $(sed 's/conn [0-9]*/conn N/' "$T/both.ctl")" \
     "0 0 callsight ctl: conn N: generation 2: recording all but 1 function (applied)" "one key on both ends: applied"
 is "$(counts "$T/both.txt")" "f 1000 g 2000 main 1 " "one key on both ends: f off from phase 1, counts exact"
+is "$(cat "$T/both.list")" "callsight ctl: conn 1 (key proved): takes control; nothing changed yet" "--list says the key was proved"
 grep -q "^callsight serve: conn 1: the device proved the key: control is relayed to it" "$SERVE_LOG" &&
     grep -q "^trace_stream: the server proved our key" "$T/both.ts"
 ok $? "each side says the other proved the key"
@@ -69,6 +71,8 @@ is "$CTL_RC $TS_RC $(cat "$T/sonly.ctl")" \
     "3 0 callsight ctl: conn 1: its trace_stream has not proved serve's key (start it with --auth-key and the same key)" \
     "a key on serve only: ctl says the device has not proved it (exit 3)"
 is "$(counts "$T/sonly.txt")" "f 2000 g 2000 main 1 " "... and nothing changed"
+is "$(cat "$T/sonly.list")" "callsight ctl: conn 1: takes control, but has not proved serve's key: nothing is relayed to it (start its trace_stream with --auth-key and the same key)" \
+    "... and --list says why"
 
 # --- a key on the device only: it refuses what serve relays ---
 run donly "" "--auth-key $T/key"
