@@ -17,6 +17,7 @@
  *   from its own binary.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,20 @@
 #include "read/trace_files.h"
 #include "read/trace_runs.h"
 
-#define PROG "callsight analyze"
+/* "callsight analyze", or "callsight replay" when run under that name, so
+ * that every error names the command the user typed. */
+static const char *prog = "callsight analyze";
+
+/* One error line on stderr, prog first. */
+static void say_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_err(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 #define STR_(x) #x
 #define STR(x) STR_(x)
 _Static_assert(MODLIST_MAX == 4096, "--max-modules' message says its bound");
@@ -541,7 +555,7 @@ static int take_value(struct options *o, const char *name, const char *v)
              !strcmp(name, "--since") || !strcmp(name, "--until"))
         bad = take_filter(&o->filter, name, v);
     if (bad) {
-        fprintf(stderr, PROG ": %s, not '%s'\n", bad, v);
+        say_err("%s, not '%s'\n", bad, v);
         return 2;
     }
     if (!strcmp(name, "--max-lines"))
@@ -615,11 +629,11 @@ static int parse_args(int argc, char **argv, struct options *o)
         for (; k < sizeof value_options / sizeof value_options[0] && !v && !missing; k++)
             v = option_value(argc, argv, &i, value_options[k], &missing);
         if (missing) {
-            fprintf(stderr, PROG ": %s needs a value (try '" PROG " --help')\n", a);
+            say_err("%s needs a value (try '%s --help')\n", a, prog);
             return 2;
         }
         if (!v) {
-            fprintf(stderr, PROG ": unknown option '%s' (try '" PROG " --help')\n", a);
+            say_err("unknown option '%s' (try '%s --help')\n", a, prog);
             return 2;
         }
         const char *name = value_options[k - 1];
@@ -628,31 +642,31 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     const struct analysis_filter *f = &o->filter;
     if (f->has_since && f->has_until && f->until_ns < f->since_ns) {
-        fprintf(stderr, PROG ": --until is before --since\n");
+        say_err("--until is before --since\n");
         return 2;
     }
     if (o->has_run && o->all_runs) {
-        fprintf(stderr, PROG ": --run and --all-runs choose differently: give one\n");
+        say_err("--run and --all-runs choose differently: give one\n");
         return 2;
     }
     if (o->trigger && o->format != FMT_TEXT) {
-        fprintf(stderr, PROG ": --trigger is a text view (json always carries \"triggers\")\n");
+        say_err("--trigger is a text view (json always carries \"triggers\")\n");
         return 2;
     }
     if ((o->tree.per_thread || o->tree.max_depth) && o->format != FMT_TREE) {
-        fprintf(stderr, PROG ": --%s is for --format tree\n", o->tree.per_thread ? "per-thread" : "tree-depth");
+        say_err("--%s is for --format tree\n", o->tree.per_thread ? "per-thread" : "tree-depth");
         return 2;
     }
     if (o->have_max_lines && o->format != FMT_REPLAY) {
-        fprintf(stderr, PROG ": --max-lines is for --format replay (callsight replay)\n");
+        say_err("--max-lines is for --format replay (callsight replay)\n");
         return 2;
     }
     if (o->threads && (o->format != FMT_TEXT || o->trigger)) {
-        fprintf(stderr, PROG ": --threads is a text view (json always carries \"threads\")\n");
+        say_err("--threads is a text view (json always carries \"threads\")\n");
         return 2;
     }
     if ((o->report.nmatch || o->report.nexclude) && o->format != FMT_TEXT && o->format != FMT_JSON) {
-        fprintf(stderr, PROG ": --match and --exclude choose the rows of text and json; --function chooses "
+        say_err("--match and --exclude choose the rows of text and json; --function chooses "
                         "the calls of every format\n");
         return 2;
     }
@@ -666,18 +680,18 @@ static int check_exes(struct options *o)
     struct stat st;
     char msg[512];
     if (!o->nexes) {
-        fprintf(stderr, PROG ": --exe BIN is required: the traced binary, for symbols\n");
+        say_err("--exe BIN is required: the traced binary, for symbols\n");
         return 2;
     }
     for (size_t i = 0; i < o->nexes; i++) {
         struct analysis_exe *e = &o->exes[i];
         struct elf_buildid b;
         if (stat(e->path, &st) < 0) {
-            fprintf(stderr, PROG ": --exe %s: %s\n", e->path, strerror(errno));
+            say_err("--exe %s: %s\n", e->path, strerror(errno));
             return 1;
         }
         if (!S_ISREG(st.st_mode)) {
-            fprintf(stderr, PROG ": --exe %s: not a regular file\n", e->path);
+            say_err("--exe %s: not a regular file\n", e->path);
             return 1;
         }
         if (elf_buildid_read(e->path, &b, msg, sizeof msg) < 0)
@@ -696,7 +710,7 @@ static int check_sysroot(const char *dir)
     struct stat st;
     const char *why = !dir ? NULL : stat(dir, &st) < 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
     if (why)
-        fprintf(stderr, PROG ": --sysroot %s: %s\n", dir, why);
+        say_err("--sysroot %s: %s\n", dir, why);
     return why ? 1 : 0;
 }
 
@@ -708,7 +722,7 @@ static int collect(const struct options *o, struct trace_files *tf)
     for (size_t i = 0; i < o->npaths; i++) {
         long n = trace_files_add(tf, o->paths[i], msg, sizeof msg);
         if (n < 0) {
-            fprintf(stderr, PROG ": %s\n", msg);
+            say_err("%s\n", msg);
             return 1;
         }
         total += n;
@@ -716,16 +730,16 @@ static int collect(const struct options *o, struct trace_files *tf)
     if (total == 0) {
         /* the commonest cause by far: the program ran untraced */
         if (o->npaths == 1)
-            fprintf(stderr, PROG ": no trace files found in %s (trace.*.bin): was the program run with "
+            say_err("no trace files found in %s (trace.*.bin): was the program run with "
                             "TRACE_ENABLE=1 and TRACE_DIR=%s? (`callsight run` sets both; `callsight doctor` checks "
                             "a set-up)\n", o->paths[0], o->paths[0]);
         else
-            fprintf(stderr, PROG ": no trace files found in the %zu paths given (trace.*.bin): was the program run "
+            say_err("no trace files found in the %zu paths given (trace.*.bin): was the program run "
                             "with TRACE_ENABLE=1? (`callsight run` sets it)\n", o->npaths);
         return 1;
     }
     if (trace_files_group(tf) < 0) {
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         return 1;
     }
     return 0;
@@ -738,17 +752,17 @@ static int choose_run(struct options *o, struct trace_files *tf)
     struct trace_runs runs;
     char list[800];
     if (trace_runs_find(tf, &runs) < 0) {
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         return 1;
     }
     size_t keep = runs.newest;
     if (o->has_run && (keep = trace_runs_of_pid(tf, &runs, o->run_pid)) == TRACE_RUNS_NONE) {
         trace_runs_list(&runs, TRACE_RUNS_NONE, 8, list, sizeof list);
         if (runs.n)
-            fprintf(stderr, PROG ": --run %u: no run in these traces has pid %u; they hold %zu: %s\n", o->run_pid,
+            say_err("--run %u: no run in these traces has pid %u; they hold %zu: %s\n", o->run_pid,
                     o->run_pid, runs.n, list);
         else
-            fprintf(stderr, PROG ": --run %u: these traces hold no file-mode run (--run chooses among local "
+            say_err("--run %u: these traces hold no file-mode run (--run chooses among local "
                             "trace.<pid>.* files)\n", o->run_pid);
         trace_runs_free(&runs);
         return 1;
@@ -808,7 +822,7 @@ static int find_targets(struct options *o)
         uint64_t *addrs;
         size_t n;
         if (symbols_find_function(nm, o->exes[i].path, name, &addrs, &n, msg, sizeof msg) < 0) {
-            fprintf(stderr, PROG ": --function: %s\n", msg);
+            say_err("--function: %s\n", msg);
             return 1;
         }
         int rc = add_targets(o, addrs, n, (uint32_t)i);
@@ -819,13 +833,13 @@ static int find_targets(struct options *o)
     if (o->filter.nfuncs)
         return 0;
     if (o->nexes == 1)
-        fprintf(stderr, PROG ": --function: no function named '%s' in %s\n", name, o->exes[0].path);
+        say_err("--function: no function named '%s' in %s\n", name, o->exes[0].path);
     else
-        fprintf(stderr, PROG ": --function: no function named '%s' in any of the %zu --exe binaries\n",
+        say_err("--function: no function named '%s' in any of the %zu --exe binaries\n",
                 name, o->nexes);
     return 1;
 oom:
-    fprintf(stderr, PROG ": out of memory\n");
+    say_err("out of memory\n");
     return 1;
 }
 
@@ -887,14 +901,14 @@ static int setup(struct run *r)
         bad |= analysis_add_sink(&r->a, callsites_sink(&r->sites)) < 0;
     } else if (o->format == FMT_PERFETTO) {
         if (out_perfetto_init(&r->perf, &r->a, dir_of(o->out_path, dir, sizeof dir)) < 0) {
-            fprintf(stderr, PROG ": temporary file for the timeline: %s\n", strerror(errno));
+            say_err("temporary file for the timeline: %s\n", strerror(errno));
             return 1;
         }
         r->have_perf = 1;
         bad |= analysis_add_sink(&r->a, out_perfetto_sink(&r->perf)) < 0;
     } else if (o->format == FMT_CHROME) {
         if (out_chrome_init(&r->chrome, &r->a, dir_of(o->out_path, dir, sizeof dir)) < 0) {
-            fprintf(stderr, PROG ": temporary file for the timeline: %s\n", strerror(errno));
+            say_err("temporary file for the timeline: %s\n", strerror(errno));
             return 1;
         }
         r->have_chrome = 1;
@@ -902,14 +916,14 @@ static int setup(struct run *r)
     } else if (o->format == FMT_REPLAY) {
         if (out_replay_init(&r->replay, &r->a, dir_of(o->out_path, dir, sizeof dir),
                             o->have_max_lines ? o->max_lines : OUT_REPLAY_LINES) < 0) {
-            fprintf(stderr, PROG ": temporary file for the replay: %s\n", strerror(errno));
+            say_err("temporary file for the replay: %s\n", strerror(errno));
             return 1;
         }
         r->have_replay = 1;
         bad |= analysis_add_sink(&r->a, out_replay_sink(&r->replay)) < 0;
     }
     if (bad) {
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         return 1;
     }
     return 0;
@@ -925,9 +939,9 @@ static int resolve(struct run *r)
     int rc = naming_resolve(&n, &r->a, r->have_sites ? &r->sites.sites : NULL, &r->syms, &r->nsyms, msg,
                             sizeof msg);
     if (rc > 0)
-        fprintf(stderr, PROG ": %s\n", msg);
+        say_err("%s\n", msg);
     if (rc < 0 || r->a.oom) {
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         rc = 1;
     }
     return rc;
@@ -946,10 +960,10 @@ static void no_triggers(const struct analysis *a)
         if (a->src[i].snapshot && !n++)
             first = &a->src[i];
     if (!n) {
-        fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER\n");
+        say_err("--trigger: no call in these traces fired TRACE_TRIGGER\n");
         return;
     }
-    fprintf(stderr, PROG ": --trigger: no call in these traces fired TRACE_TRIGGER; they hold %zu flight-recorder "
+    say_err("--trigger: no call in these traces fired TRACE_TRIGGER; they hold %zu flight-recorder "
                     "snapshot%s (the first, %s %u, taken for %s): analyze without --trigger reports what %s\n",
             n, n == 1 ? "" : "s", analysis_source_word(first), first->id,
             cause[first->snapshot_cause < 5 ? first->snapshot_cause : 0], n == 1 ? "it holds" : "they hold");
@@ -1006,10 +1020,10 @@ static int write_text(FILE *out, const struct out_view *v, int trigger, int thre
 static void folded_notes(const struct out_folded_limits *f)
 {
     if (f->deep_stacks)
-        fprintf(stderr, PROG ": note: %llu stacks deeper than --max-folded-depth %zu frames are folded into "
+        say_err("note: %llu stacks deeper than --max-folded-depth %zu frames are folded into "
                         "their ancestor's [deeper] line\n", (unsigned long long)f->deep_stacks, f->max_depth);
     if (f->cut_lines)
-        fprintf(stderr, PROG ": note: the output reached --max-folded-mb %llu: %llu stacks (%llu ns of self time) "
+        say_err("note: the output reached --max-folded-mb %llu: %llu stacks (%llu ns of self time) "
                         "left out\n", (unsigned long long)(f->max_bytes >> 20), (unsigned long long)f->cut_lines,
                 (unsigned long long)f->cut_ns);
 }
@@ -1038,11 +1052,11 @@ static int write_output(struct run *r)
     default: rc = write_text(r->out, &v, o->trigger, o->threads); break;
     }
     if (rc < 0) {
-        fprintf(stderr, PROG ": %s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
+        say_err("%s\n", errno == ENOMEM || !errno ? "out of memory" : strerror(errno));
         return 1;
     }
     if (r->have_tree && r->tree.overflow && o->format != FMT_TREE) /* tree: in its notes */
-        fprintf(stderr, PROG ": note: %llu calls on stacks beyond --max-stacks %zu are counted "
+        say_err("note: %llu calls on stacks beyond --max-stacks %zu are counted "
                         "under [other stacks]\n",
                 (unsigned long long)r->tree.overflow, r->tree.max_nodes);
     folded_notes(&folded);
@@ -1068,14 +1082,14 @@ static int run_pass(struct run *r, struct trace_files *tf)
     analysis_prepare(a, tf);
     analysis_jobs_run(a, tf, jobs_of(r->o), r->have_tree ? &r->tree : NULL, r->have_sites ? &r->sites : NULL, &st);
     if (getenv("CALLSIGHT_JOBS_STATS")) /* for tests: which way each job went */
-        fprintf(stderr, PROG ": jobs %zu, merged %zu, read again %zu\n", st.jobs, st.merged, st.reread);
+        say_err("jobs %zu, merged %zu, read again %zu\n", st.jobs, st.merged, st.reread);
     analysis_finish(a);
     if (a->oom || a->funcs.oom || (r->have_tree && r->tree.oom) || (r->have_sites && r->sites.oom)) {
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         return 1;
     }
     if (!a->files_read) {
-        fprintf(stderr, PROG ": none of the %zu trace files could be read\n", a->files_bad);
+        say_err("none of the %zu trace files could be read\n", a->files_bad);
         return 1;
     }
     return 0;
@@ -1123,7 +1137,7 @@ static int check_build_ids(const struct run *r)
     char who[64], mine[33], theirs[33], why[700];
     long bin = foreign_bin(a);
     if (a->bins_over)
-        fprintf(stderr, PROG ": warning: the trace names more than %d build-ids (damaged?); "
+        say_err("warning: the trace names more than %d build-ids (damaged?); "
                         "the processes of the rest are named from the first --exe\n", ANALYSIS_MAX_BINS);
     if (bin < 0)
         return 0;
@@ -1143,10 +1157,10 @@ static int check_build_ids(const struct run *r)
         snprintf(why, sizeof why, "--exe %s has no readable build-id, but %s was traced from build-id %s",
                  e->path, who, theirs);
     if (o->force) {
-        fprintf(stderr, PROG ": warning: %s; analyzing anyway (--force): names may be wrong\n", why);
+        say_err("warning: %s; analyzing anyway (--force): names may be wrong\n", why);
         return 0;
     }
-    fprintf(stderr, PROG ": %s; %s (or --force)\n", why, hint);
+    say_err("%s; %s (or --force)\n", why, hint);
     return 1;
 }
 
@@ -1193,7 +1207,7 @@ static int check_summary(const struct run *r)
         why = "--trigger needs event traces: summary traces hold no calls to trigger on";
     if (!why)
         return 0;
-    fprintf(stderr, PROG ": %s\n", why);
+    say_err("%s\n", why);
     return 1;
 }
 
@@ -1203,7 +1217,7 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     memset(&r, 0, sizeof r);
     r.o = o;
     r.out = out;
-    analysis_init(&r.a, stderr, PROG);
+    analysis_init(&r.a, stderr, prog);
     analysis_set_exes(&r.a, o->exes, o->nexes);
     r.a.runs_note = o->runs_note[0] ? o->runs_note : NULL;
     modfile_init(&r.files, &o->where);
@@ -1223,7 +1237,7 @@ static int analyze(const struct options *o, struct trace_files *tf, FILE *out)
     if (!rc)
         note_unnamed(&r);
     if (!rc && (o->report.nmatch || o->report.nexclude))
-        rc = report_check_filters(PROG, &r.a.funcs, r.syms, &o->report);
+        rc = report_check_filters(prog, &r.a.funcs, r.syms, &o->report);
     if (!rc)
         rc = write_output(&r);
     run_free(&r);
@@ -1249,7 +1263,7 @@ static FILE *open_output(const struct options *o, int *rc)
 {
     if (!o->out_path) {
         if (o->format == FMT_PERFETTO && isatty(1)) {
-            fprintf(stderr, PROG ": a perfetto trace is binary: give -o FILE or redirect stdout\n");
+            say_err("a perfetto trace is binary: give -o FILE or redirect stdout\n");
             *rc = 2;
             return NULL;
         }
@@ -1268,7 +1282,7 @@ static FILE *open_output(const struct options *o, int *rc)
         unlink(out_tmp);
     }
     if (!f) {
-        fprintf(stderr, PROG ": -o %s: %s\n", o->out_path, strerror(errno));
+        say_err("-o %s: %s\n", o->out_path, strerror(errno));
         *rc = 1;
     }
     return f;
@@ -1282,11 +1296,11 @@ static int close_output(const struct options *o, FILE *out, int rc)
     if (out != stdout && fclose(out) != 0)
         bad = 1;
     if (bad && !rc) {
-        fprintf(stderr, PROG ": writing %s: %s\n", what, strerror(errno));
+        say_err("writing %s: %s\n", what, strerror(errno));
         rc = 1;
     }
     if (o->out_path && !out_direct && !rc && rename(out_tmp, o->out_path) != 0) {
-        fprintf(stderr, PROG ": -o %s: %s\n", o->out_path, strerror(errno));
+        say_err("-o %s: %s\n", o->out_path, strerror(errno));
         rc = 1;
     }
     if (rc && o->out_path && !out_direct)
@@ -1307,7 +1321,7 @@ static int prepare(struct options *o, int argc, char **argv)
     if ((rc = check_sysroot(o->where.sysroot)))
         return rc;
     if (o->addr2line && symbols_check_tool(o->addr2line, msg, sizeof msg) < 0) {
-        fprintf(stderr, PROG ": %s\n", msg);
+        say_err("%s\n", msg);
         return 1;
     }
     return find_targets(o);
@@ -1322,6 +1336,7 @@ int cmd_analyze(int argc, char **argv)
     int rc;
 
     o.replay_cmd = argc > 0 && !strcmp(argv[0], "replay");
+    prog = o.replay_cmd ? "callsight replay" : "callsight analyze";
     o.format = o.replay_cmd ? FMT_REPLAY : FMT_TEXT;
     o.paths = calloc((size_t)argc + 1, sizeof *o.paths);
     o.globs_match = calloc((size_t)argc + 1, sizeof *o.globs_match);
@@ -1332,7 +1347,7 @@ int cmd_analyze(int argc, char **argv)
         free(o.paths);
         free(o.globs_match);
         free(o.globs_exclude);
-        fprintf(stderr, PROG ": out of memory\n");
+        say_err("out of memory\n");
         return 1;
     }
     rc = prepare(&o, argc, argv);

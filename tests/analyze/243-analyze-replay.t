@@ -151,5 +151,5 @@ r1=$?
 "$CS" replay "$T/tr" --exe "$T/tiny" --max-lines x >/dev/null 2>"$T/err2"
 r2=$?
 is "$r1 $(cat "$T/err") | $r2 $(cat "$T/err2")" \
-    "2 callsight analyze: --max-lines is for --format replay (callsight replay) | 2 callsight analyze: --max-lines needs a count (0 = all), not 'x'" \
-    "usage errors: --max-lines without replay, a bad count"
+    "2 callsight analyze: --max-lines is for --format replay (callsight replay) | 2 callsight replay: --max-lines needs a count (0 = all), not 'x'" \
+    "usage errors: --max-lines without replay, a bad count (said by the command the user typed)"
