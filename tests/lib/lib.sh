@@ -27,14 +27,17 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 plan() { echo "1..$1"; }
+# ok and is return what they found (0 passed), so that `ok ... || diag ...`
+# says more exactly when a check failed.
 ok() { # ok COND-STATUS DESCRIPTION
     _n=$((_n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=1; fi
+    if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; return 0; fi
+    echo "not ok $_n - $2"; _failed=1; return 1
 }
 is() { # is GOT EXPECTED DESCRIPTION
     _n=$((_n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $_n - $3"
-    else echo "not ok $_n - $3"; echo "#   got:      '$1'"; echo "#   expected: '$2'"; _failed=1; fi
+    if [ "$1" = "$2" ]; then echo "ok $_n - $3"; return 0; fi
+    echo "not ok $_n - $3"; echo "#   got:      '$1'"; echo "#   expected: '$2'"; _failed=1; return 1
 }
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
 diag() { echo "# $*"; }
