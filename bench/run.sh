@@ -385,12 +385,19 @@ CAP8=$CAP_BEST
 row S2 "highest zero-drop event rate, 8 producer threads" "$(fmt %.1f "$(calc "$CAP8 / 1e6")")" "M events/s" \
     "target >= 10; first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
 # S2's ladder again through a version-3 ring (trace_stream --ring-version 3),
-# whose writers copy outside the lock: what that is worth over the default
-# version 2 (the one every tracer reads), in the same run.
+# whose writers all copy outside the lock, and through a plain version-2
+# ring (--ring-version 2), whose writers all copy under it (the default
+# before issue 33): the default, version 2 whose writers of this tree
+# commit, against both in the same run.
 TS_ARGS="--ring-version 3" capacity 8
 CAP8V3=$CAP_BEST
 row S2v3 "S2 through a version-3 ring (trace_stream --ring-version 3)" "$(fmt %.1f "$(calc "$CAP8V3 / 1e6")")" \
-    "M events/s" "target >= 10 (the ring on request: older tracers refuse it); S2v3 / S2 = $(fmt %.2f "$(calc "$CAP8V3 / ($CAP8 > 0 ? $CAP8 : 1)")"); first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
+    "M events/s" "the ring on request: older tracers refuse it; S2v3 / S2 = $(fmt %.2f "$(calc "$CAP8V3 / ($CAP8 > 0 ? $CAP8 : 1)")"); first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
+TS_ARGS="--ring-version 2" capacity 8
+CAP8V2=$CAP_BEST
+row S2v2 "S2 through a plain version-2 ring (--ring-version 2: every writer copies under the lock)" \
+    "$(fmt %.1f "$(calc "$CAP8V2 / 1e6")")" "M events/s" \
+    "the default before issue 33; S2 / S2v2 = $(fmt %.2f "$(calc "$CAP8 / ($CAP8V2 > 0 ? $CAP8V2 : 1)")"); first failure $CAP_FAIL_WHY; tried$CAP_STEPS"
 
 stream_run $RING - "$BB/hookbench-instr" --light --threads $MT --seconds "$CAP_SECS"
 SAT=$(calc "$ST_FWD / ($(kv wall_ns "$T/prog.out") / 1e9)")

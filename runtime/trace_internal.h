@@ -188,7 +188,9 @@ static _Atomic uint64_t g_budget_used; /* bytes reserved, before writing */
 static trace_shm_header_t *g_ring; /* stream mode when non-NULL */
 static unsigned char *g_ring_data;
 static uint32_t g_ring_cap;   /* our copy: the shared one is not trusted */
-static int g_ring_commit;     /* version 3: copies outside the lock, each batch committed */
+static int g_ring_commit;     /* version 3, or 2 with TRACE_SHM_FEATURE_COMMIT: copies outside the
+                               * lock, each batch committed */
+static uint8_t g_ring_mark;   /* the batch header's mark: TRACE_SHM_BATCH_MARK in a version-2 ring */
 static int g_ring_joined;     /* this process counts in `writers` */
 static int g_ring_fd = -1;    /* kept open for its shared flock: proof of life */
 static uintptr_t g_trig_func;  /* TRACE_TRIGGER: the function (runtime address; 0: none) */

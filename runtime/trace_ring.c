@@ -11,10 +11,11 @@
 
 /* Protocol (trace_shm.h): writers serialize on `lock` for a bounded time
  * and publish head past whole batches; in a version-2 ring they copy the
- * batch while they hold the lock, in a version-3 ring they only reserve
- * its room there (a batch header) and copy and commit it after letting the
- * lock go, so that a writer that loses its CPU mid-copy holds up nobody
- * but the reader.  The one reader, trace_stream, loads head with acquire,
+ * batch while they hold the lock, in a version-3 ring (and a version-2
+ * ring with TRACE_SHM_FEATURE_COMMIT, trace_stream's default) they only
+ * reserve its room there (a batch header) and copy and commit it after
+ * letting the lock go, so that a writer that loses its CPU mid-copy holds
+ * up nobody but the reader.  The one reader, trace_stream, loads head with acquire,
  * copies, stores tail with release.  Shared fields are reached as C11
  * atomics through these casts. */
 
@@ -199,7 +200,7 @@ TR_NOINSTR static int ring_put_commit(const trace_event_t *ev, uint32_t count, u
     int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
     _Atomic uint64_t *commit = (_Atomic uint64_t *)(void *)(g_ring_data + head % g_ring_cap);
     if (fits) {
-        trace_shm_batch_t b = {0, count, events, tid, 0, 0};
+        trace_shm_batch_t b = {0, count, events, tid, 0, 0, g_ring_mark, {0, 0, 0}};
         memcpy((unsigned char *)commit + sizeof b.commit, (const unsigned char *)&b + sizeof b.commit,
                sizeof b - sizeof b.commit);
         /* relaxed: published by the release store of head just below */
@@ -378,6 +379,7 @@ TR_NOINSTR static void ring_unuse(void)
     g_ring_data = NULL;
     g_ring_cap = 0;
     g_ring_commit = 0;
+    g_ring_mark = 0;
     g_batch = TRACE_BUF_EVENTS;
     g_buf_max = TRACE_BUF_EVENTS;
 }
@@ -405,7 +407,8 @@ TR_NOINSTR static const char *ring_create(int fd, uint64_t size)
     trace_shm_header_t *h = map; /* all zero after ftruncate */
     h->version = TRACE_SHM_VERSION; /* what every tracer and trace_stream reads; 3 is trace_stream's to offer */
     h->capacity = (uint32_t)cap;
-    g_ring_commit = 0; /* so its batches are written as version 2's */
+    g_ring_commit = 0; /* so its batches are written as version 2's: the reader may know only that */
+    g_ring_mark = 0;
     trace_shm_losses_t *l = (trace_shm_losses_t *)(void *)((unsigned char *)map + TRACE_SHM_HEADER_SIZE + cap);
     l->version = TRACE_SHM_LOSSES_VERSION;
     l->slots = TRACE_SHM_LOSS_SLOTS;
@@ -524,6 +527,18 @@ TR_NOINSTR static const char *ring_open(int fd)
         room = tail - TRACE_CTL_SIZE >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : tail - TRACE_CTL_SIZE;
     if (room)
         ring_find_block((unsigned char *)map + len, room, version);
+    /* A version-2 ring whose reader takes committed batches among plain
+     * records (trace_shm.h); never a flight recorder's, whose writers move
+     * tail over plain batches.  -DTRACE_RING_NO_COMMIT builds a tracer that
+     * writes as one that knows only version 2 (the tests' older writer). */
+#ifndef TRACE_RING_NO_COMMIT
+    if (version == TRACE_SHM_VERSION && g_losses && !g_rec &&
+        (atomic_load_explicit((_Atomic uint32_t *)&g_losses->features, memory_order_relaxed) &
+         TRACE_SHM_FEATURE_COMMIT)) {
+        g_ring_commit = 1;
+        g_ring_mark = TRACE_SHM_BATCH_MARK;
+    }
+#endif
     return NULL;
 }
 

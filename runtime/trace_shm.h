@@ -126,6 +126,35 @@ _Static_assert(offsetof(trace_shm_header_t, t0_ns) == 80, "t0_ns at 80");
 _Static_assert(offsetof(trace_shm_header_t, hook_ns) == 88, "hook_ns at 88");
 
 /*
+ * TRACE_SHM_FEATURE_COMMIT, in the loss table's `features` (below; not in
+ * the header, whose lower half the first tracer rewrites, older ones
+ * included): a version-2 ring whose reader (trace_stream of this tree,
+ * which sets the bit when it makes the ring, before the magic; a flight
+ * recorder's has no loss table) takes version 3's committed batches among
+ * version 2's plain records.  So writers that know the bit reserve under
+ * the lock and copy outside it, as in version 3, while writers that know
+ * only version 2 (older tracers, the tool callsight follows) copy under the
+ * lock as always: everyone shares one default ring, and no writer
+ * preempted mid-copy holds the others up.  The rules, beside version 2's:
+ *   - A committing writer's batch starts with a trace_shm_batch_t whose
+ *     `mark` is TRACE_SHM_BATCH_MARK: the byte where a record has its kind,
+ *     with a value no record's kind has (trace.h), so the reader tells a
+ *     batch header from a plain record by that byte.  The header is written
+ *     before head covers it; its commit word goes ~position, then position,
+ *     exactly as in version 3.
+ *   - A plain record (any other byte there) is whole once head covers it:
+ *     a version-2 writer publishes head only after its copy.
+ *   - The reader walks from tail: plain records are taken as they are; a
+ *     committed batch's records without its header; it stops at a batch
+ *     still being copied (a dead writer's is skipped and counted, as in
+ *     version 3).  tail only ever moves past whole units.
+ * A reader that knows only version 2 never makes a ring with the bit, and
+ * a tracer that makes the ring (no trace_stream yet) leaves it clear.
+ */
+#define TRACE_SHM_FEATURE_COMMIT 0x1u
+#define TRACE_SHM_BATCH_MARK 0xb7u
+
+/*
  * Version 3: the 32-byte header before each batch's records in the storage
  * (a record's size, so wrapping stays on record boundaries).  Written by
  * its writer under the ring's lock before head covers it, except `commit`,
@@ -137,7 +166,10 @@ typedef struct trace_shm_batch {
     uint32_t events;   /* of them enter/exit events: what `dropped` gets if the batch is skipped */
     uint32_t tid;      /* the writing thread, for the reader's liveness check */
     uint32_t pad;      /* zero */
-    uint64_t reserved; /* zero */
+    uint32_t reserved; /* zero */
+    uint8_t mark;      /* TRACE_SHM_BATCH_MARK in a version-2 ring with TRACE_SHM_FEATURE_COMMIT
+                        * (a record's kind byte); zero in a version-3 ring */
+    uint8_t pad2[3];   /* zero */
 } trace_shm_batch_t;
 
 _Static_assert(sizeof(trace_shm_batch_t) == 32, "batch header is one record");
@@ -147,6 +179,7 @@ _Static_assert(offsetof(trace_shm_batch_t, events) == 12, "events at 12");
 _Static_assert(offsetof(trace_shm_batch_t, tid) == 16, "tid at 16");
 _Static_assert(offsetof(trace_shm_batch_t, pad) == 20, "pad at 20");
 _Static_assert(offsetof(trace_shm_batch_t, reserved) == 24, "reserved at 24");
+_Static_assert(offsetof(trace_shm_batch_t, mark) == 28, "mark where a record's kind is");
 
 /* ---- flight recorder ---------------------------------------------------
  *
@@ -265,7 +298,10 @@ typedef struct trace_shm_losses {
     uint32_t version;     /* TRACE_SHM_LOSSES_VERSION */
     uint32_t slots;       /* TRACE_SHM_LOSS_SLOTS */
     uint64_t other;       /* events of threads that found every slot taken (fetch_add) */
-    uint64_t reserved[5]; /* zero */
+    uint32_t features;    /* TRACE_SHM_FEATURE_* of the ring's reader (its creator's; zero from older
+                           * creators and from tracers) */
+    uint32_t pad;         /* zero */
+    uint64_t reserved[4]; /* zero */
     trace_shm_loss_slot_t slot[TRACE_SHM_LOSS_SLOTS];
 } trace_shm_losses_t;
 
@@ -278,7 +314,8 @@ _Static_assert(offsetof(trace_shm_losses_t, magic) == 0, "magic at 0");
 _Static_assert(offsetof(trace_shm_losses_t, version) == 8, "version at 8");
 _Static_assert(offsetof(trace_shm_losses_t, slots) == 12, "slots at 12");
 _Static_assert(offsetof(trace_shm_losses_t, other) == 16, "other at 16");
-_Static_assert(offsetof(trace_shm_losses_t, reserved) == 24, "reserved at 24");
+_Static_assert(offsetof(trace_shm_losses_t, features) == 24, "features at 24");
+_Static_assert(offsetof(trace_shm_losses_t, reserved) == 32, "reserved at 32");
 _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
 
 /* ---- live control ------------------------------------------------------

@@ -53,11 +53,15 @@ static void usage(FILE *out)
             "              (default 0)\n"
             "  --max-triggers N  at most N snapshots per hour (default %d); further\n"
             "              triggers are counted and reported\n"
-            "  --ring-version V  the kind of ring to create: 2 (default: every tracer\n"
-            "              writes it) or 3 (a writer that loses its CPU in the middle\n"
-            "              of a copy holds up no other: fewer drops with many threads;\n"
-            "              tracers built before version 3 refuse it and write files);\n"
-            "              a ring a tracer made is read as it is\n",
+            "  --ring-version V  the kind of ring to create: 2 or 3.  Without it,\n"
+            "              version 2 whose writers of this version reserve under its\n"
+            "              lock and copy outside it (a writer that loses its CPU in\n"
+            "              the middle of a copy holds up no other: fewer drops with\n"
+            "              many threads), while older ones copy under the lock: every\n"
+            "              tracer writes it.  2: every writer copies under the lock, as\n"
+            "              before.  3: all reserve; tracers built before version 3\n"
+            "              refuse it and write files.  A ring a tracer made is read as\n"
+            "              it is\n",
             DEFAULT_LEVEL, FRAME_LEVEL_NOTE, CODEC_DEFAULT ? "" : " with libzstd", CODEC_NOTE, DEFAULT_RETRY_S, DEFAULT_HEARTBEAT_S, DEFAULT_SUMMARY_MS,
             DEFAULT_MAX_TRIGGERS);
     /* two strings: C11 promises compilers only 4095 bytes in one */
@@ -134,7 +138,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->recorder = 0;
     o->after_ms = 0;
     o->max_triggers = DEFAULT_MAX_TRIGGERS;
-    o->ring_version = TRACE_SHM_VERSION; /* 3 only when asked: older tracers refuse it */
+    o->ring_version = 0; /* version 2, batches committed by the writers that can (ring_create) */
     o->share_gid = -1;
     o->allow_control = 0;
     o->auth_key = NULL;

@@ -310,7 +310,7 @@ static int link_end(struct ring *r, struct sender *s)
 {
     uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
     uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0
-                    : r->version == TRACE_SHM_VERSION_COMMIT ? ring_records_left(r, head)
+                    : r->version == TRACE_SHM_VERSION_COMMIT || r->mixed ? ring_records_left(r, head)
                                                       : (head - r->tail) / TRACE_EVENT_SIZE;
     uint64_t dropped = r->rec ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
     char why[160];

@@ -172,6 +172,7 @@ struct ring {
     trace_shm_control_t *ctl;   /* --allow-control: the control block at the segment's end (NULL: none) */
     int vanished_said; /* the dead tracers were reported (once) */
     uint32_t version;  /* TRACE_SHM_VERSION, or TRACE_SHM_VERSION_COMMIT (batches committed) */
+    int mixed;         /* version 2 with TRACE_SHM_FEATURE_COMMIT: committed batches among plain records */
     uint64_t stuck_at; /* version 3: where an uncommitted batch was first seen at tail, */
     uint64_t stuck_ms; /* ... and when (ms); its writer's life is tested a period later */
 };

@@ -171,9 +171,12 @@ static void ring_add_dropped(struct ring *r, uint32_t tid, uint64_t events)
     atomic_fetch_add_explicit(a64(&r->hdr->dropped), events, memory_order_relaxed);
 }
 
-/* Create the ring; 1 if it exists already, -1 on error.  A recorder's is
- * version 2: its writers move tail over whole batches under the lock; it
- * has the recorder's block after the storage, any other the loss table. */
+/* Create the ring; 1 if it exists already, -1 on error.  version: 2 or 3
+ * as asked, or 0, the default: version 2 with TRACE_SHM_FEATURE_COMMIT
+ * (writers that know it commit their batches, older ones copy under the
+ * lock).  A recorder's is plain version 2: its writers move tail over whole
+ * batches under the lock; it has the recorder's block after the storage,
+ * any other the loss table. */
 static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t version)
 {
     int fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -210,12 +213,15 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
     r->fd = fd;
     /* ftruncate zero-filled everything: counters, lock and the tracer's half. */
     trace_shm_header_t *h = r->hdr;
-    h->version = recorder ? TRACE_SHM_VERSION : version;
+    h->version = recorder || version != TRACE_SHM_VERSION_COMMIT ? TRACE_SHM_VERSION : TRACE_SHM_VERSION_COMMIT;
     h->capacity = cap;
     if (recorder)
         ring_init_recorder(r);
     else
         ring_init_losses(r);
+    r->mixed = !recorder && version == 0 && r->losses;
+    if (r->mixed) /* before the ring's magic, as the table is */
+        r->losses->features = TRACE_SHM_FEATURE_COMMIT;
     if (r->want_ctl)
         ring_init_control(r, len);
     char magic[8] = {0};
@@ -328,6 +334,9 @@ static int ring_attach(struct ring *r)
     r->capacity = r->hdr->capacity;
     r->version = r->hdr->version;
     ring_find_losses(r, (uint64_t)st.st_size);
+    /* made by an earlier trace_stream of this tree: batches among records */
+    r->mixed = r->version == TRACE_SHM_VERSION && r->losses &&
+               (atomic_load_explicit(a32(&r->losses->features), memory_order_relaxed) & TRACE_SHM_FEATURE_COMMIT);
     if (r->want_ctl)
         ring_find_control(r, (uint64_t)st.st_size);
     r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_acquire);
@@ -494,8 +503,27 @@ static void batch_skip(struct ring *r, const trace_shm_batch_t *b)
     r->tail += ((uint64_t)b->records + 1u) * TRACE_EVENT_SIZE;
 }
 
+/* A version-2 ring with TRACE_SHM_FEATURE_COMMIT: whether the record at
+ * pos (< head) is a batch header, by the byte where a record has its kind
+ * (written before head covered it). */
+static int batch_marked(const struct ring *r, uint64_t pos)
+{
+    return r->data[pos % r->capacity + offsetof(trace_shm_batch_t, mark)] == TRACE_SHM_BATCH_MARK;
+}
+
+/* Plain records (a version-2 writer's, whole once head covers them) from
+ * pos on, up to the next batch header or head, at most max bytes. */
+static size_t plain_run(const struct ring *r, uint64_t pos, uint64_t head, size_t max)
+{
+    size_t len = 0;
+    while (pos + len < head && len + TRACE_EVENT_SIZE <= max && !batch_marked(r, pos + len))
+        len += TRACE_EVENT_SIZE;
+    return len;
+}
+
 /*
- * Version 3: the records of the committed batches from tail on, without
+ * Version 3 (and 2 with TRACE_SHM_FEATURE_COMMIT: plain records too, taken
+ * as they are): the records of the committed batches from tail on, without
  * their headers, as many whole batches as fit in max; stops at one still
  * being copied (or skips it: batch_abandoned).  Bytes copied, -1 broken.
  */
@@ -505,6 +533,15 @@ static long ring_take_batches(struct ring *r, unsigned char *buf, size_t max, ui
     uint64_t tail0 = r->tail;
     while (r->tail < head) {
         trace_shm_batch_t b;
+        if (r->mixed && !batch_marked(r, r->tail)) {
+            size_t len = plain_run(r, r->tail, head, max - n);
+            if (len == 0)
+                break; /* buf is full */
+            ring_copy_out(r, r->tail, buf + n, len);
+            n += len;
+            r->tail += len;
+            continue;
+        }
         int done = batch_at(r, r->tail, head, &b);
         if (done < 0)
             return -1;
@@ -533,12 +570,17 @@ static long ring_take_batches(struct ring *r, unsigned char *buf, size_t max, ui
     return (long)n;
 }
 
-/* Version 3: records (not headers) in [tail, head), as the headers say;
- * 0 for a ring whose headers do not add up. */
+/* Version 3 (or 2 with commits): records (not headers) in [tail, head),
+ * as the headers say; 0 for a ring whose headers do not add up. */
 static uint64_t ring_records_left(const struct ring *r, uint64_t head)
 {
     uint64_t pos = r->tail, records = 0;
     while (pos < head) {
+        if (r->mixed && !batch_marked(r, pos)) {
+            records++;
+            pos += TRACE_EVENT_SIZE;
+            continue;
+        }
         uint32_t n; /* not the commit word, which a writer may be storing */
         memcpy(&n, r->data + pos % r->capacity + offsetof(trace_shm_batch_t, records), sizeof n);
         if (n < 1 || n > (head - pos) / TRACE_EVENT_SIZE - 1)
@@ -570,7 +612,7 @@ static long ring_take(struct ring *r, unsigned char *buf, size_t max)
                 r->name, head, r->tail, r->capacity);
         return -1;
     }
-    if (r->version == TRACE_SHM_VERSION_COMMIT)
+    if (r->version == TRACE_SHM_VERSION_COMMIT || r->mixed)
         return ring_take_batches(r, buf, max, head);
     size_t n = used < max ? (size_t)used : max;
     ring_copy_out(r, r->tail, buf, n);

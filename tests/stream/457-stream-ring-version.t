@@ -13,10 +13,14 @@
 #      (ringwriter --abandon) holds up neither the other writer nor the
 #      reader: once the reader finds the writer gone it skips the batch,
 #      counts its events as dropped and says so; everything else arrives,
-#      exact, and trace_stream ends (exit 3: a tracer died attached).
+#      exact, and trace_stream ends (exit 3: a tracer died attached);
+#   e. the default ring: version 2 whose writers of this tree reserve and
+#      commit (TRACE_SHM_FEATURE_COMMIT) while older ones copy under the
+#      lock: plain records and committed batches read in order, and this
+#      tree's tracer beside one built as version 2's, exact.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/workload_expect.sh"
-plan 19
+plan 28
 
 need_tools ringwriter
 RW=$TOOLBIN/ringwriter
@@ -115,5 +119,70 @@ ok $? "it says so; forwarded 4000 and the dead writer's loss, dropped 100: $(gre
 wait_serve_closed 1
 grep -Eq "^callsight serve: conn [0-9]+ closed \($P\): 4001 events, .*dropped 100$" "$SERVE_LOG"
 ok $? "serve: 4000 events and the loss record, dropped 100: $(grep ' closed (' "$SERVE_LOG" | tail -n 1)"
+
+# --- e. the default: version 2, whose writers of this tree commit batches ---
+# Writers that know only version 2 (ringwriter without --mark, this tree's
+# tracer built with -DTRACE_RING_NO_COMMIT) copy under the lock as always;
+# this tree's tracer reserves and commits; the reader takes both.
+SHME=/cs-test-ringv-e-$$
+track_shm $SHME
+TRACE_SHM_SIZE=$((1048576 + 96)) timeout 60 "$TS" "$SHME" 127.0.0.1 "$SERVE_PORT" 2> "$T/e.err" &
+ce=$!
+track_pid $ce
+wait_in "$T/e.err" "waiting for a tracer" > /dev/null
+is "$(sed -n 1p "$T/e.err") $(od -An -tu4 -j$((96 + 1048576 + 24)) -N4 "/dev/shm$SHME" | tr -d ' ')" \
+    "trace_stream: created ring $SHME (1048576 bytes, version 2) 1" \
+    "the default ring is version 2, its loss table offering committed batches (features 1)"
+timeout 60 "$RW" --linger-ms 3000 "$SHME" 1000 > "$T/e1.rw" & # plain records; keeps trace_stream reading
+e1=$!
+track_pid $e1
+sleep 0.2
+timeout 60 "$RW" --mark 1 --first 1000 "$SHME" 1000 > "$T/e2.rw"
+timeout 60 "$RW" --first 2000 "$SHME" 1000 > "$T/e3.rw"
+timeout 60 "$RW" --mark 1 --batch 7 --first 3000 "$SHME" 1000 > "$T/e4.rw"
+wait $e1
+wait $ce
+ok $? "trace_stream reads plain records and committed batches of one ring, and exits 0"
+wait_serve_closed 2
+f=$(ls "$T"/s/trace.stream.*.bin | tail -n 1)
+is "$(perl "$TESTS/tools/tracecheck.pl" "$f" | tail -n 1 | cut -d' ' -f1,2)" "events=4000 mismatched=0" \
+    "every record of the four writers arrives once, in order, with no batch header among them"
+rm -f "$T"/s/trace.stream.*
+
+# both kinds of this tree's tracer at once, through the default ring: exact
+cc -std=c11 -O2 -DTRACE_RING_NO_COMMIT -c "$B/dist/trace.c" -o "$T/trace_v2.o" &&
+    cc -finstrument-functions -g -O2 -fPIE -pie -I"$B/dist" -o "$T/workload_v2" "$TESTS/../examples/workload.c" \
+        "$T/trace_v2.o" -pthread
+ok $? "this tree's tracer built as one that knows only version 2 (-DTRACE_RING_NO_COMMIT)"
+SHMF=/cs-test-ringv-f-$$
+track_shm $SHMF
+TRACE_SHM_SIZE=$RING_WHOLE_RUN timeout 60 "$TS" "$SHMF" 127.0.0.1 "$SERVE_PORT" 2> "$T/f.err" &
+cf=$!
+track_pid $cf
+wait_in "$T/f.err" "waiting for a tracer" > /dev/null
+tsf=$(pgrep -P $cf) # trace_stream itself, not timeout
+kill -STOP $tsf # the ring keeps what they write, to be looked at: it holds the whole run
+TRACE_ENABLE=1 TRACE_SHM=$SHMF TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$T/workload_v2" $PARAMS > /dev/null &
+fa=$!
+TRACE_ENABLE=1 TRACE_SHM=$SHMF TRACE_SHM_WAIT_US=$RING_WAIT_EXACT timeout 60 "$W" $PARAMS > /dev/null
+fb=$?
+wait $fa
+is "$? $fb" "0 0" "the two workloads ran at once into one ring"
+# records up to head whose kind byte is the batch mark: this tree's tracer committed its batches
+marks=$(perl -e 'open(my $f, "<:raw", $ARGV[0]) or die; read($f, my $h, 96); my $head = unpack("Q<", substr($h, 24, 8));
+    my $n = 0; for (my $at = 0; $at < $head; $at += 32) { read($f, my $r, 32); $n++ if ord(substr($r, 28, 1)) == 0xb7 }
+    print $n' "/dev/shm$SHMF" 2>&1)
+ok $([ "$marks" -gt 0 ]; echo $?) "this tree's tracer committed its batches ($marks headers marked in the ring)"
+kill -CONT $tsf
+wait $cf
+ok $? "trace_stream exits 0"
+wait_serve_closed 3
+"$CS" analyze "$T/s" --exe "$W" --exe "$T/workload_v2" --top 0 > "$T/f.txt" 2>&1
+h=$(head -n 1 "$T/f.txt"); diag "$h"
+# each binary has its rows (their build-ids differ): the same counts twice
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $10, $1 }' "$T/f.txt" | sort | uniq -c | awk '{ print $2, $3, $1 }' | sort)" \
+    "$(expect_counts $PARAMS | awk '{ print $1, $2, 2 }' | sort)" "every function's calls, in each of the two processes, exactly"
+is "$(field events "$h") $(field dropped "$h") $(field unmatched_exits "$h")" "$((4 * calls)) 0 0" \
+    "all $((4 * calls)) events, none dropped, none unmatched"
 stop_serve
 exit $_failed

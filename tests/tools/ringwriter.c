@@ -1,7 +1,7 @@
 /*
  * ringwriter.c - test helper: plays a traced process writing to the shm ring.
  *
- *   ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] [--legacy 1]
+ *   ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] [--legacy 1] [--mark 1]
  *              [--first I] [--abandon B] SHM N
  *
  * Attaches to the ring SHM the way the runtime does (trace_shm.h): waits for
@@ -15,6 +15,10 @@
  * let go and then committed.  It prints its counts, stays attached for
  * --linger-ms, then decrements `writers`.
  * --legacy 1 takes no shared flock, as another agent's tracer would not.
+ * --mark 1 writes a version-2 ring's batches committed, each with a header
+ * marked TRACE_SHM_BATCH_MARK, as this tree's tracer does in a ring with
+ * TRACE_SHM_FEATURE_COMMIT; without it a version-2 ring gets plain records,
+ * as a tracer that knows only version 2 writes.
  * --create makes the ring itself first (as a tracer started before
  * trace_stream would), of --version V (default TRACE_SHM_VERSION_COMMIT).
  * --abandon B (version 3): after the N events, reserve a batch of B more
@@ -145,9 +149,12 @@ static void copy_in(uint64_t pos, const unsigned char *buf, uint64_t bytes)
 
 /* 1 written, 0 dropped; with wait set, a full ring is waited out instead
  * (tests only).  commit 0: a version-3 batch is reserved and left so. */
+static int g_mark; /* --mark 1: commit batches in a version-2 ring, as a tracer does in one with
+                    * TRACE_SHM_FEATURE_COMMIT */
+
 static int put_batch(const unsigned char *buf, uint64_t n, int wait, int commit)
 {
-    int v3 = hdr->version == TRACE_SHM_VERSION_COMMIT;
+    int v3 = hdr->version == TRACE_SHM_VERSION_COMMIT || g_mark;
 again:;
     uint64_t bytes = (n + (uint64_t)v3) * TRACE_EVENT_SIZE, cap = hdr->capacity;
     if (lock_ring((uint32_t)getpid()))
@@ -168,7 +175,8 @@ again:;
         atomic_store_explicit(a32(&hdr->lock), 0, memory_order_release);
         return 1;
     }
-    trace_shm_batch_t b = {0, (uint32_t)n, (uint32_t)n, (uint32_t)getpid(), 0, 0};
+    trace_shm_batch_t b = {0, (uint32_t)n, (uint32_t)n, (uint32_t)getpid(), 0, 0,
+                           (uint8_t)(g_mark ? TRACE_SHM_BATCH_MARK : 0), {0, 0, 0}};
     _Atomic uint64_t *word = a64((uint64_t *)(void *)(storage + head % cap));
     memcpy(storage + head % cap + 8, (unsigned char *)&b + 8, sizeof b - 8);
     atomic_store_explicit(word, ~head, memory_order_relaxed);
@@ -198,6 +206,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--batch")) batch = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--linger-ms")) linger = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--legacy")) legacy = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--mark")) g_mark = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--first")) first = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--abandon")) abandon = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--version")) version = strtoull(argv[i + 1], NULL, 10);
@@ -206,7 +215,7 @@ int main(int argc, char **argv)
     if (argc - i != 2 || batch < 1 || batch > 4096 || abandon > 4096 ||
         (version != TRACE_SHM_VERSION_COMMIT && version != TRACE_SHM_VERSION)) {
         fprintf(stderr, "usage: ringwriter [--wait] [--create BYTES] [--version V] [--batch B] [--linger-ms MS] "
-                        "[--legacy 1] [--first I] [--abandon B] SHM N\n");
+                        "[--legacy 1] [--mark 1] [--first I] [--abandon B] SHM N\n");
         return 2;
     }
     uint64_t total = strtoull(argv[i + 1], NULL, 10), written = 0, dropped = 0;
