@@ -92,8 +92,8 @@ static void test_chunk_limits(void)
     ok(check(0, 33, 20) == -1, "events length not a multiple of 32 is refused");
     ok(check(1, 8, 17) == 0, "notice of 8 bytes accepted");
     ok(check(1, 16, 17) == -1, "notice of 16 bytes refused");
-    ok(check(9, 0, (uint32_t)PROTO_FRAME_CAP) == 0, "unknown type up to the frame buffer: skippable");
-    ok(check(9, 0, (uint32_t)PROTO_FRAME_CAP + 1) == -1, "unknown type longer than any frame refused");
+    ok(check(200, 0, (uint32_t)PROTO_FRAME_CAP) == 0, "unknown type up to the frame buffer: skippable");
+    ok(check(200, 0, (uint32_t)PROTO_FRAME_CAP + 1) == -1, "unknown type longer than any frame refused");
 
     unsigned char raw[12];
     struct proto_chunk c;
@@ -176,8 +176,9 @@ static void test_fault_chunks(void)
     struct proto_chunk c = {TRACE_CHUNK_RESUME, TRACE_STREAM_RESUME_SIZE, 20};
     ok(proto_chunk_known(TRACE_CHUNK_RESUME) && proto_chunk_known(TRACE_CHUNK_TRACER_LOST) &&
            proto_chunk_known(TRACE_CHUNK_SUMMARY_INCREMENTS) && proto_chunk_known(TRACE_CHUNK_RESUME_KEY) &&
-           proto_chunk_known(TRACE_CHUNK_CONTROL_ANSWER) && !proto_chunk_known(8),
-       "resume, tracer-lost, summary-increment, resume-key and control-answer chunks are known, type 8 is not");
+           proto_chunk_known(TRACE_CHUNK_CONTROL_ANSWER) && proto_chunk_known(TRACE_CHUNK_AUTH_HELLO) &&
+           proto_chunk_known(TRACE_CHUNK_AUTH_PROOF) && !proto_chunk_known(10),
+       "resume, tracer-lost, summary-increment, resume-key, control-answer and key chunks are known, type 10 is not");
     struct proto_chunk ca = {TRACE_CHUNK_CONTROL_ANSWER, TRACE_STREAM_CTL_ANSWER_SIZE, 30};
     struct proto_chunk cb = {TRACE_CHUNK_CONTROL_ANSWER, TRACE_STREAM_CTL_ANSWER_SIZE - 1, 30};
     ok(proto_chunk_check(&ca, why, sizeof why) == 0 && proto_chunk_check(&cb, why, sizeof why) == -1,
