@@ -70,6 +70,8 @@ check() {
     command -v addr2line >/dev/null 2>&1 || need binutils
     # top's full-screen view draws with ncurses
     have_header ncurses.h -lncurses || need libncurses-dev
+    # analyze --format sqlite and callsight sql (docs/sql.md)
+    have_header sqlite3.h -lsqlite3 || need libsqlite3-dev
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
     if [ "$group" = test ]; then
