@@ -369,6 +369,15 @@ static int query(const struct options *o, const char *path, const char *sql)
         return 1;
     }
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    /* SQLite reads the file at the first statement that needs it: read it
+     * now, so a file that is no database is said as such even for SELECT 1 */
+    if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": ");
+        textesc_put(stderr, path);
+        fprintf(stderr, ": %s\n", sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return 1;
+    }
     int rc = run_sql(db, sql, o->style);
     if (fflush(stdout) != 0 && !rc) {
         fprintf(stderr, PROG ": writing the rows: %s\n", strerror(errno));

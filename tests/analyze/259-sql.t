@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# 259-sql.t - analyze --format sqlite and callsight sql (issue 34,
+# docs/sql.md) on the demo workload (examples/workload.c: 2 iterations, 3
+# workers, fib(6), sorts of 8 keys, 2x2 matrices: 395 calls, each
+# function's count known from workload_expect.sh).
+#
+# Checked: a slice per call; every func_stats row equal to the JSON
+# report's, field by field and in its order (same pass, same numbers),
+# in event and summary traces; per-thread totals adding up to them; every
+# query of docs/sql.md against its expected rows; a trace cut short by its
+# byte budget and a truncated file give the JSON's notes and header
+# figures; a directory's cache built, kept and built again; the output
+# styles and their escaping; every error path's message and status.
+source "$(dirname "$0")/../lib/lib.sh"
+. "$TESTS/lib/workload_expect.sh"
+plan 33
+
+W=$B/examples/workload
+P="2 3 6 8 2"
+TRACE_ENABLE=1 TRACE_DIR="$T/tr" "$W" $P >/dev/null
+ok $? "the workload, traced ($P)"
+"$CS" analyze "$T/tr" --exe "$W" --format json -o "$T/r.json"
+ok $? "analyze --format json"
+"$CS" analyze "$T/tr" --exe "$W" --format sqlite -o "$T/r.db"
+ok $? "analyze --format sqlite -o r.db"
+q() { "$CS" sql "$T/r.db" "$@"; }
+
+expect_counts $P > "$T/expect"
+calls=$(awk '{ s += $2 } END { print s }' "$T/expect")
+is "$calls $(q --csv 'SELECT count(*) FROM slice; SELECT value FROM meta WHERE key = "calls"' | grep -v '^count\|^value' | tr '\n' ' ')" \
+   "395 395 395 " "a slice per call: count(*) FROM slice is the 395 calls, and meta says so"
+is "$(q --csv 'SELECT name, calls FROM func_stats ORDER BY name' | sed 1d | tr ',' ' ')" \
+   "$(sort "$T/expect")" "func_stats: every function's exact calls"
+
+# func_stats against the JSON report: every field, in the report's order.
+same_as_json() { # same_as_json REPORT.json DB
+    python3 - "$1" <("$CS" sql "$2" --json 'SELECT name, file, line, calls, incl_ns, self_ns, min_ns, max_ns,
+        mean_ns, p50_ns, p90_ns, p99_ns, lower_bound FROM func_stats ORDER BY rank') <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = json.loads(open(sys.argv[2]).read())
+keys = ["name", "file", "line", "calls", "incl_ns", "self_ns", "min_ns", "max_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns"]
+want = [[f[k] for k in keys] + [1 if f.get("lower_bound") else 0] for f in r["functions"]]
+got = [[row[k] for k in keys + ["lower_bound"]] for row in rows]
+if want != got:
+    for w, g in zip(want, got):
+        if w != g:
+            print("# json %s\n# sql  %s" % (w, g))
+    print("# %d json rows, %d sql rows" % (len(want), len(got)))
+    sys.exit(1)
+PY
+}
+same_as_json "$T/r.json" "$T/r.db"
+ok $? "func_stats equals the JSON report's functions, every field, in its order"
+is "$(q --csv 'SELECT f.name, f.calls = t.c, f.self_ns = t.s, f.incl_ns = t.i FROM func_stats f
+              JOIN (SELECT function_id, sum(calls) AS c, sum(self_ns) AS s, sum(incl_ns) AS i
+                    FROM thread_func_stats GROUP BY function_id) t USING (function_id)
+              WHERE NOT (f.calls = t.c AND f.self_ns = t.s AND f.incl_ns = t.i)' | sed 1d)" "" \
+   "thread_func_stats: calls, self and incl over the threads add up to func_stats exactly"
+is "$(q --csv 'SELECT count(*), sum(s.self_dur) = (SELECT sum(self_ns) FROM func_stats),
+                      max(s.dur) = (SELECT max(max_ns) FROM func_stats) FROM slice s' | sed 1d)" "395,1,1" \
+   "slices: their self times sum to func_stats', the longest is its max"
+is "$(q --csv 'SELECT count(*) FROM slice c LEFT JOIN slice p ON p.id = c.parent_id
+               WHERE (c.depth = 0) != (c.parent_id IS NULL) OR (c.depth > 0 AND p.depth != c.depth - 1)
+                  OR (c.depth > 0 AND p.thread_id != c.thread_id) OR c.ts < p.ts OR c.ts + c.dur > p.ts + p.dur' | sed 1d)" "0" \
+   "every slice's parent is one level up on its thread and holds it in time"
+is "$(q --csv 'SELECT sum(count) = (SELECT sum(calls) FROM func_stats) FROM func_hist' | sed 1d)" "1" \
+   "func_hist: the histograms count every call"
+
+# Every query in docs/sql.md, in its order, against its expected rows
+# (CSV, header dropped).  The rows that depend on times come from the
+# JSON report of the same trace.
+python3 - "$TESTS/../docs/sql.md" "$T/q" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+qs = re.findall(r"```sql\n(.*?)```", text[text.index("## Queries"):], re.S)
+for i, q in enumerate(qs):
+    open("%s.%02d" % (sys.argv[2], i), "w").write(q)
+print(len(qs), file=open(sys.argv[2] + ".n", "w"))
+PY
+python3 - "$T/r.json" "$T/want" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["functions"]
+want = []
+want.append("\n".join("%s,%d" % (x["name"], x["calls"]) for x in sorted(f, key=lambda x: (-x["calls"], x["name"]))))
+want.append("\n".join("%s,%d,%d" % (x["name"], x["calls"], x["self_ns"]) for x in f[:10]))
+top = max(f, key=lambda x: x["max_ns"])
+want.append(None)  # the slowest calls: checked below
+want.append("msort,42")
+want.append("fib,6\nfill_keys,6\nmatmul,6\nnap,6\nsort_keys,6")
+want.append("0,worker_main\n1,do_iteration\n2,matmul\n3,dot")
+want.append(None)  # calls per thread: checked below
+want.append("6")
+want.append("\n".join("%s,%d" % (x["name"], x["calls"]) for x in sorted(f, key=lambda x: x["name"])))
+want.append("\n".join("%s,%d,%d,%d,%d" % (s["kind"], s["dropped"], s["thread_lost"], s["gaps"], s["gaps_unknown"]) for s in r["sources"]))
+want.append("\n".join('"%s"' % n if "," in n else n for n in r["notes"]))
+want.append("1")
+with open(sys.argv[2], "w") as out:
+    for w in want:
+        out.write(("-" if w is None else w.replace("\n", "\\n")) + "\n")
+PY
+n=$(cat "$T/q.n")
+is "$n" "$(wc -l < "$T/want")" "docs/sql.md has as many queries as this test has expectations ($n)"
+bad=0
+for ((i = 0; i < n; i++)); do
+    got=$("$CS" sql "$T/r.db" --csv -f "$T/q.$(printf %02d $i)" 2>&1 | sed 1d)
+    want=$(sed -n "$((i + 1))p" "$T/want")
+    [ "$want" = - ] && continue
+    want=$(printf '%b' "$want")
+    [ "$got" = "$want" ] || { diag "query $i: got '$got' want '$want'"; bad=1; }
+done
+ok $bad "every docs/sql.md query with fixed rows gives them"
+slow=$("$CS" sql "$T/r.db" --csv -f "$T/q.02" | sed 1d)
+is "$(echo "$slow" | wc -l) $(echo "$slow" | head -1 | cut -d, -f1,2)" \
+   "5 $(python3 -c 'import json,sys; f = max(json.load(open(sys.argv[1]))["functions"], key=lambda x: x["max_ns"]); print("%s,%d" % (f["name"], f["max_ns"]))' "$T/r.json")" \
+   "docs: slowest_calls: 5 rows, the first the longest call of the JSON's maxes"
+is "$("$CS" sql "$T/r.db" --csv -f "$T/q.06" | sed 1d | cut -d, -f2 | sort -n | tr '\n' ' ')" "8 129 129 129 " \
+   "docs: calls per thread: main's 8 and each worker's 129"
+
+# Output styles and escaping: nothing raw from the data reaches the output.
+is "$(q "SELECT 'a' || char(27) || '[31m' AS e, 7 AS n, NULL AS z, x'00ff' AS b")" \
+"e          n  z     b
+---------  -  ----  -------
+a\\x1b[31m  7  NULL  x'00ff'" "table: aligned, numbers right, NULL, a blob as x'HEX', ESC as \\x1b"
+is "$(q --csv "SELECT 'a,b' AS s, '' AS e, NULL AS z, 'q\"' || char(10) AS c")" 's,e,z,c
+"a,b","",,"q""\x0a"' "csv: quoted where needed, NULL empty, a newline escaped"
+is "$(q --json "SELECT 'a' || char(27) AS s, 5 AS n, NULL AS z UNION ALL SELECT 'b', 6, 1.5")" \
+'[{"s": "a\u001b", "n": 5, "z": null},
+{"s": "b", "n": 6, "z": 1.5}]' "json: one array of objects, control bytes escaped"
+printf 'SELECT 1 AS one;\n-- a comment\nSELECT 2 AS two;\n' > "$T/script.sql"
+is "$(q --csv -f "$T/script.sql" | tr '\n' ' ')" "one 1 two 2 " "-f FILE: each statement's rows in order"
+
+# Errors: SQLite's message in one line, status 1; usage, status 2.
+err() { "$CS" sql "$@" 2>&1 >/dev/null; echo "status $?"; }
+is "$(err "$T/r.db" 'SELECT 1; SELEC 2')" 'callsight sql: near "SELEC": syntax error (at offset 10 of the SQL)
+status 1' "a syntax error: SQLite's message, where it is, status 1"
+is "$(err "$T/r.db" 'SELECT * FROM nosuch')" "callsight sql: no such table: nosuch
+status 1" "no such table: status 1"
+is "$(err "$T/r.db" 'DELETE FROM notes'; q --csv 'SELECT count(*) > 0 FROM slice' | sed 1d)" \
+   "callsight sql: attempt to write a readonly database
+status 1
+1" "the database is read-only: a write fails, nothing is lost"
+echo 'not a database' > "$T/junk.db"
+is "$(err "$T/junk.db" 'SELECT 1' | tail -1) $(err "$T/none.db" 'SELECT 1' | tail -1)" "status 1 status 1" \
+   "a file that is not a database, and one that does not exist: status 1"
+usage_status() { "$CS" sql "$@" >/dev/null 2>&1; echo -n "$? "; }
+is "$(usage_status; usage_status "$T/r.db"; usage_status "$T/r.db" 'SELECT 1' -f "$T/script.sql"
+      usage_status "$T/r.db" 'SELECT 1' --csv --json; usage_status "$T/r.db" 'SELECT 1' --bogus
+      usage_status "$T/tr" 'SELECT 1'; usage_status "$T/r.db" 'SELECT 1' --exe "$W"; usage_status "$T/r.db" ' -- only a comment')" \
+   "2 2 2 2 2 2 2 2 " "usage errors: status 2"
+"$CS" sql --help > "$T/help"
+rc=$?
+missing=$(for w in --csv --json '-f FILE' '--exe BIN' --rebuild --help 'Exit status' docs/sql.md slice func_stats; do
+              grep -qF -- "$w" "$T/help" || echo "$w"; done)
+is "$rc:$missing" "0:" "--help: every option, the tables and the exit status"
+"$CS" analyze "$T/tr" --exe "$W" --format sqlite >/dev/null 2>&1
+s1=$?
+"$CS" analyze "$T/tr" --exe "$W" --format sqlite -o /dev/null 2>/dev/null
+is "$s1 $?" "2 2" "analyze --format sqlite needs -o and a regular file"
+
+# A directory: the cache is built beside the traces, kept, built again.
+is "$("$CS" sql "$T/tr" --exe "$W" --csv 'SELECT count(*) FROM slice' | sed 1d)" 395 "sql DIR: the cache is built and queried"
+ino=$(stat -c %i "$T/tr/.callsight.db")
+"$CS" sql "$T/tr" --exe "$W" 'SELECT 1' >/dev/null
+is "$(stat -c %i "$T/tr/.callsight.db")" "$ino" "sql DIR again: the cache is used as it is"
+f=$(ls "$T/tr"/trace.*.bin | head -1)
+touch -d '2001-01-01' "$f"
+"$CS" sql "$T/tr" --exe "$W" 'SELECT 1' >/dev/null
+ino2=$(stat -c %i "$T/tr/.callsight.db")
+"$CS" sql "$T/tr" --exe "$W" --rebuild 'SELECT 1' >/dev/null
+is "$([ "$ino2" != "$ino" ] && echo rebuilt) $([ "$(stat -c %i "$T/tr/.callsight.db")" != "$ino2" ] && echo rebuilt)" \
+   "rebuilt rebuilt" "a trace file changed: built again; --rebuild: built again"
+
+# Cut short: a byte budget stops capture, and a file loses its tail; the
+# notes, unclosed frames and calls are the JSON report's.
+TRACE_MAX_MB=1 TRACE_ENABLE=1 TRACE_DIR="$T/bud" "$W" 100 3 6 8 2 >/dev/null
+f=$(ls -S "$T/bud"/trace.*.bin | head -1)
+truncate -s -40 "$f"
+"$CS" analyze "$T/bud" --exe "$W" --format json -o "$T/bud.json" 2>/dev/null
+"$CS" analyze "$T/bud" --exe "$W" --format sqlite -o "$T/bud.db" 2>/dev/null
+ok $? "a budget-stopped, truncated trace: the database is built"
+is "$("$CS" sql "$T/bud.db" --json 'SELECT text FROM notes ORDER BY id' | python3 -c 'import json,sys; print([r["text"] for r in json.load(sys.stdin)])')" \
+   "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["notes"])' "$T/bud.json")" "its notes are analyze's"
+is "$("$CS" sql "$T/bud.db" --csv "SELECT value FROM meta WHERE key IN ('calls', 'unclosed_enters', 'events') ORDER BY key" | sed 1d | tr '\n' ' ')" \
+   "$(python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))["summary"]; print(s["calls"], s["events"], s["unclosed_enters"], "")' "$T/bud.json")" \
+   "calls, events and unclosed enters are the JSON's"
+same_as_json "$T/bud.json" "$T/bud.db"
+ok $? "and so is every func_stats row"
+
+# Summary mode: the device's totals, the same as the JSON's.
+TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$W" $P >/dev/null
+"$CS" analyze "$T/sum" --exe "$W" --format json -o "$T/sum.json"
+"$CS" analyze "$T/sum" --exe "$W" --format sqlite -o "$T/sum.db"
+same_as_json "$T/sum.json" "$T/sum.db"
+ok $? "summary trace: func_stats equals the JSON's"
