@@ -71,6 +71,10 @@ static const char schema[] =
     "CREATE VIEW callers AS SELECT callee AS function, caller, calls, dur_ns FROM call_edges;\n"
     "CREATE VIEW callees AS SELECT caller AS function, callee, calls, dur_ns FROM call_edges;\n";
 
+/* The page cache, bounded (KiB, as SQLite takes a negative size): the
+ * index builds sort in it and spill to temporary files beyond. */
+#define OUT_SQLITE_CACHE "-8192"
+
 static const char indexes[] =
     "CREATE INDEX slice_thread_ts ON slice_data (thread_id, ts);\n"
     "CREATE INDEX slice_function ON slice_data (function_id);\n"
@@ -172,13 +176,16 @@ int out_sqlite_init(struct out_sqlite *q, const struct analysis *a, const char *
 {
     memset(q, 0, sizeof *q);
     q->a = a;
-    if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    /* one thread uses the connection: no mutex on every call */
+    if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         fail(q, path);
         return -1;
     }
     /* The file is new and renamed into place only when whole (analyze's
      * -o): a crash leaves no database to protect, so no journal, no sync. */
-    if (exec(q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;", "pragmas") < 0 ||
+    if (exec(q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+                "PRAGMA cache_size=" OUT_SQLITE_CACHE ";", "pragmas") < 0 ||
         exec(q, schema, "creating the schema") < 0 || exec(q, "BEGIN", "beginning the load") < 0)
         return -1;
     q->slice = prepare(q, "INSERT INTO slice_data VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");

@@ -13,6 +13,7 @@
 # styles and their escaping; every error path's message and status.
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
+. "$TESTS/lib/sqlcheck.sh"
 plan 33
 
 W=$B/examples/workload
@@ -33,23 +34,6 @@ is "$(q --csv 'SELECT name, calls FROM func_stats ORDER BY name' | sed 1d | tr '
    "$(sort "$T/expect")" "func_stats: every function's exact calls"
 
 # func_stats against the JSON report: every field, in the report's order.
-same_as_json() { # same_as_json REPORT.json DB
-    python3 - "$1" <("$CS" sql "$2" --json 'SELECT name, file, line, calls, incl_ns, self_ns, min_ns, max_ns,
-        mean_ns, p50_ns, p90_ns, p99_ns, lower_bound FROM func_stats ORDER BY rank') <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-rows = json.loads(open(sys.argv[2]).read())
-keys = ["name", "file", "line", "calls", "incl_ns", "self_ns", "min_ns", "max_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns"]
-want = [[f[k] for k in keys] + [1 if f.get("lower_bound") else 0] for f in r["functions"]]
-got = [[row[k] for k in keys + ["lower_bound"]] for row in rows]
-if want != got:
-    for w, g in zip(want, got):
-        if w != g:
-            print("# json %s\n# sql  %s" % (w, g))
-    print("# %d json rows, %d sql rows" % (len(want), len(got)))
-    sys.exit(1)
-PY
-}
 same_as_json "$T/r.json" "$T/r.db"
 ok $? "func_stats equals the JSON report's functions, every field, in its order"
 is "$(q --csv 'SELECT f.name, f.calls = t.c, f.self_ns = t.s, f.incl_ns = t.i FROM func_stats f
