@@ -926,6 +926,7 @@ static int setup(struct run *r)
             textesc_say(PROG, r->sql.err);
             return 1;
         }
+        r->sql.progress = isatty(STDERR_FILENO) ? stderr : NULL; /* a long build says how far it is */
         bad |= analysis_add_sink(&r->a, out_sqlite_sink(&r->sql)) < 0;
     }
     if (bad) {

@@ -271,6 +271,21 @@ static struct funcstats_entry *thread_entry(struct out_sqlite *q, uint32_t threa
     return e;
 }
 
+/* A long build says how far it is, on one line of the terminal. */
+static void say_progress(struct out_sqlite *q, const char *what)
+{
+    fprintf(q->progress, "\rcallsight analyze: %llu %s ", (unsigned long long)q->slices, what);
+    fflush(q->progress);
+    q->progress_shown = 1;
+}
+
+static void clear_progress(struct out_sqlite *q)
+{
+    if (q->progress_shown)
+        fprintf(q->progress, "\r%60s\r", "");
+    q->progress_shown = 0;
+}
+
 /* ts as the database has it: ns from the trace's first event. */
 static int64_t origin(const struct analysis *a)
 {
@@ -294,6 +309,8 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
             q->oom = 1;
         q->slices += row(q, q->slice, "uduudouua", id, f->start - t0, incl_ns, self_ns, depth, parent != 0, parent,
                          (uint64_t)t->index, f->func, f->tag.site) == 0;
+        if (q->progress && q->slices % OUT_SQLITE_PROGRESS == 0)
+            say_progress(q, "calls written");
         return;
     }
     q->cuts += row(q, q->cut, "udddouou", id, f->start - t0, ts > f->start ? ts - f->start : (int64_t)0, depth,
@@ -555,8 +572,10 @@ static void write_intervals(struct out_sqlite *q, const struct analysis *a)
 int out_sqlite_finish(struct out_sqlite *q, const struct out_view *v)
 {
     const struct analysis *a = v->a;
-    if (q->err[0])
+    if (q->err[0]) {
+        clear_progress(q);
         return -1;
+    }
     write_meta(q, v);
     write_sources(q, a);
     write_processes(q, a);
@@ -571,7 +590,11 @@ int out_sqlite_finish(struct out_sqlite *q, const struct out_view *v)
     write_intervals(q, a);
     if (q->oom && !q->err[0])
         snprintf(q->err, sizeof q->err, "out of memory");
-    if (q->err[0] || exec(q, "COMMIT", "committing the load") < 0 || exec(q, indexes, "building the indexes") < 0)
+    if (q->progress_shown)
+        say_progress(q, "calls written, building the indexes");
+    int bad = q->err[0] || exec(q, "COMMIT", "committing the load") < 0 || exec(q, indexes, "building the indexes") < 0;
+    clear_progress(q);
+    if (bad)
         return -1;
     sqlite3_finalize(q->slice);
     sqlite3_finalize(q->cut);

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/sink.h"
 #include "lib/u64map.h"
@@ -54,7 +55,11 @@ struct out_sqlite {
     struct u64map tf_index;           /* thread << 32 | function -> position in tf */
     int oom;
     char err[256];                    /* the first error, when set */
+    FILE *progress;                   /* a terminal for a progress line (the caller's), or NULL */
+    int progress_shown;               /* ... a line is there to clear */
 };
+
+#define OUT_SQLITE_PROGRESS ((uint64_t)1 << 20) /* calls between two progress lines */
 
 /* Create the database at path (an empty or new file) with the schema and
  * begin the load.  0 ok; -1 with a message in q->err. */
