@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 33
+plan 34
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -178,3 +178,19 @@ TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$W" $P >/dev/null
 "$CS" analyze "$T/sum" --exe "$W" --format sqlite -o "$T/sum.db"
 same_as_json "$T/sum.json" "$T/sum.db"
 ok $? "summary trace: func_stats equals the JSON's"
+
+# TRACE_TRIGGER: the call that fired it, when, and its stack, as the JSON's.
+TRACE_TRIGGER='nap>5ms' TRACE_ENABLE=1 TRACE_DIR="$T/trg" "$W" $P >/dev/null
+"$CS" analyze "$T/trg" --exe "$W" --format json -o "$T/trg.json"
+"$CS" analyze "$T/trg" --exe "$W" --format sqlite -o "$T/trg.db"
+is "$("$CS" sql "$T/trg.db" --csv "SELECT t.tid, g.ts, g.took_ns, g.outer_frames_unknown,
+        (SELECT group_concat(name, ' > ') FROM (SELECT f.name FROM trigger_frame tf JOIN function f ON f.id = tf.function_id
+                                               WHERE tf.trigger_id = g.id ORDER BY tf.depth)) || ' > ' || c.name
+      FROM trigger_call g JOIN thread t ON t.utid = g.thread_id JOIN function c ON c.id = g.function_id ORDER BY g.id" | sed 1d)" \
+   "$(python3 -c 'import json, sys
+gs = json.load(open(sys.argv[1]))["triggers"]
+if not gs:
+    print("the JSON has no trigger: nothing to compare")
+for g in gs:
+    print("%d,%d,%d,%d,%s" % (g["tid"], g["at_ns"], g["took_ns"], g["outer_frames_unknown"], " > ".join(g["stack"])))' "$T/trg.json")" \
+   "trigger_call and trigger_frame: the JSON's triggers, their times and stacks"
