@@ -10,7 +10,8 @@
 #                             python3, protoc, chromium, clang, tmux)
 #   scripts/deps.sh check bench, install bench
 #                             what `make demo` needs, plus what `make bench` alone needs
-#                             (uftrace, the peer it is measured against)
+#                             (uftrace, the peer it is measured against, and the
+#                             sqlite3 shell)
 #   scripts/deps.sh install cmake|cross|cross-aarch64|cross-armhf|cross-s390x
 #                             cmake, or cross gcc + binutils + qemu-user for
 #                             the init and device tests (tests/init, tests/cross)
@@ -94,6 +95,7 @@ check() {
     fi
     if [ "$group" = bench ]; then
         command -v uftrace >/dev/null 2>&1 || need uftrace
+        command -v sqlite3 >/dev/null 2>&1 || need sqlite3 # the .import the database build is measured against
     fi
     check_cross
     [ -z "$missing" ]
