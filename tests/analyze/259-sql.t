@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 34
+plan 36
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -194,3 +194,14 @@ if not gs:
 for g in gs:
     print("%d,%d,%d,%d,%s" % (g["tid"], g["at_ns"], g["took_ns"], g["outer_frames_unknown"], " > ".join(g["stack"])))' "$T/trg.json")" \
    "trigger_call and trigger_frame: the JSON's triggers, their times and stacks"
+
+# Caps: functions beyond --max-funcs go to one [other] row, and the
+# database says it as the JSON does, row for row and note for note.
+"$CS" analyze "$T/tr" --exe "$W" --max-funcs 5 --format json -o "$T/cap.json"
+"$CS" analyze "$T/tr" --exe "$W" --max-funcs 5 --format sqlite -o "$T/cap.db"
+same_as_json "$T/cap.json" "$T/cap.db"
+ok $? "--max-funcs 5: func_stats, its [other] row included, equals the JSON's"
+is "$("$CS" sql "$T/cap.db" --json 'SELECT text FROM notes ORDER BY id' | python3 -c 'import json,sys; print([r["text"] for r in json.load(sys.stdin)])')
+$("$CS" sql "$T/cap.db" --csv 'SELECT count(*) FROM slice; SELECT count(*) FROM function WHERE module_id IS NULL' | grep -v count | tr '\n' ' ')" \
+   "$(python3 -c 'import json,sys; n = json.load(open(sys.argv[1]))["notes"]; print(n if any("max-funcs" in x for x in n) else "no note of the cap")' "$T/cap.json")
+395 1 " "--max-funcs 5: the JSON's notes; still a slice per call; one [other] function"
