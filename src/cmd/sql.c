@@ -333,8 +333,12 @@ static int run_sql(sqlite3 *db, const char *sql, enum sql_rows_style style)
             sql_error(db, (size_t)(p - sql));
             return 1;
         }
-        if (!st) /* blanks or a comment */
-            break;
+        if (!st) { /* blanks, a comment or an empty statement (";;"): on to the next */
+            if (!tail || tail == p)
+                break;
+            p = tail;
+            continue;
+        }
         ran = 1;
         int rc = sql_rows_print(stdout, st, style);
         if (rc == -1)

@@ -112,8 +112,8 @@ is "$(q --csv "SELECT 'a,b' AS s, '' AS e, NULL AS z, 'q\"' || char(10) AS c")" 
 is "$(q --json "SELECT 'a' || char(27) AS s, 5 AS n, NULL AS z UNION ALL SELECT 'b', 6, 1.5")" \
 '[{"s": "a\u001b", "n": 5, "z": null},
 {"s": "b", "n": 6, "z": 1.5}]' "json: one array of objects, control bytes escaped"
-printf 'SELECT 1 AS one;\n-- a comment\nSELECT 2 AS two;\n' > "$T/script.sql"
-is "$(q --csv -f "$T/script.sql" | tr '\n' ' ')" "one 1 two 2 " "-f FILE: each statement's rows in order"
+printf 'SELECT 1 AS one;;\n-- a comment\n;SELECT 2 AS two;\n' > "$T/script.sql"
+is "$(q --csv -f "$T/script.sql" | tr '\n' ' ')" "one 1 two 2 " "-f FILE: each statement's rows in order, past comments and empty statements"
 
 # Errors: SQLite's message in one line, status 1; usage, status 2.
 err() { "$CS" sql "$@" 2>&1 >/dev/null; echo "status $?"; }
