@@ -229,7 +229,8 @@ static int cache_build(const struct options *o, const char *path, const char *ke
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     const char *dir = proc_arg_path(o->target, dirbuf, sizeof dirbuf);
     if (len <= 0 || !dir) {
-        fprintf(stderr, PROG ": %s: %s\n", len <= 0 ? "/proc/self/exe" : o->target, strerror(len <= 0 ? errno : ENAMETOOLONG));
+        fprintf(stderr, PROG ": %s: %s\n", len <= 0 ? "/proc/self/exe" : o->target,
+                strerror(len <= 0 ? errno : ENAMETOOLONG));
         return 1;
     }
     self[len] = 0;
@@ -258,7 +259,8 @@ static int cache_build(const struct options *o, const char *path, const char *ke
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int bad = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-              sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES ('cache_key', ?1)", -1, &st, NULL) != SQLITE_OK ||
+              sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES ('cache_key', ?1)", -1, &st, NULL) !=
+                  SQLITE_OK ||
               sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE;
     if (bad)
         fprintf(stderr, PROG ": %s: %s\n", path, db ? sqlite3_errmsg(db) : "out of memory");

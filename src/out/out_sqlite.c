@@ -33,7 +33,7 @@ static const char schema[] =
     " snapshot INTEGER, snapshot_cause INTEGER);\n"
     "CREATE TABLE process (upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, source INTEGER,"
     " module_id INTEGER, load_bias INTEGER, events INTEGER);\n"
-    "CREATE TABLE thread (utid INTEGER PRIMARY KEY, tid INTEGER, upid INTEGER, source INTEGER, name TEXT,"
+    "CREATE TABLE thread (utid INTEGER PRIMARY KEY, tid INTEGER, pid INTEGER, upid INTEGER, source INTEGER, name TEXT,"
     " has_events INTEGER, lost INTEGER, events INTEGER, calls INTEGER, self_ns INTEGER, span_ns INTEGER);\n"
     "CREATE TABLE module (id INTEGER PRIMARY KEY, path TEXT, build_id TEXT, is_program INTEGER,"
     " exe TEXT, exe_matches INTEGER);\n"
@@ -395,6 +395,12 @@ static void write_sources(struct out_sqlite *q, const struct analysis *a)
     sqlite3_finalize(st);
 }
 
+/* A stream's default process has no pid of its own (as in the JSON's). */
+static int pid_known(const struct analysis *a, const struct analysis_process *p)
+{
+    return p->announced || a->src[p->src].kind == ANALYSIS_SOURCE_PID;
+}
+
 static void write_processes(struct out_sqlite *q, const struct analysis *a)
 {
     sqlite3_stmt *st = prepare(q, "INSERT INTO process VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -402,18 +408,20 @@ static void write_processes(struct out_sqlite *q, const struct analysis *a)
     for (size_t i = 0; i < a->nprocs; i++) {
         const struct analysis_process *p = &a->procs[i];
         out_process_label(a, (uint32_t)i, name, sizeof name);
-        row(q, st, "uosuuau", (uint64_t)i, p->announced || a->src[p->src].kind == ANALYSIS_SOURCE_PID,
-            (uint64_t)p->pid, name, (uint64_t)p->src, (uint64_t)p->bin, p->bias, p->events);
+        row(q, st, "uosuuau", (uint64_t)i, pid_known(a, p), (uint64_t)p->pid, name, (uint64_t)p->src,
+            (uint64_t)p->bin, p->bias, p->events);
     }
     sqlite3_finalize(st);
 }
 
 static void write_threads(struct out_sqlite *q, const struct analysis *a)
 {
-    sqlite3_stmt *st = prepare(q, "INSERT INTO thread VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    sqlite3_stmt *st = prepare(q, "INSERT INTO thread VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     for (size_t i = 0; i < a->nthreads; i++) {
         const struct analysis_thread *t = &a->threads[i];
-        row(q, st, "uuuusuuuuuu", (uint64_t)t->index, (uint64_t)t->tid, (uint64_t)t->proc, (uint64_t)t->src,
+        const struct analysis_process *p = &a->procs[t->proc];
+        row(q, st, "uuouusuuuuuu", (uint64_t)t->index, (uint64_t)t->tid, pid_known(a, p), (uint64_t)p->pid,
+            (uint64_t)t->proc, (uint64_t)t->src,
             t->name[0] ? t->name : NULL, (uint64_t)t->has_events, t->lost, t->events, t->calls, t->self_ns,
             t->events && t->last_ns > t->first_ns ? (uint64_t)(t->last_ns - t->first_ns) : 0);
     }

@@ -141,7 +141,8 @@ static int flush_measured(FILE *out, struct table *t, char **names)
 
 static int print_table(FILE *out, sqlite3_stmt *st, int ncol)
 {
-    struct table t = {ncol, calloc((size_t)ncol, sizeof(size_t)), calloc((size_t)ncol * SQL_ROWS_MEASURE, sizeof(char *)),
+    struct table t = {ncol, calloc((size_t)ncol, sizeof(size_t)),
+                      calloc((size_t)ncol * SQL_ROWS_MEASURE, sizeof(char *)),
                       calloc((size_t)ncol * SQL_ROWS_MEASURE, 1), 0};
     char **names = calloc((size_t)ncol, sizeof *names);
     int rc = t.w && t.cells && t.num && names ? 0 : -2, step = SQLITE_ROW, flushed = 0;

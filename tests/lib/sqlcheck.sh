@@ -31,3 +31,33 @@ maxrss() {
 rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else "failed")' "$@"
 }
+
+# losses_as_json REPORT.json DB: true when DB's sources (every loss and
+# accounting column the JSON's "sources" have), its threads' lost events
+# (of the threads the JSON lists) and its notes are the JSON report's.
+losses_as_json() {
+    python3 - "$1" <("$CS" sql "$2" --json 'SELECT * FROM source ORDER BY id') \
+        <("$CS" sql "$2" --json 'SELECT t.tid, s.kind, s.source_id, t.lost FROM thread t JOIN source s ON s.id = t.source') \
+        <("$CS" sql "$2" --json 'SELECT text FROM notes ORDER BY id') <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+src, thr, notes = (json.loads(open(f).read()) for f in sys.argv[2:5])
+bad = []
+for want, got in zip(r["sources"], src):
+    got = dict(got, id=got["source_id"])
+    diff = {k: (v, got.get(k)) for k, v in want.items() if got.get(k) != v}
+    if diff:
+        bad.append("source %s: %s" % (want["id"], diff))
+if len(r["sources"]) != len(src):
+    bad.append("%d sources in the JSON, %d in the database" % (len(r["sources"]), len(src)))
+lost = {(t["kind"], t["source_id"], t["tid"]): t["lost"] for t in thr}
+for t in r["threads"]:
+    if lost.get((t["source"], t["source_id"], t["tid"])) != t["lost"]:
+        bad.append("thread %s: lost %s, database %s" % (t["tid"], t["lost"], lost.get((t["source"], t["source_id"], t["tid"]))))
+if [n["text"] for n in notes] != r["notes"]:
+    bad.append("notes %s, database %s" % (r["notes"], [n["text"] for n in notes]))
+for b in bad:
+    print("# " + b)
+sys.exit(1 if bad else 0)
+PY
+}
