@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 36
+plan 39
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -178,6 +178,11 @@ TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$W" $P >/dev/null
 "$CS" analyze "$T/sum" --exe "$W" --format sqlite -o "$T/sum.db"
 same_as_json "$T/sum.json" "$T/sum.db"
 ok $? "summary trace: func_stats equals the JSON's"
+is "$("$CS" sql "$T/sum.db" --csv "SELECT (SELECT sum(calls) FROM thread_func_stats) = (SELECT sum(calls) FROM func_stats),
+                                  (SELECT sum(self_ns) FROM thread_func_stats) = (SELECT sum(self_ns) FROM func_stats),
+                                  (SELECT count(*) FROM slice), (SELECT value FROM meta WHERE key = 'mode'),
+                                  (SELECT sum(count) FROM func_hist) = (SELECT sum(calls) FROM func_stats)" | sed 1d)" \
+   "1,1,0,summary,1" "summary trace: per-thread totals add up, no slices, mode summary, the device's histograms as rows"
 
 # TRACE_TRIGGER: the call that fired it, when, and its stack, as the JSON's.
 TRACE_TRIGGER='nap>5ms' TRACE_ENABLE=1 TRACE_DIR="$T/trg" "$W" $P >/dev/null
@@ -205,3 +210,11 @@ is "$("$CS" sql "$T/cap.db" --json 'SELECT text FROM notes ORDER BY id' | python
 $("$CS" sql "$T/cap.db" --csv 'SELECT count(*) FROM slice; SELECT count(*) FROM function WHERE module_id IS NULL' | grep -v count | tr '\n' ' ')" \
    "$(python3 -c 'import json,sys; n = json.load(open(sys.argv[1]))["notes"]; print(n if any("max-funcs" in x for x in n) else "no note of the cap")' "$T/cap.json")
 395 1 " "--max-funcs 5: the JSON's notes; still a slice per call; one [other] function"
+
+"$CS" analyze "$T/tr" --exe "$W" --max-depth 2 --format json -o "$T/deep.json"
+"$CS" analyze "$T/tr" --exe "$W" --max-depth 2 --format sqlite -o "$T/deep.db"
+losses_as_json "$T/deep.json" "$T/deep.db"
+ok $? "--max-depth 2: the JSON's notes (the frames beyond it counted, not timed)"
+is "$("$CS" sql "$T/deep.db" --csv 'SELECT count(*), max(depth) FROM slice' | sed 1d)" \
+   "$(python3 -c 'import json,sys; print("%d,1" % json.load(open(sys.argv[1]))["summary"]["calls"])' "$T/deep.json")" \
+   "--max-depth 2: a slice per call the JSON counts, none deeper than the cap"
