@@ -46,8 +46,8 @@ is "$(q --csv 'SELECT count(*), sum(s.self_dur) = (SELECT sum(self_ns) FROM func
    "slices: their self times sum to func_stats', the longest is its max"
 is "$(q --csv 'SELECT count(*) FROM slice c LEFT JOIN slice p ON p.id = c.parent_id
                WHERE (c.depth = 0) != (c.parent_id IS NULL) OR (c.depth > 0 AND p.depth != c.depth - 1)
-                  OR (c.depth > 0 AND p.thread_id != c.thread_id) OR c.ts < p.ts OR c.ts + c.dur > p.ts + p.dur' | sed 1d)" "0" \
-   "every slice's parent is one level up on its thread and holds it in time"
+                  OR (c.depth > 0 AND p.thread_id != c.thread_id) OR c.ts < p.ts OR c.dur > p.dur' | sed 1d)" "0" \
+   "every slice's parent is one level up on its thread, started before it and lasted longer"
 is "$(q --csv 'SELECT sum(count) = (SELECT sum(calls) FROM func_stats) FROM func_hist' | sed 1d)" "1" \
    "func_hist: the histograms count every call"
 
