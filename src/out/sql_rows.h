@@ -22,7 +22,7 @@ struct sqlite3_stmt;
 enum sql_rows_style {
     SQL_ROWS_TABLE, /* a header, then rows; numbers right-aligned; NULL as NULL */
     SQL_ROWS_CSV,   /* RFC 4180: a header line, CRLF-free, quoted where needed; NULL empty */
-    SQL_ROWS_JSON   /* one array of objects per statement, a line of its own */
+    SQL_ROWS_JSON   /* one array of objects per statement, a row a line */
 };
 
 /* Step st to its end, printing its rows to out (a statement without
