@@ -36,7 +36,7 @@ static const char schema[] =
     "CREATE TABLE thread (utid INTEGER PRIMARY KEY, tid INTEGER, pid INTEGER, upid INTEGER, source INTEGER, name TEXT,"
     " has_events INTEGER, lost INTEGER, events INTEGER, calls INTEGER, self_ns INTEGER, span_ns INTEGER);\n"
     "CREATE TABLE module (id INTEGER PRIMARY KEY, path TEXT, build_id TEXT, is_program INTEGER,"
-    " exe TEXT, exe_matches INTEGER);\n"
+    " exe TEXT, exe_matches INTEGER, load_bias INTEGER);\n"
     "CREATE TABLE function (id INTEGER PRIMARY KEY, name TEXT, file TEXT, line INTEGER, addr INTEGER,"
     " module_id INTEGER);\n"
     "CREATE TABLE slice_data (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, self_dur INTEGER,"
@@ -440,7 +440,7 @@ static void hex_bytes(const unsigned char *b, unsigned n, char *out)
 
 static void write_modules(struct out_sqlite *q, const struct analysis *a)
 {
-    sqlite3_stmt *st = prepare(q, "INSERT INTO module VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    sqlite3_stmt *st = prepare(q, "INSERT INTO module VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     char id[2 * TRACE_MODULE_BYTES + 33];
     for (size_t i = 0; i < a->nbins; i++) {
         const struct analysis_bin *b = &a->bins[i];
@@ -451,8 +451,8 @@ static void write_modules(struct out_sqlite *q, const struct analysis *a)
             elf_buildid_hex(b->build_id, id);
         else
             id[0] = 0;
-        row(q, st, "ussuso", (uint64_t)i, b->module ? b->path : exe, id[0] ? id : NULL, (uint64_t)!b->module,
-            b->module ? NULL : exe, !b->module, (uint64_t)b->exe_matches);
+        row(q, st, "ussusoo", (uint64_t)i, b->module ? b->path : exe, id[0] ? id : NULL, (uint64_t)!b->module,
+            b->module ? NULL : exe, !b->module, (uint64_t)b->exe_matches, b->have_load, b->load_bias);
     }
     sqlite3_finalize(st);
 }

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 39
+plan 40
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -50,6 +50,9 @@ is "$(q --csv 'SELECT count(*) FROM slice c LEFT JOIN slice p ON p.id = c.parent
    "every slice's parent is one level up on its thread, started before it and lasted longer"
 is "$(q --csv 'SELECT sum(count) = (SELECT sum(calls) FROM func_stats) FROM func_hist' | sed 1d)" "1" \
    "func_hist: the histograms count every call"
+is "$(q --csv 'SELECT count(*) > 0, count(*) = count(load_bias), sum(load_bias % 4096 != 0) FROM module WHERE is_program = 0' | sed 1d) \
+$(q --csv 'SELECT count(load_bias) FROM module WHERE is_program = 1' | sed 1d)" "1,1,0 0" \
+   "module: each shared object (libc, the loader) with its load bias, page-aligned; a program's is the process's"
 
 # Every query in docs/sql.md, in its order, against its expected rows
 # (CSV, header dropped).  The rows that depend on times come from the
