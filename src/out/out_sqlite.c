@@ -63,11 +63,11 @@ static const char schema[] =
     "CREATE VIEW slowest_calls AS SELECT s.id, f.name AS name, s.dur, s.self_dur, s.ts, t.tid,"
     " t.name AS thread_name, s.depth FROM slice_data s JOIN thread t ON t.utid = s.thread_id"
     " LEFT JOIN function f ON f.id = s.function_id ORDER BY s.dur DESC, s.id;\n"
-    "CREATE VIEW call_edges AS SELECT p.function_id AS caller_id, fp.name AS caller,"
-    " c.function_id AS callee_id, fc.name AS callee, count(*) AS calls, sum(c.dur) AS dur_ns,"
-    " sum(c.self_dur) AS self_ns FROM slice_data c JOIN slice_data p ON p.id = c.parent_id"
-    " LEFT JOIN function fp ON fp.id = p.function_id LEFT JOIN function fc ON fc.id = c.function_id"
-    " GROUP BY p.function_id, c.function_id;\n"
+    "CREATE TABLE call_edge_data (caller_id INTEGER, callee_id INTEGER, calls INTEGER, dur_ns INTEGER,"
+    " self_ns INTEGER, PRIMARY KEY (caller_id, callee_id)) WITHOUT ROWID;\n"
+    "CREATE VIEW call_edges AS SELECT e.caller_id, fp.name AS caller, e.callee_id, fc.name AS callee, e.calls,"
+    " e.dur_ns, e.self_ns FROM call_edge_data e LEFT JOIN function fp ON fp.id = e.caller_id"
+    " LEFT JOIN function fc ON fc.id = e.callee_id;\n"
     "CREATE VIEW callers AS SELECT callee AS function, caller, calls, dur_ns FROM call_edges;\n"
     "CREATE VIEW callees AS SELECT caller AS function, callee, calls, dur_ns FROM call_edges;\n";
 
@@ -201,12 +201,14 @@ void out_sqlite_free(struct out_sqlite *q)
     sqlite3_finalize(q->cut);
     sqlite3_close(q->db);
     for (size_t i = 0; i < q->capstacks; i++)
-        free(q->stacks[i].ids);
+        free(q->stacks[i].v);
     free(q->stacks);
     for (size_t i = 0; i < q->ntf; i++)
         hist_free(&q->tf[i].lat);
     free(q->tf);
     u64map_free(&q->tf_index);
+    free(q->edges);
+    u64map_free(&q->edge_index);
     memset(q, 0, sizeof *q);
 }
 
@@ -235,10 +237,10 @@ static void on_open(void *ctx, const struct analysis_thread *t, const struct cal
     (void)s;
     if (st && st->n == st->cap) {
         size_t c = st->cap ? st->cap * 2 : 64;
-        uint64_t *n = realloc(st->ids, c * sizeof *n);
+        struct out_sqlite_frame *n = realloc(st->v, c * sizeof *n);
         st = n ? st : NULL;
         if (n) {
-            st->ids = n;
+            st->v = n;
             st->cap = c;
         }
     }
@@ -246,7 +248,8 @@ static void on_open(void *ctx, const struct analysis_thread *t, const struct cal
         q->oom = 1;
         return;
     }
-    st->ids[st->n++] = f->tag.selected ? ++q->next_id : 0;
+    st->v[st->n++] = (struct out_sqlite_frame){f->tag.selected ? ++q->next_id : 0,
+                                               f->placeholder ? OUT_SQLITE_UNKNOWN : (uint32_t)f->func};
 }
 
 /* The thread's totals of function id; NULL oom. */
@@ -271,6 +274,40 @@ static struct funcstats_entry *thread_entry(struct out_sqlite *q, uint32_t threa
     e->addr = id;
     e->bin = thread;
     return e;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* One call of callee made from caller, stored: its pair's totals. */
+static void edge_add(struct out_sqlite *q, uint32_t caller, uint32_t callee, uint64_t incl_ns, uint64_t self_ns)
+{
+    uint64_t key = (uint64_t)caller << 32 | callee;
+    uint32_t pos;
+    if (!u64map_get(&q->edge_index, key, &pos)) {
+        if (q->nedges == q->capedges) {
+            size_t c = q->capedges ? q->capedges * 2 : 256;
+            struct out_sqlite_edge *n = realloc(q->edges, c * sizeof *n);
+            if (!n) {
+                q->oom = 1;
+                return;
+            }
+            q->edges = n;
+            q->capedges = c;
+        }
+        if (q->nedges >= UINT32_MAX - 1 || u64map_put(&q->edge_index, key, (uint32_t)q->nedges) < 0) {
+            q->oom = 1;
+            return;
+        }
+        pos = (uint32_t)q->nedges++;
+        q->edges[pos] = (struct out_sqlite_edge){caller, callee, 0, 0, 0};
+    }
+    struct out_sqlite_edge *e = &q->edges[pos];
+    e->calls++;
+    e->dur_ns = sat_add(e->dur_ns, incl_ns);
+    e->self_ns = sat_add(e->self_ns, self_ns);
 }
 
 /* A long build says how far it is, on one line of the terminal. */
@@ -301,7 +338,7 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
     struct out_sqlite_stack *st = t->index < q->capstacks ? &q->stacks[t->index] : NULL;
     if (!st || !st->n)
         return; /* its open found no memory: said at the end */
-    uint64_t id = st->ids[--st->n], parent = st->n ? st->ids[st->n - 1] : 0;
+    uint64_t id = st->v[--st->n].id, parent = st->n ? st->v[st->n - 1].id : 0;
     if (!id)
         return;
     int64_t t0 = origin(q->a), depth = (int64_t)st->n;
@@ -309,6 +346,8 @@ static void on_close(void *ctx, const struct analysis_thread *t, const struct ca
         struct funcstats_entry *e = thread_entry(q, t->index, (uint32_t)f->func);
         if (!e || funcstats_entry_add_call(e, incl_ns, self_ns, f->nested) < 0)
             q->oom = 1;
+        if (parent && st->v[st->n - 1].func != OUT_SQLITE_UNKNOWN)
+            edge_add(q, st->v[st->n - 1].func, (uint32_t)f->func, incl_ns, self_ns);
         q->slices += row(q, q->slice, "uduudouua", id, f->start - t0, incl_ns, self_ns, depth, parent != 0, parent,
                          (uint64_t)t->index, f->func, f->tag.site) == 0;
         if (q->progress && q->slices % OUT_SQLITE_PROGRESS == 0)
@@ -517,6 +556,17 @@ static int write_func_stats(struct out_sqlite *q, const struct out_view *v)
     return 0;
 }
 
+/* The caller-callee pairs the pass summed, as call_edges' rows. */
+static void write_edges(struct out_sqlite *q)
+{
+    sqlite3_stmt *st = prepare(q, "INSERT INTO call_edge_data VALUES (?1, ?2, ?3, ?4, ?5)");
+    for (size_t i = 0; i < q->nedges; i++) {
+        const struct out_sqlite_edge *e = &q->edges[i];
+        row(q, st, "uuuuu", (uint64_t)e->caller, (uint64_t)e->callee, e->calls, e->dur_ns, e->self_ns);
+    }
+    sqlite3_finalize(st);
+}
+
 static void write_thread_func_stats(struct out_sqlite *q, const struct out_view *v)
 {
     sqlite3_stmt *st = prepare(q, "INSERT INTO thread_func_stats VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
@@ -595,6 +645,7 @@ int out_sqlite_finish(struct out_sqlite *q, const struct out_view *v)
     if (write_func_stats(q, v) < 0)
         q->oom = 1;
     write_thread_func_stats(q, v);
+    write_edges(q);
     write_notes(q, v);
     write_triggers(q, a);
     write_intervals(q, a);

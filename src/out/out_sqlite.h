@@ -7,8 +7,8 @@
  * It is a sink (analysis/sink.h) as the timelines are: each call goes out
  * as a row of `slice_data` when its frame closes, through one prepared
  * statement inside one transaction, so memory stays flat however long the
- * trace (a stack of slice ids per thread, as deep as its shadow stack, and
- * the per-thread function totals).  Names are known only after the pass,
+ * trace (a stack of slice ids per thread, as deep as its shadow stack, the
+ * per-thread function totals and the caller-callee pairs' totals).  Names are known only after the pass,
  * so a slice holds its function's id and the `slice` view joins the name;
  * out_sqlite_finish writes the tables the JSON report is written from (the
  * same structures, so the same numbers), then builds the indexes.
@@ -34,10 +34,23 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-/* One thread's open frames: the slice id each was given (0: not stored). */
+/* One thread's open frames: the slice id each was given (0: not stored)
+ * and its function (OUT_SQLITE_UNKNOWN: a placeholder's). */
+#define OUT_SQLITE_UNKNOWN UINT32_MAX
+struct out_sqlite_frame {
+    uint64_t id;
+    uint32_t func;
+};
 struct out_sqlite_stack {
-    uint64_t *ids;
+    struct out_sqlite_frame *v;
     size_t n, cap;
+};
+
+/* Calls of one function made directly from another, summed as they
+ * return (call_edge_data). */
+struct out_sqlite_edge {
+    uint32_t caller, callee;
+    uint64_t calls, dur_ns, self_ns;
 };
 
 struct out_sqlite {
@@ -53,6 +66,9 @@ struct out_sqlite {
     struct funcstats_entry *tf;
     size_t ntf, captf;
     struct u64map tf_index;           /* thread << 32 | function -> position in tf */
+    struct out_sqlite_edge *edges;    /* by (caller, callee) of the calls stored */
+    size_t nedges, capedges;
+    struct u64map edge_index;         /* caller << 32 | callee -> position in edges */
     int oom;
     char err[256];                    /* the first error, when set */
     FILE *progress;                   /* a terminal for a progress line (the caller's), or NULL */

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 40
+plan 41
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -174,6 +174,18 @@ is "$("$CS" sql "$T/bud.db" --csv "SELECT value FROM meta WHERE key IN ('calls',
    "calls, events and unclosed enters are the JSON's"
 same_as_json "$T/bud.json" "$T/bud.db"
 ok $? "and so is every func_stats row"
+# call_edge_data, summed by the pass, against the same sums made in SQL
+# from the slices and their parents (returned or cut), both ways.
+edges_sql='SELECT p.function_id, c.function_id, count(*), sum(c.dur), sum(c.self_dur) FROM slice_data c
+    JOIN (SELECT id, function_id FROM slice_data UNION ALL SELECT id, function_id FROM cut_frame) p ON p.id = c.parent_id
+    WHERE p.function_id IS NOT NULL GROUP BY 1, 2'
+edges_check() {
+    "$CS" sql "$1" --csv "SELECT (SELECT count(*) FROM ($edges_sql EXCEPT SELECT * FROM call_edge_data)),
+        (SELECT count(*) FROM (SELECT * FROM call_edge_data EXCEPT $edges_sql)), (SELECT count(*) > 10 FROM call_edge_data),
+        (SELECT count(*) FROM cut_frame) > 0" | sed 1d
+}
+is "$(edges_check "$T/r.db") $(edges_check "$T/bud.db")" "0,0,1,0 0,0,1,1" \
+   "call_edges: the pass's sums per caller and callee are SQL's over the slices (a trace with cut frames too)"
 
 # Summary mode: the device's totals, the same as the JSON's.
 TRACE_MODE=summary TRACE_ENABLE=1 TRACE_DIR="$T/sum" "$W" $P >/dev/null
