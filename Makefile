@@ -32,7 +32,7 @@ LINK_IN = $< $(filter %.o,$^)
 # each other's headers as "folder/name.h" from src/.
 HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
 HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
-HOST_LIBS := -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
+HOST_LIBS := -lsqlite3 -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident

@@ -526,6 +526,45 @@ RSS_SMALL=$AN_RSS
 row A4 "analyze peak RSS, A2's trace vs A3's (10x the events)" "$(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")" "x" \
     "1.00 = memory independent of trace length; $((RSS_BIG / 1024)) vs $((RSS_SMALL / 1024)) MiB"
 
+# The database of --format sqlite (docs/sql.md) against the sqlite3 shell
+# given the same rows: Q1 is analyze's whole build (reading the traces,
+# the pass, the rows, the indexes), Q2 the shell's .import of slice_data's
+# rows as CSV into the same table, then the same indexes (docs/sql.md).
+# The trace is the workload at twice A2's iterations: 10 M calls in the
+# full run, 1 M in QUICK.
+say "sqlite: the database of a 2x A2 trace, and the sqlite3 shell's .import"
+TRACE_ENABLE=1 TRACE_DIR="$T/an-sql" TRACE_MAX_MB=1000000 timeout 600 "$WL" $((2 * AN_ITERS)) 25 12 64 8 > /dev/null ||
+    die "workload (sqlite) failed"
+settle
+"$BB/runstat" "$T/q1.rusage" timeout 600 "$CS" analyze "$T/an-sql" --exe "$WL" --format sqlite -o "$T/q.db" 2> "$T/q1.err" ||
+    die "analyze --format sqlite failed: $(head -n 3 "$T/q1.err")"
+rm -rf "$T/an-sql"
+Q_ROWS=$("$CS" sql "$T/q.db" --csv 'SELECT count(*) FROM slice_data' | sed 1d)
+Q1_RATE=$(calc "$Q_ROWS / ($(kv wall_ns "$T/q1.rusage") / 1e9)")
+Q1_RSS=$(kv maxrss_kb "$T/q1.rusage")
+row Q1 "analyze --format sqlite: $(fmt %.1f "$(calc "$Q_ROWS / 1e6")")M calls, traces to indexed database" \
+    "$(fmt %.2f "$(calc "$Q1_RATE / 1e6")")" "M rows/s" \
+    "target >= Q2; peak RSS $((Q1_RSS / 1024)) MiB (target < 100 MB at 10 M calls); $(fmt %.2f "$(calc "$(kv wall_ns "$T/q1.rusage") / 1e9")") s"
+if command -v sqlite3 > /dev/null 2>&1; then
+    sqlite3 -csv "$T/q.db" 'SELECT * FROM slice_data' > "$T/q.csv" || die "sqlite3 could not export the rows"
+    rm -f "$T/q.db"
+    settle
+    "$BB/runstat" "$T/q2.rusage" sqlite3 "$T/q2.db" \
+        'CREATE TABLE slice_data (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, self_dur INTEGER, depth INTEGER, parent_id INTEGER, thread_id INTEGER, function_id INTEGER, call_site INTEGER)' \
+        ".import --csv $T/q.csv slice_data" \
+        'CREATE INDEX slice_thread_ts ON slice_data (thread_id, ts)' 'CREATE INDEX slice_function ON slice_data (function_id)' \
+        'CREATE INDEX slice_parent ON slice_data (parent_id)' 'CREATE INDEX slice_dur ON slice_data (dur)' > /dev/null 2>&1 ||
+        die "sqlite3 .import failed"
+    Q2_RATE=$(calc "$Q_ROWS / ($(kv wall_ns "$T/q2.rusage") / 1e9)")
+    row Q2 "sqlite3 shell: .import of the same rows as CSV, same indexes" "$(fmt %.2f "$(calc "$Q2_RATE / 1e6")")" "M rows/s" \
+        "Q1 / Q2 = $(fmt %.2f "$(calc "$Q1_RATE / $Q2_RATE")")x; $(sqlite3 --version | cut -d' ' -f1); peak RSS $(($(kv maxrss_kb "$T/q2.rusage") / 1024)) MiB"
+    rm -f "$T/q.csv" "$T/q2.db"
+else
+    Q2_RATE=0
+    row Q2 "sqlite3 shell: .import of the same rows as CSV" "skipped" "-" "the sqlite3 shell is not installed (scripts/deps.sh install bench)"
+fi
+rm -f "$T/q.db"
+
 say "analyzer: hookbench traces for the comparison with uftrace report"
 TRACE_ENABLE=1 TRACE_DIR="$T/hb-files" TRACE_MAX_MB=1000000 timeout 600 "$BB/hookbench-instr" --calls $HB_AN_CALLS \
     > /dev/null || die "hookbench (file mode) failed"
@@ -668,6 +707,9 @@ row Tk "analyzer: --jobs 2 >= 1.7x one job's events/s (issue 19)" "$(verdict "$A
     "A2r $(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")x on A2's $(ls "$T/an-files" | wc -l) series; A1r $(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")x on A1's one series (nothing to spread)"
 row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \
     "A4: 10x the events, $(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")x the peak RSS (met: <= 1.25x)"
+row Tq "sqlite: rows/s >= the sqlite3 shell's .import, peak RSS < 100 MB (issue 34)" \
+    "$(verdict "$Q2_RATE > 0 && $Q1_RATE >= $Q2_RATE && $Q1_RSS < 100000")" "" \
+    "Q1 $(fmt %.2f "$(calc "$Q1_RATE / 1e6")") vs Q2 $(fmt %.2f "$(calc "$Q2_RATE / 1e6")") M rows/s, $((Q1_RSS / 1024)) MiB at $(fmt %.1f "$(calc "$Q_ROWS / 1e6")")M calls"
 row Th "serve: >= 1 GB/s of raw events per connection" "$(verdict "$INGEST1 >= 1000")" "" \
     "S8 $(fmt %.0f "$INGEST1") MB/s"
 row Tj "top: keeps up with a stream of 10M events/s (issue 17)" "$(verdict "$TOP_RATE >= 10e6")" "" \

@@ -10,7 +10,8 @@
 #                             python3, protoc, chromium, clang, tmux)
 #   scripts/deps.sh check bench, install bench
 #                             what `make demo` needs, plus what `make bench` alone needs
-#                             (uftrace, the peer it is measured against)
+#                             (uftrace, the peer it is measured against, and the
+#                             sqlite3 shell)
 #   scripts/deps.sh install cmake|cross|cross-aarch64|cross-armhf|cross-s390x
 #                             cmake, or cross gcc + binutils + qemu-user for
 #                             the init and device tests (tests/init, tests/cross)
@@ -70,6 +71,8 @@ check() {
     command -v addr2line >/dev/null 2>&1 || need binutils
     # top's full-screen view draws with ncurses
     have_header ncurses.h -lncurses || need libncurses-dev
+    # analyze --format sqlite and callsight sql (docs/sql.md)
+    have_header sqlite3.h -lsqlite3 || need libsqlite3-dev
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
     if [ "$group" = test ]; then
@@ -92,6 +95,7 @@ check() {
     fi
     if [ "$group" = bench ]; then
         command -v uftrace >/dev/null 2>&1 || need uftrace
+        command -v sqlite3 >/dev/null 2>&1 || need sqlite3 # the .import the database build is measured against
     fi
     check_cross
     [ -z "$missing" ]

@@ -1347,6 +1347,10 @@ static long bin_of_module(struct analysis *a, const struct modlist_entry *e, uin
     if (bin == 0)
         return -1; /* too many binaries: the rest are not told apart */
     b->module = 1;
+    if (!b->have_load) {
+        b->load_bias = e->bias;
+        b->have_load = 1;
+    }
     if (!b->id_len && e->build_id_len) {
         memcpy(b->id_bytes, e->build_id, e->build_id_len);
         b->id_len = e->build_id_len;

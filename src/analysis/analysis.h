@@ -155,6 +155,8 @@ struct analysis_bin {
     char *path;        /* the path a module list gave it first, NULL if none */
     unsigned char id_bytes[TRACE_MODULE_BYTES]; /* a module's build-id as its list gave it ... */
     unsigned id_len;   /* ... this many bytes (0: none) */
+    int have_load;     /* a module list gave its load bias: ... */
+    uint64_t load_bias; /* ... the first one, in series order (another process may load it elsewhere) */
 };
 
 /* A traced process.  A source's default process stands for all of it when

@@ -61,6 +61,11 @@ void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uin
 /* A summary snapshot's totals for function id (its histogram goes to
  * fs->v[id].lat bucket by bucket, hist_add_bucket). */
 void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);
+/* The same two on one entry of a table of the caller's (per-thread totals
+ * kept beside this one add up the same way); add_call: -1 when the
+ * histogram could not grow (the call is counted, its latency not). */
+int funcstats_entry_add_call(struct funcstats_entry *e, uint64_t incl_ns, uint64_t self_ns, int nested);
+void funcstats_entry_add_summary(struct funcstats_entry *e, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);
 /* Indexes ordered by self time descending (then calls, binary, address);
  * malloc'ed, fs->n long, NULL when out of memory. */
 uint32_t *funcstats_by_self(const struct funcstats *fs);

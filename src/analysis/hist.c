@@ -155,6 +155,16 @@ int hist_merge(struct hist *h, const struct hist *from)
     return 0;
 }
 
+void hist_each_bucket(const struct hist *h, void (*fn)(void *ctx, uint32_t index, uint64_t count), void *ctx)
+{
+    if (!h->n)
+        return;
+    for (unsigned b = 0; b < HIST_BLOCKS; b++)
+        for (unsigned s = 0; h->blocks[b] && s < block_len(b); s++)
+            if (h->blocks[b][s])
+                fn(ctx, b ? EXACT + (b - 1) * SUB + s : s, h->blocks[b][s]);
+}
+
 /* ceil(pct * n / 100) without overflowing 64 bits, at least 1. */
 static uint64_t nearest_rank(uint64_t n, unsigned pct)
 {

@@ -40,6 +40,10 @@ int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min
 int hist_merge(struct hist *h, const struct hist *from);
 /* The values bucket `index` of that scheme counts: [*lo, *hi]. */
 void hist_bucket_range(uint32_t index, uint64_t *lo, uint64_t *hi);
+/* Every bucket that counts a value, in order: fn(ctx, index, count) with
+ * the index of the summary format's scheme (hist_bucket_range gives its
+ * values). */
+void hist_each_bucket(const struct hist *h, void (*fn)(void *ctx, uint32_t index, uint64_t count), void *ctx);
 /* Nearest-rank percentile, pct in 0..100: the value of rank ceil(pct/100*n)
  * (at least 1), approximated as described above.  0 when empty. */
 uint64_t hist_percentile(const struct hist *h, unsigned pct);

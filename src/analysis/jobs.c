@@ -457,6 +457,10 @@ static int apply_bins(struct analysis *a, struct analysis *j, const struct maps 
         }
         struct analysis_bin *d = &a->bins[m->bin[i]];
         d->module |= s->module;
+        if (!d->have_load && s->have_load) { /* the earlier series' first, as one job finds it */
+            d->load_bias = s->load_bias;
+            d->have_load = 1;
+        }
         if (!d->id_len && s->id_len) {
             memcpy(d->id_bytes, s->id_bytes, s->id_len);
             d->id_len = s->id_len;

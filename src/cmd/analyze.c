@@ -42,6 +42,8 @@
 #include "out/out_chrome.h"
 #include "out/out_perfetto.h"
 #include "out/out_replay.h"
+#include "out/out_sqlite.h"
+#include "lib/textesc.h"
 #include "out/out_svg.h"
 #include "out/out_tree.h"
 #include "out/report.h"
@@ -70,9 +72,9 @@ static void say_err(const char *fmt, ...)
 _Static_assert(MODLIST_MAX == 4096, "--max-modules' message says its bound");
 _Static_assert(OUT_TREE_DEPTH_MAX == 4096, "--tree-depth's message says its bound");
 
-enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS, FMT_CHROME, FMT_TREE, FMT_REPLAY };
+enum format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_SVG, FMT_PERFETTO, FMT_CALLERS, FMT_CHROME, FMT_TREE, FMT_REPLAY, FMT_SQLITE };
 static const char *const format_names[] = {"text", "json", "folded", "svg", "perfetto", "callers", "chrome", "tree",
-                                           "replay"};
+                                           "replay", "sqlite"};
 
 struct options {
     struct analysis_exe exes[ANALYSIS_MAX_EXES]; /* --exe, in the order given */
@@ -188,7 +190,7 @@ static void usage(FILE *out)
 "                     before traces recorded it; by default it is taken out\n"
 "                     of every call open at the time, and a note says how much\n"
 "  --format F         text (default), json, folded, svg, perfetto, chrome,\n"
-"                     callers, tree or replay\n"
+"                     callers, tree, replay or sqlite\n"
 "  -o, --output FILE  write there instead of stdout\n"
 "  --top N            text and callers: print the N rows with the most self\n"
 "                     (callers: inclusive) time (default 20; 0 prints all);\n"
@@ -291,7 +293,12 @@ static void usage(FILE *out)
 "            indented by depth: start (us from the trace's start), duration\n"
 "            (us), function; a call without its exit says so, and has no\n"
 "            duration (also 'callsight replay')\n"
-"\n"
+"  sqlite    an SQLite database (-o FILE.db, a regular file): every call as a\n"
+"            row of slice, func_stats (the json's numbers), threads, losses,\n"
+"            notes and views; its schema is docs/sql.md, 'callsight sql'\n"
+"            queries it\n"
+"\n");
+    fprintf(out,
 "text output:\n"
 "  events=N threads=N functions=N span=S.SSSSSSs unmatched_exits=N unclosed_enters=N dropped=N\n"
 "  note: pid|stream ID: ...      one line per capture note: capture stopped\n"
@@ -516,7 +523,7 @@ static int take_value(struct options *o, const char *name, const char *v)
     else if (!strcmp(name, "--match") || !strcmp(name, "--exclude"))
         bad = take_glob(o, name, v);
     else if (!strcmp(name, "--format") && parse_format(v, &o->format) < 0)
-        bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers, tree, replay";
+        bad = "--format needs one of text, json, folded, svg, perfetto, chrome, callers, tree, replay, sqlite";
     else if (!strcmp(name, "--tree-depth") &&
              (parse_count(v, &o->tree.max_depth) < 0 || !o->tree.max_depth || o->tree.max_depth > OUT_TREE_DEPTH_MAX))
         bad = "--tree-depth needs a count from 1 to 4096"; /* OUT_TREE_DEPTH_MAX */
@@ -843,6 +850,11 @@ oom:
     return 1;
 }
 
+/* The file -o writes until it is whole (open_output); --format sqlite
+ * builds its database there. */
+static char out_tmp[4096];
+static int out_direct;
+
 /* What one run holds: the analysis, the sinks the format needs, names. */
 struct run {
     const struct options *o;
@@ -852,7 +864,8 @@ struct run {
     struct out_perfetto perf;
     struct out_chrome chrome;
     struct out_replay replay;
-    int have_tree, have_sites, have_perf, have_chrome, have_replay;
+    struct out_sqlite sql;
+    int have_tree, have_sites, have_perf, have_chrome, have_replay, have_sql;
     struct symbol *syms; /* functions, then call sites */
     size_t nsyms;
     struct modfile files; /* shared objects' files, found by build-id */
@@ -921,6 +934,14 @@ static int setup(struct run *r)
         }
         r->have_replay = 1;
         bad |= analysis_add_sink(&r->a, out_replay_sink(&r->replay)) < 0;
+    } else if (o->format == FMT_SQLITE) {
+        r->have_sql = 1; /* its free closes what init opened, even when init failed */
+        if (out_sqlite_init(&r->sql, &r->a, out_tmp) < 0) {
+            textesc_say(PROG, r->sql.err);
+            return 1;
+        }
+        r->sql.progress = isatty(STDERR_FILENO) ? stderr : NULL; /* a long build says how far it is */
+        bad |= analysis_add_sink(&r->a, out_sqlite_sink(&r->sql)) < 0;
     }
     if (bad) {
         say_err("out of memory\n");
@@ -1049,6 +1070,13 @@ static int write_output(struct run *r)
     case FMT_CHROME: rc = out_chrome_finish(&r->chrome, &v, r->out); break;
     case FMT_TREE: rc = out_tree_write(r->out, &v, &tree); break;
     case FMT_REPLAY: rc = out_replay_finish(&r->replay, &v, r->out); break;
+    case FMT_SQLITE:
+        if (out_sqlite_finish(&r->sql, &v) < 0) {
+            textesc_say(PROG, r->sql.err);
+            return 1;
+        }
+        rc = 0;
+        break;
     default: rc = write_text(r->out, &v, o->trigger, o->threads); break;
     }
     if (rc < 0) {
@@ -1068,7 +1096,7 @@ static int write_output(struct run *r)
 static size_t jobs_of(const struct options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->format == FMT_PERFETTO || o->format == FMT_CHROME || o->format == FMT_REPLAY)
+    if (o->format == FMT_PERFETTO || o->format == FMT_CHROME || o->format == FMT_REPLAY || o->format == FMT_SQLITE)
         return 1;
     if (o->jobs)
         return o->jobs;
@@ -1179,6 +1207,8 @@ static void run_free(struct run *r)
         out_chrome_free(&r->chrome);
     if (r->have_replay)
         out_replay_free(&r->replay);
+    if (r->have_sql)
+        out_sqlite_free(&r->sql);
     modfile_free(&r->files);
     analysis_free(&r->a);
 }
@@ -1256,8 +1286,6 @@ static mode_t current_umask(void)
  * FILE.XXXXXX beside it and renamed over it only when the report is whole:
  * an error or a refusal leaves FILE as it was.  Anything else (/dev/null, a
  * FIFO, a terminal) is written directly and never renamed over or removed. */
-static char out_tmp[4096];
-static int out_direct;
 
 static FILE *open_output(const struct options *o, int *rc)
 {
@@ -1267,12 +1295,23 @@ static FILE *open_output(const struct options *o, int *rc)
             *rc = 2;
             return NULL;
         }
+        if (o->format == FMT_SQLITE) {
+            fprintf(stderr, PROG ": --format sqlite writes a database file: give -o FILE\n");
+            *rc = 2;
+            return NULL;
+        }
         return stdout;
     }
     FILE *f = NULL;
     int fd = -1;
     struct stat st;
     out_direct = stat(o->out_path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (out_direct && o->format == FMT_SQLITE) {
+        /* SQLite needs a file it can seek in and a name to rename into place */
+        fprintf(stderr, PROG ": -o %s: --format sqlite needs a regular file\n", o->out_path);
+        *rc = 2;
+        return NULL;
+    }
     if (out_direct)
         f = fopen(o->out_path, "wb");
     else if (snprintf(out_tmp, sizeof out_tmp, "%s.XXXXXX", o->out_path) >= (int)sizeof out_tmp)

@@ -22,5 +22,6 @@ int cmd_doctor(int argc, char **argv);  /* doctor.c */
 int cmd_trigger(int argc, char **argv); /* trigger.c */
 int cmd_top(int argc, char **argv);     /* top.c */
 int cmd_ctl(int argc, char **argv);     /* ctl.c */
+int cmd_sql(int argc, char **argv);     /* sql.c */
 
 #endif

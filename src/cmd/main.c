@@ -33,6 +33,7 @@ static const struct command commands[] = {
     {"trigger", cmd_trigger, "ask serve's flight recorders for a snapshot now"},
     {"top", cmd_top, "watch a trace directory live: sources and the busiest functions"},
     {"ctl", cmd_ctl, "change what a running process records (TRACE_CONTROL=1)"},
+    {"sql", cmd_sql, "run SQL on a trace's database (analyze --format sqlite)"},
 };
 
 static void usage(FILE *out)

@@ -9,14 +9,15 @@
 # cut short), a cut that no resume closes is a gap of unknown size, a
 # resume with 0 lost is no hole at all, and open frames of a stream whose
 # tracers vanished are cut by their death, not unclosed.  The series spans
-# two connections with different calibrations.  JSON and Perfetto carry
-# the same counts.
+# two connections with different calibrations.  JSON, Perfetto and the
+# SQLite database carry the same counts.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/tiny_trace.sh"
+. "$TESTS/lib/sqlcheck.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 
-plan 12
+plan 14
 
 tiny_build
 # report DIR: the first line and the notes
@@ -85,6 +86,9 @@ assert r["sources"] == [{"kind": "stream", "id": 1, "dropped": 105, "device_drop
 assert "stream 1: stream gap: 100 events lost in transit" in r["notes"], r["notes"]
 PY
 ok $? "json: the stream's loss counts in its source" || sed 's/^/# /' "$T/py.out"
+"$CS" analyze "$T/s1" --exe "$T/tiny" --format sqlite -o "$T/s1.db" 2>"$T/err"
+losses_as_json "$T/s1.json" "$T/s1.db"
+ok $? "sqlite: the same loss counts per source and thread, and the same notes"
 
 # Stream 2: a cut resumed with nothing lost is no hole (an exit that does
 # not match stays unmatched); a last cut that nothing resumes is a gap of
@@ -146,6 +150,9 @@ want = {"dropped": 0, "device_dropped": None, "gap_events": 0, "gaps": 2, "gaps_
 assert all(s[k] == v for k, v in want.items()), s
 PY
 ok $? "json: unsized gaps, vanished tracers and their dead frames" || sed 's/^/# /' "$T/py.out"
+"$CS" analyze "$T/s3" --exe "$T/tiny" --format sqlite -o "$T/s3.db" 2>"$T/err"
+losses_as_json "$T/s3.json" "$T/s3.db"
+ok $? "sqlite: unsized gaps, vanished tracers and dead frames as the JSON's, the same notes"
 
 # A gap marker alone, in a stream whose device dropped nothing: dropped is
 # the gap; and the same records in a local (pid) trace are unaffected.

@@ -2,12 +2,13 @@
 # 232-analyze-escapes.t - strings a device names reach no output raw (issue
 # 29): a module whose path holds ESC, a newline, CR, DEL and the bytes 0xff
 # 0xfe is shown as \x1b, \x0a ... in the text report, its notes, callers,
-# folded and the Perfetto timeline's names; the SVG stays well-formed XML
+# folded, the Perfetto timeline's names and `callsight sql`'s output of the
+# SQLite database; the SVG stays well-formed XML
 # and the JSON parses, both valid UTF-8.  Before, the ESC sequence reached
 # the terminal, the newline forged a "note: forged" line, and the SVG was
 # not UTF-8.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 16
+plan 18
 
 cc -O2 -c -o "$T/trace.o" "$DIST/trace.c" -I"$DIST" || exit 1
 cat > "$T/prog.c" <<'C'
@@ -89,3 +90,15 @@ analyze --format perfetto -o "$T/t.pf" 2> "$T/t.err"
 is "$? $(grep -caF "$ESC+0x" "$T/t.pf" | grep -c '^[1-9]')" "0 1" "perfetto: the frames' names escaped"
 # (any byte may stand in a varint: the ESC sequence is what may not)
 is "$(grep -caF "$BAD" "$T/t.pf") $(grep -caF $'\e[31m' "$T/t.pf")" "0 0" "perfetto: neither the raw path nor its ESC sequence"
+
+# sqlite: the names are stored as text (valid UTF-8: \xff kept as the four
+# characters \xff, the control bytes as they are), and callsight sql shows
+# no control byte in any style: the table, CSV and JSON.
+analyze --format sqlite -o "$T/d.db" 2> "$T/d.err"
+for style in "" --csv --json; do
+    "$CS" sql "$T/d.db" $style "SELECT name FROM function WHERE name LIKE 'h%'; SELECT text FROM notes" > "$T/q$style.txt"
+done
+clean "$T/q.txt" && clean "$T/q--csv.txt" && clean "$T/q--json.txt"
+is "$? $(cat "$T/q.txt" "$T/q--csv.txt" | grep -c '^note: forged')" "0 0" "sqlite, sql: no control byte and no forged line in the table, CSV or JSON"
+is "$(grep -cF "$ESC+0x" "$T/q.txt") $(grep -cF "$ESC+0x" "$T/q--csv.txt") $(grep -cF 'h\u001b[31m\u000anote: forged\u000d\u007f\\xff\\xfe.so+0x' "$T/q--json.txt")" \
+    "2 2 2" "sql: both functions' names escaped for the terminal in the table and CSV, as JSON in JSON"

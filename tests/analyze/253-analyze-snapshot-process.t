@@ -12,7 +12,7 @@
 # flight recorder's snapshots of a four-thread workload are one process,
 # one row per function.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 6
+plan 7
 
 exe="$T/exe"; cp "$(type -P true)" "$exe"
 # snap FILE PIDB: a snapshot (SNAPSHOT 1 for callsight trigger, WRAP) whose
@@ -48,6 +48,10 @@ is "$(pids "$T/one.json")" "11:500 12:500 13:500" "every thread is pid 500's, th
 snap "$T/two/trace.stream.2.0.bin" 600
 "$CS" analyze "$T/two" --exe "$exe" --format json -o "$T/two.json"
 is "$(pids "$T/two.json")" "11:500 12:600 13:None" "two processes named: each thread by its marker, from its first record; the one that names none stays unplaced"
+"$CS" analyze "$T/two" --exe "$exe" --format sqlite -o "$T/two.db"
+is "$("$CS" sql "$T/two.db" --csv 'SELECT tid, pid FROM thread ORDER BY tid; SELECT snapshot, snapshot_cause FROM source' |
+      grep -v '^tid\|^snapshot' | tr '\n' ' ')" "11,500 12,600 13, 1,4 " \
+   "sqlite: the same pids (NULL for the unplaced one), and the source is snapshot 1, taken for callsight trigger (cause 4)"
 
 # not a snapshot: the records before a thread's marker are its stream's, as before
 perl "$TESTS/tools/tracegen.pl" "$T/plain/trace.stream.3.0.bin" <<S

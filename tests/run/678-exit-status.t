@@ -3,10 +3,11 @@
 # as docs/callsight.1 gives them: `callsight run` returns the program's own
 # non-zero status (exits 3 -> 3), 128+N when signal N killed it, 127 when it
 # cannot start, analyze's when the program succeeded, 2 on a bad option; and
-# analyze, diff, serve and ctl: 2 on a bad option, 1 (analyze) or 2 (diff)
-# on input they cannot read, 3 for ctl on a pid with no control block.
+# analyze, diff, serve, sql and ctl: 2 on a bad option, 1 (analyze, sql) or 2
+# (diff) on input they cannot read (sql: and an SQL error), 3 for ctl on a
+# pid with no control block.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 17
+plan 20
 
 cat > "$T/st.c" << 'EOF2'
 #include <signal.h>
@@ -42,6 +43,11 @@ is "$(rc "$CS" diff "$T/a.json" "$T/a.json")" 0 "diff: no regression: 0"
 is "$(rc "$CS" diff --no-such-option "$T/a.json" "$T/a.json")" 2 "diff: a bad option: 2"
 is "$(rc "$CS" diff "$T/a.json" "$T/no-such.json")" 2 "diff: an unreadable report: 2"
 is "$(rc "$CS" serve --no-such-option)" 2 "serve: a bad option: 2"
+"$CS" analyze "$T/tr" --exe "$T/st" --format sqlite -o "$T/a.db" 2> /dev/null
+is "$(rc "$CS" sql "$T/a.db" 'SELECT count(*) FROM slice')" 0 "sql: a query that runs: 0"
+is "$(rc "$CS" sql "$T/a.db" 'SELECT 1' --no-such-option)" 2 "sql: a bad option: 2"
+is "$(rc "$CS" sql "$T/no-such.db" 'SELECT 1') $(rc "$CS" sql "$T/a.db" 'SELECT * FROM no_such_table')" "1 1" \
+   "sql: a database it cannot open, an SQL error: 1"
 is "$(rc "$CS" ctl --no-such-option)" 2 "ctl: a bad option: 2"
 # A pid that is surely not running: one past the kernel's maximum.
 nopid=$(($(cat /proc/sys/kernel/pid_max) + 1))

@@ -87,6 +87,25 @@ static int check(const char *name, uint64_t *v, size_t n)
     return check_quiet(name, v, n, 0);
 }
 
+struct each_check {
+    uint64_t total;  /* counts seen */
+    size_t n;        /* buckets seen */
+    int ordered;     /* in increasing index */
+    uint32_t last;
+    uint32_t index[16];
+};
+
+static void each_bucket(void *ctx, uint32_t index, uint64_t count)
+{
+    struct each_check *c = ctx;
+    c->ordered &= c->n == 0 || index > c->last;
+    c->last = index;
+    if (c->n < 16)
+        c->index[c->n] = index;
+    c->n++;
+    c->total += count;
+}
+
 int main(void)
 {
     enum { N = 200000 };
@@ -94,7 +113,7 @@ int main(void)
     size_t n;
     if (!v)
         return 1;
-    printf("1..55\n");
+    printf("1..56\n");
 
     for (n = 0; n < N; n++)
         v[n] = next_random() % 1000000;
@@ -184,6 +203,30 @@ int main(void)
     for (int b = 0; b < 59; b++)
         used += h.blocks[b] != NULL;
     ok(used == 1, "1000 values in one power of two: one block");
+    hist_free(&h);
+
+    /* hist_each_bucket (the database's func_hist rows): every value in a
+     * bucket whose range holds it, in order, each bucket once. */
+    hist_init(&h);
+    uint64_t vals[] = {0, 5, 63, 64, 65, 1000, 1001, 123456789, UINT64_MAX};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        hist_add(&h, vals[i]);
+    struct each_check c;
+    memset(&c, 0, sizeof c);
+    c.ordered = 1;
+    hist_each_bucket(&h, each_bucket, &c);
+    int held = 1;
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        uint64_t lo, hi;
+        int in = 0;
+        for (size_t k = 0; k < c.n; k++) {
+            hist_bucket_range(c.index[k], &lo, &hi);
+            in |= vals[i] >= lo && vals[i] <= hi;
+        }
+        held &= in;
+    }
+    ok(c.total == h.n && c.ordered && c.n == 7 && held,
+       "each bucket: 9 values in 7 buckets (64 and 65 share one, 1000 and 1001 one), in order, every value in its bucket's range");
     hist_free(&h);
 
     free(v);
