@@ -937,7 +937,7 @@ static int setup(struct run *r)
     } else if (o->format == FMT_SQLITE) {
         r->have_sql = 1; /* its free closes what init opened, even when init failed */
         if (out_sqlite_init(&r->sql, &r->a, out_tmp) < 0) {
-            textesc_say(PROG, r->sql.err);
+            textesc_say(prog, r->sql.err);
             return 1;
         }
         r->sql.progress = isatty(STDERR_FILENO) ? stderr : NULL; /* a long build says how far it is */
@@ -1072,7 +1072,7 @@ static int write_output(struct run *r)
     case FMT_REPLAY: rc = out_replay_finish(&r->replay, &v, r->out); break;
     case FMT_SQLITE:
         if (out_sqlite_finish(&r->sql, &v) < 0) {
-            textesc_say(PROG, r->sql.err);
+            textesc_say(prog, r->sql.err);
             return 1;
         }
         rc = 0;
@@ -1296,7 +1296,7 @@ static FILE *open_output(const struct options *o, int *rc)
             return NULL;
         }
         if (o->format == FMT_SQLITE) {
-            fprintf(stderr, PROG ": --format sqlite writes a database file: give -o FILE\n");
+            say_err("--format sqlite writes a database file: give -o FILE\n");
             *rc = 2;
             return NULL;
         }
@@ -1308,7 +1308,7 @@ static FILE *open_output(const struct options *o, int *rc)
     out_direct = stat(o->out_path, &st) == 0 && !S_ISREG(st.st_mode);
     if (out_direct && o->format == FMT_SQLITE) {
         /* SQLite needs a file it can seek in and a name to rename into place */
-        fprintf(stderr, PROG ": -o %s: --format sqlite needs a regular file\n", o->out_path);
+        say_err("-o %s: --format sqlite needs a regular file\n", o->out_path);
         *rc = 2;
         return NULL;
     }
