@@ -99,6 +99,29 @@ start_stoppable_stream() {
     for _ in $(seq 500); do grep -q 'waiting for a tracer' "$3" && break; sleep 0.02; done
 }
 
+# phases_through_serve PROGRAM SHM [OPTION...]: the live-control tests' set-up
+# through serve: serve in $T/srv, trace_stream --allow-control (and the
+# OPTIONs) on the ring SHM, stderr in $T/srv.ts, and PROGRAM, a phases
+# workload reading a line from $T/srv.in between phases (fd 3 is opened on
+# it here, so the program starts; the caller's phases function reopens and
+# closes it), its stdout in $T/srv.out.  Returns once phase 0 is done and
+# serve has listed the connection; sets P (the program) and TS_PID.
+phases_through_serve() {
+    local prog=$1 shm=$2
+    shift 2
+    start_serve "$T/srv" || return 1
+    rm -f "/dev/shm$shm"
+    track_shm "$shm"
+    stream_bg "$T/srv.ts" "$@" --allow-control "$shm" 127.0.0.1 "$SERVE_PORT" || return 1
+    mkfifo "$T/srv.in"
+    TRACE_SHM=$shm TRACE_ENABLE=1 "$prog" < "$T/srv.in" > "$T/srv.out" &
+    P=$!
+    track_pid $P
+    exec 3> "$T/srv.in"
+    wait_in "$T/srv.out" "phase 0 done" > /dev/null &&
+        wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+}
+
 # stream_bg ERR ARGS...: trace_stream with ARGS (options, shm, host, port)
 # in the background, stderr in ERR, tracked; returns once it waits for a
 # tracer (its ring is whole).  Sets TS_PID.  Variables set before the call

@@ -128,16 +128,7 @@ row() { awk -v n="$2" 'NF >= 10 && $1 ~ /^[0-9]+$/ && $10 == n { print $1 }' "$1
 is "$(row "$T/none.txt" slow) $(row "$T/none.txt" slo)" "100 80" "counts exact: slow 100, slo 80 (off in phase 3)"
 
 # --- through serve, to a flight recorder started without any rule ---
-start_serve "$T/srv" || exit 1
-rm -f /dev/shm/cs161$$
-track_shm /cs161$$
-stream_bg "$T/srv.ts" --flight-recorder --allow-control /cs161$$ 127.0.0.1 "$SERVE_PORT"
-mkfifo "$T/srv.in"
-TRACE_SHM=/cs161$$ TRACE_ENABLE=1 "$T/slow" < "$T/srv.in" > "$T/srv.out" &
-P=$!
-track_pid $P
-wait_in "$T/srv.out" "phase 0 done" > /dev/null
-wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+phases_through_serve "$T/slow" /cs161$$ --flight-recorder || exit 1
 phases srv "$T/srv"
 wait $P
 wait $TS_PID

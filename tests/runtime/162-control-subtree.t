@@ -106,15 +106,7 @@ is "$(sed -n 's/^note: pid [0-9]*: live control: generation \([0-9]*\) from [0-9
 8 recording everything" "analyze notes each subtree setting, applied by both threads"
 
 # --- through serve: the same from the host ---
-start_serve "$T/srv" || exit 1
-stream_bg "$T/srv.ts" --allow-control /cs162$$ 127.0.0.1 "$SERVE_PORT"
-track_shm /cs162$$
-mkfifo "$T/srv.in"
-TRACE_SHM=/cs162$$ TRACE_ENABLE=1 "$T/tree" < "$T/srv.in" > "$T/srv.out" &
-P=$!
-track_pid $P
-wait_in "$T/srv.out" "phase 0 done" > /dev/null
-wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+phases_through_serve "$T/tree" /cs162$$ || exit 1
 phases srv "$T/srv"
 wait $P
 wait $TS_PID

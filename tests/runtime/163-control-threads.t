@@ -110,15 +110,7 @@ is "$(sed -n 's/^note: pid [0-9]*: live control: generation \([0-9]*\) from [0-9
     "analyze says which generations chose threads and how many each left out (the ticker and each phase's two)"
 
 # --- through serve ---
-start_serve "$T/srv" || exit 1
-stream_bg "$T/srv.ts" --allow-control /cs163$$ 127.0.0.1 "$SERVE_PORT"
-track_shm /cs163$$
-mkfifo "$T/srv.in"
-TRACE_SHM=/cs163$$ TRACE_ENABLE=1 "$T/thr" < "$T/srv.in" > "$T/srv.out" &
-P=$!
-track_pid $P
-wait_in "$T/srv.out" "phase 0 done" > /dev/null
-wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+phases_through_serve "$T/thr" /cs163$$ || exit 1
 phases srv "$T/srv"
 wait $P
 wait $TS_PID

@@ -82,15 +82,7 @@ is "$? $(cat "$T/fold")" "1 callsight analyze: summary traces hold totals, not c
     "a format of call paths is refused: the summarized phases have none"
 
 # --- through serve ---
-start_serve "$T/srv" || exit 1
-stream_bg "$T/srv.ts" --allow-control /cs164$$ 127.0.0.1 "$SERVE_PORT"
-track_shm /cs164$$
-mkfifo "$T/srv.in"
-TRACE_SHM=/cs164$$ TRACE_ENABLE=1 "$T/phases" < "$T/srv.in" > "$T/srv.out" &
-P=$!
-track_pid $P
-wait_in "$T/srv.out" "phase 0 done" > /dev/null
-wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+phases_through_serve "$T/phases" /cs164$$ || exit 1
 phases srv "$T/srv"
 wait $P
 wait $TS_PID
