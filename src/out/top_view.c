@@ -167,8 +167,8 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
     const struct live *l = v->l;
     char buf[256], label[48];
     char wire[32];
-    snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s", "#", "source", "state", "events/s",
-             "wire B/s", "dropped", "drop/int");
+    snprintf(buf, sizeof buf, "%3s %-14s %-12s %12s %12s %10s %8s %5s", "#", "source", "state", "events/s",
+             "wire B/s", "dropped", "drop/int", "ctl");
     line(ctx, buf);
     /* ended sources (not the chosen one) beyond the room left give way,
      * the earliest first: the latest ended are the ones kept */
@@ -191,9 +191,18 @@ static void source_lines(struct top_view *v, void (*line)(void *, const char *),
             snprintf(wire, sizeof wire, "%.0f", per_s(s->i_wire, l->interval_s));
         else
             snprintf(wire, sizeof wire, "-"); /* not streaming through a serve that says it */
-        snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12s %10llu %8llu", (long)i == v->source ? '>' : ' ',
+        /* live control: the latest generation its threads applied (its
+         * setting is in analyze's notes and ctl --list), "-" for none */
+        const struct analysis_source *as = &l->a.src[i];
+        uint64_t gen = 0;
+        for (uint32_t k = 0; k < as->nctl; k++)
+            gen = as->ctl[k].gen > gen ? as->ctl[k].gen : gen;
+        char ctl[24] = "-";
+        if (gen)
+            snprintf(ctl, sizeof ctl, "%llu%s", (unsigned long long)gen, as->ctl_more ? "+" : "");
+        snprintf(buf, sizeof buf, "%c%2zu %-14s %-12s %12.0f %12s %10llu %8llu %5s", (long)i == v->source ? '>' : ' ',
                  i + 1, label, live_state_word(s->state), per_s(s->i_records, l->interval_s), wire,
-                 (unsigned long long)s->dropped, (unsigned long long)s->i_dropped);
+                 (unsigned long long)s->dropped, (unsigned long long)s->i_dropped, ctl);
         line(ctx, buf);
     }
     if (hidden) {
