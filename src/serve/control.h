@@ -4,7 +4,8 @@
  *
  * serve listens on a UNIX socket in its output directory,
  * DIR/.callsight-serve.sock (mode 0600: whoever may write DIR's traces may
- * ask), for one request line at a time:
+ * ask; and the asking end asks only a serve of its own user, or root's,
+ * by the socket's peer credentials), for one request line at a time:
  *
  *   snapshot ID\n      ID: a connection id, or 0 for every connection
  *
