@@ -9,8 +9,17 @@
 #    serve of their own user: another user who owns the directory named
 #    and listens there gets nothing, and cannot answer "applied" (root
 #    only: it needs another uid);
+#  - a keyed serve against devices no trace_stream is (authpeer.py): a
+#    key exchange the handshake did not offer, a proof before the hello,
+#    several hellos (one TKAUTH answers), a wrong proof then the right one
+#    (the first is judged), a hello or proof of the wrong size, a hello
+#    never followed by a proof: none gets control; one with the key does;
+#  - a keyed trace_stream against servers that hold the key but send
+#    TKAUTH wrong (ctlpeer.py tkauth): before the ack, without the ack's
+#    AUTH bit, with a wrong len, twice, cut short, proved with another key:
+#    no request is applied, and the stream goes on whole.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 10
+plan 24
 
 head -c 32 /dev/urandom > "$T/key" && chmod 600 "$T/key"
 
@@ -95,4 +104,104 @@ else
     skip "another user's control socket: needs root, nobody, setpriv and a python3 nobody may run"
     skip "another user's control socket: needs root, nobody, setpriv and a python3 nobody may run"
 fi
+
+# --- a keyed serve, devices that are no trace_stream ---
+start_serve "$T/served" --auth-key "$T/key"
+NDEV=0
+# dev CASE: authpeer.py CASE as connection NDEV+1, then ctl --pause to it;
+# sets GOT to "ctl's status and words | what the peer heard | serve's error"
+dev() {
+    NDEV=$((NDEV + 1))
+    mkfifo "$T/dev.$1.in"
+    (cd "$TESTS/tools" && exec python3 authpeer.py "$SERVE_PORT" "$1" "$T/key") < "$T/dev.$1.in" > "$T/dev.$1" 2>&1 &
+    local p=$!
+    track_pid $p
+    exec 7> "$T/dev.$1.in"
+    wait_in "$T/dev.$1" "^(ready|closed)" > /dev/null
+    case $1 in early | hellos | wrongfirst | good)
+        wait_in "$SERVE_LOG" "^callsight serve: conn $NDEV: the device (did not )?prove" > /dev/null ;;
+    esac
+    "$CS" ctl "$T/served" --conn $NDEV --pause > "$T/dev.$1.ctl" 2>&1
+    local rc=$?
+    exec 7>&-
+    wait $p
+    wait_serve_closed $NDEV
+    GOT="$rc $(sed -E "s/conn(ection)? $NDEV\b/conn\1 N/" "$T/dev.$1.ctl") | $(grep -v '^ready' "$T/dev.$1" | paste -sd,) | \
+$(sed -n "s/^callsight serve: conn $NDEV: the device //p; s/^callsight serve: conn $NDEV closed.*; error: /error: /p" "$SERVE_LOG" | paste -sd,)"
+}
+NOTPROVED="3 callsight ctl: conn N: its trace_stream has not proved serve's key (start it with --auth-key and the same key)"
+dev noflag
+is "$GOT" "3 callsight ctl: no connection N is writing now (ended, or never was) | ack features=0x8,closed | error: chunk 2: a key exchange the handshake did not offer" \
+    "a key hello without the handshake's flag: the connection ends"
+dev early
+is "$GOT" "$NOTPROVED | ack features=0x18,tkauth | did not prove the key: no control is relayed to it" \
+    "a proof before the hello: ignored; the hello answered; a wrong proof gets nothing"
+dev hellos
+is "$GOT" "$NOTPROVED | ack features=0x18,tkauth | did not prove the key: no control is relayed to it" \
+    "three hellos: one TKAUTH, no more"
+dev wrongfirst
+is "$GOT" "$NOTPROVED | ack features=0x18,tkauth | did not prove the key: no control is relayed to it" \
+    "a wrong proof, then the right one: the first is judged, no second try"
+dev short
+is "$GOT" "3 callsight ctl: no connection N is writing now (ended, or never was) | ack features=0x18,closed | error: chunk 2: key hello raw_len 31 (expected 32)" \
+    "a hello of 31 bytes: the connection ends"
+dev long
+is "$GOT" "3 callsight ctl: no connection N is writing now (ended, or never was) | ack features=0x18,tkauth,closed | error: chunk 3: key proof raw_len 33 (expected 32)" \
+    "a proof of 33 bytes: the connection ends"
+dev mute
+is "$GOT" "$NOTPROVED | ack features=0x18,tkauth | " "a hello never followed by a proof: nothing relayed"
+dev good
+is "$GOT" "3 callsight ctl: conn N did not answer within 3000 ms | ack features=0x18,tkauth,tkctl seq=1 len=80 | proved the key: control is relayed to it" \
+    "the key proved: the request goes, signed (48 bytes and the code)"
+stop_serve
+
+# --- a keyed trace_stream, servers that send TKAUTH wrong ---
+need_tools ctl_phases
+cp "$TOOLBIN/ctl_phases" "$T/phases"
+# srv CASE: ctlpeer.py tkauth CASE, trace_stream --allow-control --auth-key
+# and the workload through both phases; GOT: trace_stream's status, the
+# peer's output (records left out) and trace_stream's lines about it
+srv() {
+    local shm=/cs467$1$$
+    python3 "$TESTS/tools/ctlpeer.py" tkauth "$T/srv.$1.port" "$T/key" "$1" > "$T/srv.$1" 2>&1 &
+    local p=$!
+    track_pid $p
+    wait_file "$T/srv.$1.port"
+    stream_bg "$T/srv.$1.ts" --allow-control --auth-key "$T/key" "$shm" 127.0.0.1 "$(cat "$T/srv.$1.port")"
+    track_shm "$shm"
+    mkfifo "$T/srv.$1.in"
+    TRACE_SHM=$shm TRACE_ENABLE=1 "$T/phases" < "$T/srv.$1.in" > "$T/srv.$1.out" &
+    local k=$!
+    track_pid $k
+    exec 6> "$T/srv.$1.in"
+    wait_in "$T/srv.$1" "^sent" > /dev/null
+    wait_in "$T/srv.$1.ts" "$2" > /dev/null
+    echo >&6
+    exec 6>&-
+    wait $k
+    wait $TS_PID
+    local rc=$?
+    wait $p
+    GOT="$rc $(grep -v '^records=\|^flags=\|^sent' "$T/srv.$1" | paste -sd,) | \
+$(grep -Ev '^trace_stream: (created ring|waiting for a tracer|tracer attached|connected|[0-9]+ of [0-9]+ event chunks|forwarded)' \
+        "$T/srv.$1.ts" | sed 's/^trace_stream: //' | paste -sd,)"
+}
+ENDED="the server sent something else than a request; no more requests are taken on this connection"
+srv early "plain chunks"
+is "$GOT" "0 proof=none | the server answered the handshake with something else than an ack; sending plain chunks" \
+    "a TKAUTH before the ack: taken for a bad ack, no control on this connection"
+srv noack "no more requests"
+is "$GOT" "0 proof=none | the server has no key (serve --auth-key): it cannot prove ours, so every control request it sends is refused,$ENDED" \
+    "a TKAUTH the ack did not announce: requests end"
+srv wronglen "no more requests"
+is "$GOT" "0 proof=none | $ENDED" "a TKAUTH of 63 bytes: requests end"
+srv twice "no more requests"
+is "$GOT" "0 proof=bad | the server proved our key; control requests are taken, each checked,$ENDED" \
+    "a second TKAUTH: requests end (the proof sent was the first one's)"
+srv truncated "no more requests"
+is "$GOT" "0 proof=none | the server did not prove it holds our key; no control is taken on this connection,$ENDED" \
+    "a TKAUTH cut short: the bytes after it are not a proof, nor a request"
+srv wrongkey "request 2 refused"
+is "$GOT" "0 answer seq=1 status=1 gen=0 reason=this device takes control only from a serve that proves its key (serve --auth-key),answer seq=2 status=1 gen=0 reason=this device takes control only from a serve that proves its key (serve --auth-key),proof=none | the server did not prove it holds our key; no control is taken on this connection,control request 1 refused: this device takes control only from a serve that proves its key (serve --auth-key); nothing changed,control request 2 refused: this device takes control only from a serve that proves its key (serve --auth-key); nothing changed" \
+    "a TKAUTH proved with another key: no proof sent, both requests refused"
 exit $_failed

@@ -23,6 +23,23 @@ live-control requests (runtime/trace_wire.h).
       code is wrong (seq 1), one whose code is right (seq 2), the same again
       (seq 2, replayed) and one with no code at all (seq 3).  Prints the
       answers and records as above.
+
+  ctlpeer.py tkauth PORTFILE KEYFILE CASE
+      A server that holds the key but sends its TKAUTH wrong, as CASE says,
+      then (after the client's first chunk past the hello) a keep request
+      signed with the session key its TKAUTH would give (seq 1) and the
+      same request with no code (seq 2).  None may be applied: the client
+      refuses them, or has stopped reading requests.  CASE:
+        early     the TKAUTH before the ack (its proof over a zero nonce)
+        noack     an ack without the AUTH bit, then a right TKAUTH
+        wronglen  a right TKAUTH whose head says 63 bytes
+        twice     a right TKAUTH, then a second with another nonce (the
+                  request signed for the second)
+        truncated a TKAUTH cut after 40 of its 64 bytes
+        wrongkey  a TKAUTH whose proof is made with another key
+      Prints "sent" once the requests went, then the answers, then
+      "proof=ok|bad|none" (the client's proof, if it sent one) and
+      records as above.
 """
 import ctypes
 import hashlib
@@ -127,10 +144,59 @@ def keyed(portfile, keyfile):
     print("records=%d" % records)
 
 
+def tkauth(portfile, keyfile, case):
+    key = open(keyfile, "rb").read()
+    lst = listen_portfile(portfile, 1)
+    conn, _ = lst.accept()
+    conn.settimeout(60)
+    flags = HANDSHAKE.unpack(read_exact(conn, HANDSHAKE.size))[3]
+    keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0, 0, 0)
+    mac = lambda k, label, a, b: hmac.new(k, label + a + b, hashlib.sha256).digest()
+    msg = lambda nc, ns, k=key, n=64: HEAD.pack(b"TKAUTH", 0, n) + ns + mac(k, b"callsight-server", nc, ns)
+    st = {"proof": "none", "sent": False}
+    if case == "early":
+        st["ns"] = os.urandom(32)
+        conn.sendall(msg(bytes(32), st["ns"]))
+    conn.sendall(ACK.pack(b"TKACK", 0, 0x1 | 0x8 | (0 if case == "noack" else 0x10)))
+    print("flags=0x%x" % flags, flush=True)
+
+    def on_chunk(ctype, raw):
+        if ctype == 8:
+            st["nc"], st["ns"] = raw, os.urandom(32)
+            if case in ("noack", "twice"):
+                conn.sendall(msg(st["nc"], st["ns"]))
+            if case == "twice":
+                st["ns"] = os.urandom(32)
+                conn.sendall(msg(st["nc"], st["ns"]))
+            elif case == "wronglen":
+                conn.sendall(HEAD.pack(b"TKAUTH", 0, 63) + msg(st["nc"], st["ns"])[16:])
+            elif case == "truncated":
+                conn.sendall(msg(st["nc"], st["ns"])[:16 + 40])
+            elif case == "wrongkey":
+                conn.sendall(msg(st["nc"], st["ns"], k=os.urandom(32)))
+            return
+        if ctype == 9:
+            good = hmac.compare_digest(raw, mac(key, b"callsight-client", st.get("nc", b""), st.get("ns", b"")))
+            st["proof"] = "ok" if good else "bad"
+        if ctype in (0, 1, 2, 5, 9) and "nc" in st and not st["sent"]:
+            st["sent"] = True
+            session = mac(key, b"callsight-sessio", st["nc"], st["ns"])
+            code = hmac.new(session, HEAD.pack(b"TKCTL", 1, len(keep) + 32) + keep, hashlib.sha256).digest()
+            conn.sendall(HEAD.pack(b"TKCTL", 1, len(keep) + 32) + keep + code + HEAD.pack(b"TKCTL", 2, len(keep)) + keep)
+            print("sent", flush=True)
+
+    records = answers(conn, on_chunk)
+    conn.close()
+    print("proof=%s" % st["proof"])
+    print("records=%d" % records)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "hostile":
         hostile(sys.argv[2])
     elif sys.argv[1] == "keyed":
         keyed(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "tkauth":
+        tkauth(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
-        sys.exit("usage: ctlpeer.py hostile PORTFILE | keyed PORTFILE KEYFILE")
+        sys.exit("usage: ctlpeer.py hostile PORTFILE | keyed PORTFILE KEYFILE | tkauth PORTFILE KEYFILE CASE")
