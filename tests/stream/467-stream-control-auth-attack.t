@@ -17,9 +17,13 @@
 #  - a keyed trace_stream against servers that hold the key but send
 #    TKAUTH wrong (ctlpeer.py tkauth): before the ack, without the ack's
 #    AUTH bit, with a wrong len, twice, cut short, proved with another key:
-#    no request is applied, and the stream goes on whole.
+#    no request is applied, and the stream goes on whole;
+#  - a keyed serve with a real keyed device and a peer that never proves
+#    the key: `ctl DIR` without --conn reaches the device (the peer that
+#    cannot be controlled used to count as a second taker: "2 connections
+#    take control", so anyone who could connect blocked the default).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 24
+plan 26
 
 head -c 32 /dev/urandom > "$T/key" && chmod 600 "$T/key"
 
@@ -204,4 +208,38 @@ is "$GOT" "0 proof=none | the server did not prove it holds our key; no control 
 srv wrongkey "request 2 refused"
 is "$GOT" "0 answer seq=1 status=1 gen=0 reason=this device takes control only from a serve that proves its key (serve --auth-key),answer seq=2 status=1 gen=0 reason=this device takes control only from a serve that proves its key (serve --auth-key),proof=none | the server did not prove it holds our key; no control is taken on this connection,control request 1 refused: this device takes control only from a serve that proves its key (serve --auth-key); nothing changed,control request 2 refused: this device takes control only from a serve that proves its key (serve --auth-key); nothing changed" \
     "a TKAUTH proved with another key: no proof sent, both requests refused"
+
+# --- an unproved peer does not take the place of the device that proved ---
+start_serve "$T/both" --auth-key "$T/key"
+mkfifo "$T/mute.in"
+(cd "$TESTS/tools" && exec python3 authpeer.py "$SERVE_PORT" mute "$T/key") < "$T/mute.in" > "$T/mute" 2>&1 &
+MUTE=$!
+track_pid $MUTE
+exec 7> "$T/mute.in"
+wait_in "$T/mute" "^ready" > /dev/null
+wait_in "$SERVE_LOG" "^callsight serve: conn 1 from " > /dev/null
+stream_bg "$T/both.ts" --allow-control --auth-key "$T/key" /cs467b$$ 127.0.0.1 "$SERVE_PORT"
+track_shm /cs467b$$
+mkfifo "$T/both.in"
+TRACE_SHM=/cs467b$$ TRACE_ENABLE=1 "$T/phases" < "$T/both.in" > "$T/both.out" &
+K=$!
+track_pid $K
+exec 6> "$T/both.in"
+wait_in "$T/both.out" "^phase 0 done" > /dev/null
+wait_in "$SERVE_LOG" "^callsight serve: conn 2: the device proved the key" > /dev/null
+"$CS" ctl "$T/both" --exe "$T/phases" --off f > "$T/both.ctl" 2>&1
+is "$? $(cat "$T/both.ctl")" "0 callsight ctl: conn 2: generation 2: recording all but 1 function (applied)" \
+    "ctl DIR without --conn: the device that proved the key, not the peer that did not"
+"$CS" ctl "$T/both" --conn 1 --pause > "$T/mute.ctl" 2>&1
+is "$? $(cat "$T/mute.ctl")" \
+    "3 callsight ctl: conn 1: its trace_stream has not proved serve's key (start it with --auth-key and the same key)" \
+    "... and the peer, named, still gets nothing"
+echo >&6
+exec 6>&-
+wait $K
+wait $TS_PID
+exec 7>&-
+wait $MUTE
+wait_serve_closed 2
+stop_serve
 exit $_failed
