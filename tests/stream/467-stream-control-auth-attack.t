@@ -18,12 +18,17 @@
 #    TKAUTH wrong (ctlpeer.py tkauth): before the ack, without the ack's
 #    AUTH bit, with a wrong len, twice, cut short, proved with another key:
 #    no request is applied, and the stream goes on whole;
+#  - a forger on the path (ctlpeer.py mitm; it holds the key only to
+#    play the server's part): a signed request with a byte of its body
+#    flipped, its head's seq changed, its head's len changed, and the
+#    first connection's signed request replayed word for word on the
+#    next: each refused, the signed ones applied;
 #  - a keyed serve with a real keyed device and a peer that never proves
 #    the key: `ctl DIR` without --conn reaches the device (the peer that
 #    cannot be controlled used to count as a second taker: "2 connections
 #    take control", so anyone who could connect blocked the default).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 26
+plan 28
 
 head -c 32 /dev/urandom > "$T/key" && chmod 600 "$T/key"
 
@@ -242,4 +247,36 @@ exec 7>&-
 wait $MUTE
 wait_serve_closed 2
 stop_serve
+
+# --- a forger on the path: flipped bytes and a replay on a new connection ---
+python3 "$TESTS/tools/ctlpeer.py" mitm "$T/mitm.port" "$T/key" > "$T/mitm" 2>&1 &
+MP=$!
+track_pid $MP
+wait_file "$T/mitm.port"
+stream_bg "$T/mitm.ts" --allow-control --auth-key "$T/key" /cs467m$$ 127.0.0.1 "$(cat "$T/mitm.port")"
+track_shm /cs467m$$
+mkfifo "$T/mitm.in"
+TRACE_SHM=/cs467m$$ TRACE_ENABLE=1 "$T/phases" < "$T/mitm.in" > /dev/null &
+K=$!
+track_pid $K
+exec 6> "$T/mitm.in"
+wait_in "$T/mitm" "^answer seq=2 status=0 gen=4" > /dev/null
+echo >&6
+exec 6>&-
+wait $K
+wait $TS_PID
+MRC=$?
+wait $MP
+NOMATCH="status=1 gen=0 reason=its authentication code does not match (forged, or damaged on the way)"
+is "$MRC $(cat "$T/mitm")" "0 conn 1
+answer seq=1 status=0 gen=2 reason=
+answer seq=2 $NOMATCH
+answer seq=4 $NOMATCH
+answer seq=5 $NOMATCH
+conn 2
+answer seq=1 $NOMATCH
+answer seq=2 status=0 gen=4 reason=" \
+    "a flipped body, seq or len, and a replay on the next connection: each refused; the signed ones applied"
+grep -c "^trace_stream: control generation [24] applied" "$T/mitm.ts" | grep -qx 2
+ok $? "... and trace_stream applied those two only"
 exit $_failed
