@@ -384,6 +384,9 @@ static int ctl_list(const char *dir)
         if (!takes)
             printf(PROG ": %s: takes no control (its trace_stream runs without --allow-control, or predates it)\n",
                    who);
+        else if (takes == 2)
+            printf(PROG ": %s: offers control, but has not proved serve's key (--auth-key): none is relayed to it\n",
+                   who);
         else if (!answered)
             printf(PROG ": %s: takes control; nothing changed yet\n", who);
         else

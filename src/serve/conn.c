@@ -562,9 +562,12 @@ size_t conn_ctl_list(struct conn_ctl_entry *out, size_t max)
     size_t n = 0;
     pthread_mutex_lock(&listed_lock);
     for (int i = 0; i < LISTED_MAX && n < max; i++)
-        if (listed[i])
-            out[n++] = (struct conn_ctl_entry){listed_ids[i], listed[i]->ctl_acked, listed[i]->ctl_answered != 0,
-                                               listed[i]->ctl_last};
+        if (listed[i]) {
+            /* an unproved one is told apart: its own answers (it may send
+             * them unasked) would otherwise read as settings serve made */
+            int takes = !listed[i]->ctl_acked ? 0 : auth_keyed() && !listed[i]->auth.proved ? 2 : 1;
+            out[n++] = (struct conn_ctl_entry){listed_ids[i], takes, listed[i]->ctl_answered != 0, listed[i]->ctl_last};
+        }
     pthread_mutex_unlock(&listed_lock);
     return n;
 }

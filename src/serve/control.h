@@ -31,7 +31,8 @@
  *   unreachable WHY\n  no such connection, it does not take control, no answer
  *
  *   ctl-list\n         answered by "ctl-list N\n" and one line per connection:
- *   ID TAKES ANSWERED GEN APPLIED FLAGS NFUNCS\n  (the last answer's figures)
+ *   ID TAKES ANSWERED GEN APPLIED FLAGS NFUNCS\n  (the last answer's figures;
+ *                      TAKES 2: offers control, has not proved serve's key)
  *
  * The protocol is private to one callsight version on one host, so it is
  * text and unversioned; the wire to devices is what trace_wire.h defines.

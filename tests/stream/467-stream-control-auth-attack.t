@@ -26,9 +26,11 @@
 #  - a keyed serve with a real keyed device and a peer that never proves
 #    the key: `ctl DIR` without --conn reaches the device (the peer that
 #    cannot be controlled used to count as a second taker: "2 connections
-#    take control", so anyone who could connect blocked the default).
+#    take control", so anyone who could connect blocked the default), and
+#    --list tells the peer apart (an unasked answer of its own read as a
+#    setting serve had made).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 28
+plan 29
 
 head -c 32 /dev/urandom > "$T/key" && chmod 600 "$T/key"
 
@@ -217,7 +219,7 @@ is "$GOT" "0 answer seq=1 status=1 gen=0 reason=this device takes control only f
 # --- an unproved peer does not take the place of the device that proved ---
 start_serve "$T/both" --auth-key "$T/key"
 mkfifo "$T/mute.in"
-(cd "$TESTS/tools" && exec python3 authpeer.py "$SERVE_PORT" mute "$T/key") < "$T/mute.in" > "$T/mute" 2>&1 &
+(cd "$TESTS/tools" && exec python3 authpeer.py "$SERVE_PORT" unasked "$T/key") < "$T/mute.in" > "$T/mute" 2>&1 &
 MUTE=$!
 track_pid $MUTE
 exec 7> "$T/mute.in"
@@ -239,6 +241,10 @@ is "$? $(cat "$T/both.ctl")" "0 callsight ctl: conn 2: generation 2: recording a
 is "$? $(cat "$T/mute.ctl")" \
     "3 callsight ctl: conn 1: its trace_stream has not proved serve's key (start it with --auth-key and the same key)" \
     "... and the peer, named, still gets nothing"
+"$CS" ctl "$T/both" --list > "$T/both.list" 2>&1
+is "$? $(cat "$T/both.list")" "0 callsight ctl: conn 1: offers control, but has not proved serve's key (--auth-key): none is relayed to it
+callsight ctl: conn 2: generation 2: recording all but 1 function (applied)" \
+    "ctl --list: the unproved peer is told apart, its unasked answer not shown as a setting"
 echo >&6
 exec 6>&-
 wait $K

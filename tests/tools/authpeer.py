@@ -23,6 +23,8 @@ what serve sends, and prints "closed" if serve closed it.
   short      a key hello of 31 bytes
   long       a key proof of 33 bytes (after a hello)
   mute       a hello, and nothing more: never completes
+  unasked    a hello, no proof, and a control answer nobody asked for,
+             claiming generation 2 applied (OFF, 1 function)
   good       a hello and the right proof (KEYFILE): control is relayed
 Chunks are zstd frames made with the system's libzstd.
 """
@@ -120,6 +122,8 @@ def main():
         s.sendall(chunk(9, os.urandom(33)))
     elif case == "mute":
         s.sendall(chunk(8, nc))
+    elif case == "unasked":
+        s.sendall(chunk(8, nc) + chunk(7, struct.pack("<IIQQII96s", 1, 0, 2, 2, 1, 0x2, b"")))
     elif case == "good":
         s.sendall(chunk(8, nc))
         body = hear(2)
