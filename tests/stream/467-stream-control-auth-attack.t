@@ -190,7 +190,7 @@ srv() {
     echo >&6
     exec 6>&-
     wait $k
-    wait $TS_PID
+    wait "$TS_PID"
     local rc=$?
     wait $p
     GOT="$rc $(grep -v '^records=\|^flags=\|^sent' "$T/srv.$1" | paste -sd,) | \
@@ -248,7 +248,7 @@ callsight ctl: conn 2: generation 2: recording all but 1 function (applied)" \
 echo >&6
 exec 6>&-
 wait $K
-wait $TS_PID
+wait "$TS_PID"
 exec 7>&-
 wait $MUTE
 wait_serve_closed 2
@@ -270,7 +270,7 @@ wait_in "$T/mitm" "^answer seq=2 status=0 gen=4" > /dev/null
 echo >&6
 exec 6>&-
 wait $K
-wait $TS_PID
+wait "$TS_PID"
 MRC=$?
 wait $MP
 NOMATCH="status=1 gen=0 reason=its authentication code does not match (forged, or damaged on the way)"
