@@ -11,29 +11,32 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "lib/fileopen.h"
 
 static unsigned char key[TRACE_STREAM_AUTH_KEY_MAX];
 static size_t key_len; /* 0: no key */
 
 int auth_load(const char *path, char *msg, size_t len)
 {
-    char why[256];
-    int fd = fileopen_regular(path, TRACE_STREAM_AUTH_KEY_MAX, why, sizeof why);
-    if (fd < 0) {
-        snprintf(msg, len, "--auth-key %s", why);
-        return -1;
-    }
+    /* Opened as trace_stream opens its key (ts_auth.c): never through a
+     * symbolic link, whose target someone who may write the key's
+     * directory chooses among our own files (one whose bytes they know
+     * would be a key they hold); O_NONBLOCK, so a FIFO put there is
+     * refused, never waited on.  The cap is said in bytes: fileopen's
+     * "larger than 0 MB" said nothing. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
-    const char *bad = fstat(fd, &st) ? strerror(errno)
+    const char *bad = fd < 0 ? strerror(errno)
+                      : fstat(fd, &st) ? strerror(errno)
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
                       : st.st_uid != geteuid() ? "not owned by this user"
                       : (st.st_mode & 077) ? "readable or writable by others (chmod 600 it)"
                       : st.st_size < (off_t)TRACE_STREAM_AUTH_KEY_MIN ? "shorter than 32 bytes"
+                      : st.st_size > (off_t)TRACE_STREAM_AUTH_KEY_MAX ? "longer than 4096 bytes"
                                                                        : NULL;
     size_t got = 0;
     while (!bad && got < (size_t)st.st_size) {
@@ -45,7 +48,8 @@ int auth_load(const char *path, char *msg, size_t len)
         else
             got += (size_t)n;
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     if (bad) {
         OPENSSL_cleanse(key, sizeof key);
         snprintf(msg, len, "--auth-key %s: %s", path, bad);

@@ -442,7 +442,7 @@ size_t conn_request_snapshot(uint32_t id, uint32_t *sent, size_t max, size_t *ta
  * control; its index, or -1 with why in res (under listed_lock). */
 static int ctl_target(uint32_t id, struct conn_ctl_result *res)
 {
-    int found = -1, takers = 0;
+    int found = -1, takers = 0, unproved = -1;
     for (int i = 0; i < LISTED_MAX; i++) {
         if (!listed[i] || (id && listed_ids[i] != id))
             continue;
@@ -450,9 +450,18 @@ static int ctl_target(uint32_t id, struct conn_ctl_result *res)
             found = i;
             break;
         }
+        /* with a key, a connection that has not proved it takes nothing:
+         * counted, anyone who can connect would make the one device that
+         * did ambiguous ("2 connections take control") */
+        if (listed[i]->ctl_acked && auth_keyed() && !listed[i]->auth.proved) {
+            unproved = unproved < 0 ? i : unproved;
+            continue;
+        }
         if (listed[i]->ctl_acked && takers++ == 0)
             found = i;
     }
+    if (!id && takers == 0 && unproved >= 0)
+        return unproved; /* conn_control says it has not proved the key */
     if (id && found < 0)
         snprintf(res->why, sizeof res->why, "no connection %u is writing now (ended, or never was)", (unsigned)id);
     else if (id && !listed[found]->ctl_acked)

@@ -84,7 +84,9 @@ struct conn_ctl_result {
 int conn_control(uint32_t id, const unsigned char *body, size_t len, struct conn_ctl_result *res);
 
 /* The connections writing now, for `callsight ctl DIR --list`: whether each
- * takes control, and its last answer (answered 0: none yet). */
+ * takes control (takes 1; 2: it offers control, but serve has a key it has
+ * not proved, so nothing is relayed to it), and its last answer (answered
+ * 0: none yet). */
 struct conn_ctl_entry {
     uint32_t id;
     int takes;    /* 0 no control; 1 takes it; with serve's key, 2 proved it, 3 did not (nothing relayed) */

@@ -235,6 +235,19 @@ static int control_ask(const char *dir, const char *request, char *err, size_t e
             close(fd);
         return -1;
     }
+    /* Only a serve of our own user (or root) is asked: serve refuses a
+     * directory another user owns or may write, but whoever owns the one
+     * named here could listen there and answer `applied` for a change that
+     * never happened (or take the request's function list). */
+    struct ucred cr;
+    socklen_t crl = sizeof cr;
+    int known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0;
+    if (!known || (cr.uid != geteuid() && cr.uid != 0)) {
+        snprintf(err, errlen, "%s is not a serve of this user (uid %ld listens there): not asked", a.sun_path,
+                 known ? (long)cr.uid : -1L);
+        close(fd);
+        return -1;
+    }
     if (send(fd, request, strlen(request), MSG_NOSIGNAL) != (ssize_t)strlen(request)) {
         snprintf(err, errlen, "serve in %s did not take the request", dir);
         close(fd);

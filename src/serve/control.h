@@ -4,7 +4,8 @@
  *
  * serve listens on a UNIX socket in its output directory,
  * DIR/.callsight-serve.sock (mode 0600: whoever may write DIR's traces may
- * ask), for one request line at a time:
+ * ask; and the asking end asks only a serve of its own user, or root's,
+ * by the socket's peer credentials), for one request line at a time:
  *
  *   snapshot ID\n      ID: a connection id, or 0 for every connection
  *
@@ -30,7 +31,8 @@
  *   unreachable WHY\n  no such connection, it does not take control, no answer
  *
  *   ctl-list\n         answered by "ctl-list N\n" and one line per connection:
- *   ID TAKES ANSWERED GEN APPLIED FLAGS NFUNCS\n  (the last answer's figures)
+ *   ID TAKES ANSWERED GEN APPLIED FLAGS NFUNCS\n  (the last answer's figures;
+ *                      TAKES 2: offers control, has not proved serve's key)
  *
  * The protocol is private to one callsight version on one host, so it is
  * text and unversioned; the wire to devices is what trace_wire.h defines.

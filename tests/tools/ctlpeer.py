@@ -23,11 +23,41 @@ live-control requests (runtime/trace_wire.h).
       code is wrong (seq 1), one whose code is right (seq 2), the same again
       (seq 2, replayed) and one with no code at all (seq 3).  Prints the
       answers and records as above.
+
+  ctlpeer.py tkauth PORTFILE KEYFILE CASE
+      A server that holds the key but sends its TKAUTH wrong, as CASE says,
+      then (after the client's first chunk past the hello) a keep request
+      signed with the session key its TKAUTH would give (seq 1) and the
+      same request with no code (seq 2).  None may be applied: the client
+      refuses them, or has stopped reading requests.  CASE:
+        early     the TKAUTH before the ack (its proof over a zero nonce)
+        noack     an ack without the AUTH bit, then a right TKAUTH
+        wronglen  a right TKAUTH whose head says 63 bytes
+        twice     a right TKAUTH, then a second with another nonce (the
+                  request signed for the second)
+        truncated a TKAUTH cut after 40 of its 64 bytes
+        wrongkey  a TKAUTH whose proof is made with another key
+      Prints "sent" once the requests went, then the answers, then
+      "proof=ok|bad|none" (the client's proof, if it sent one) and
+      records as above.
+
+  ctlpeer.py mitm PORTFILE KEYFILE
+      A forger on the path, played by a server that holds the key (the
+      forger does not: it only replays and flips what it saw).  On the
+      client's first connection, after the exchange: a signed keep
+      request (seq 1, applied), then seq 2 with a byte of its body
+      flipped, one whose head says seq 4 under a code made for seq 3, and
+      seq 5 whose head's len is one more than the code was made for (one
+      byte more follows); then it closes.  On the second (the client
+      reconnects), after the exchange: the first connection's seq 1 word
+      for word, then a fresh signed seq 2 (applied), and it reads on to
+      the end.  Prints "conn N" at each, and the answers as above.
 """
 import ctypes
 import hashlib
 import hmac
 import os
+import socket
 import struct
 import sys
 
@@ -127,10 +157,108 @@ def keyed(portfile, keyfile):
     print("records=%d" % records)
 
 
+def tkauth(portfile, keyfile, case):
+    key = open(keyfile, "rb").read()
+    lst = listen_portfile(portfile, 1)
+    conn, _ = lst.accept()
+    conn.settimeout(60)
+    flags = HANDSHAKE.unpack(read_exact(conn, HANDSHAKE.size))[3]
+    keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0, 0, 0)
+    mac = lambda k, label, a, b: hmac.new(k, label + a + b, hashlib.sha256).digest()
+    msg = lambda nc, ns, k=key, n=64: HEAD.pack(b"TKAUTH", 0, n) + ns + mac(k, b"callsight-server", nc, ns)
+    st = {"proof": "none", "sent": False}
+    if case == "early":
+        st["ns"] = os.urandom(32)
+        conn.sendall(msg(bytes(32), st["ns"]))
+    conn.sendall(ACK.pack(b"TKACK", 0, 0x1 | 0x8 | (0 if case == "noack" else 0x10)))
+    print("flags=0x%x" % flags, flush=True)
+
+    def on_chunk(ctype, raw):
+        if ctype == 8:
+            st["nc"], st["ns"] = raw, os.urandom(32)
+            if case in ("noack", "twice"):
+                conn.sendall(msg(st["nc"], st["ns"]))
+            if case == "twice":
+                st["ns"] = os.urandom(32)
+                conn.sendall(msg(st["nc"], st["ns"]))
+            elif case == "wronglen":
+                conn.sendall(HEAD.pack(b"TKAUTH", 0, 63) + msg(st["nc"], st["ns"])[16:])
+            elif case == "truncated":
+                conn.sendall(msg(st["nc"], st["ns"])[:16 + 40])
+            elif case == "wrongkey":
+                conn.sendall(msg(st["nc"], st["ns"], k=os.urandom(32)))
+            return
+        if ctype == 9:
+            good = hmac.compare_digest(raw, mac(key, b"callsight-client", st.get("nc", b""), st.get("ns", b"")))
+            st["proof"] = "ok" if good else "bad"
+        if ctype in (0, 1, 2, 5, 9) and "nc" in st and not st["sent"]:
+            st["sent"] = True
+            session = mac(key, b"callsight-sessio", st["nc"], st["ns"])
+            code = hmac.new(session, HEAD.pack(b"TKCTL", 1, len(keep) + 32) + keep, hashlib.sha256).digest()
+            conn.sendall(HEAD.pack(b"TKCTL", 1, len(keep) + 32) + keep + code + HEAD.pack(b"TKCTL", 2, len(keep)) + keep)
+            print("sent", flush=True)
+
+    records = answers(conn, on_chunk)
+    conn.close()
+    print("proof=%s" % st["proof"])
+    print("records=%d" % records)
+
+
+def mitm(portfile, keyfile):
+    key = open(keyfile, "rb").read()
+    lst = listen_portfile(portfile, 1)
+    keep = BODY.pack(0, 0, 0x1, 0, 0, 0, 0, 0, 0)
+    mac = lambda k, label, a, b: hmac.new(k, label + a + b, hashlib.sha256).digest()
+    seen = {}
+    for n in (1, 2):
+        conn, _ = lst.accept()
+        conn.settimeout(60)
+        read_exact(conn, HANDSHAKE.size)
+        conn.sendall(ACK.pack(b"TKACK", 0, 0x1 | 0x8 | 0x10))
+        print("conn %d" % n, flush=True)
+        st = {"answers": 0}
+
+        def signed(seq, body, code_seq=None, code_len=None):
+            head = HEAD.pack(b"TKCTL", seq, len(body) + 32)
+            mhead = HEAD.pack(b"TKCTL", code_seq or seq, code_len or len(body) + 32)
+            return head, hmac.new(st["session"], mhead + body, hashlib.sha256).digest()
+
+        def on_chunk(ctype, raw):
+            if ctype == 8:
+                st["nc"], st["ns"] = raw, os.urandom(32)
+                st["session"] = mac(key, b"callsight-sessio", st["nc"], st["ns"])
+                conn.sendall(HEAD.pack(b"TKAUTH", 0, 64) + st["ns"] + mac(key, b"callsight-server", st["nc"], st["ns"]))
+            if ctype == 9 and n == 1:
+                head, code = signed(1, keep)
+                seen["one"] = head + keep + code
+                flipped = bytearray(keep)
+                flipped[8] ^= 0x1  # what: keep no more
+                h2, c2 = signed(2, keep)
+                h4, c4 = signed(4, keep, code_seq=3)
+                h5, c5 = signed(5, keep)
+                h5 = HEAD.pack(b"TKCTL", 5, len(keep) + 33)
+                conn.sendall(seen["one"] + h2 + bytes(flipped) + c2 + h4 + keep + c4 + h5 + keep + c5 + b"\0")
+            if ctype == 9 and n == 2:
+                head, code = signed(2, keep)
+                conn.sendall(seen["one"] + head + keep + code)
+            if ctype == 7 and n == 1:
+                st["answers"] += 1
+                if st["answers"] == 4:  # the client reconnects
+                    conn.shutdown(socket.SHUT_RDWR)
+
+        answers(conn, on_chunk)
+        conn.close()
+    lst.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "hostile":
         hostile(sys.argv[2])
     elif sys.argv[1] == "keyed":
         keyed(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "mitm":
+        mitm(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "tkauth":
+        tkauth(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
-        sys.exit("usage: ctlpeer.py hostile PORTFILE | keyed PORTFILE KEYFILE")
+        sys.exit("usage: ctlpeer.py hostile PORTFILE | keyed PORTFILE KEYFILE | tkauth PORTFILE KEYFILE CASE | mitm PORTFILE KEYFILE")
