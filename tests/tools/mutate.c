@@ -135,29 +135,47 @@ static char *xasprintf(const char *fmt, ...)
     return s;
 }
 
-/* The whole output of a shell command (git's, from the checkout). */
-static char *slurp_cmd(const char *cmd)
+/* The whole output of ARGV (git, run in the checkout; never a shell: the
+ * tree's C hands no command line to one, tests/select/673).  Exits on a
+ * failure: what it asks git must work. */
+static char *capture(char *const argv[])
 {
-    FILE *p = popen(cmd, "r");
+    int fd[2];
     size_t cap = 4096, n = 0;
     char *buf = xmalloc(cap);
-    if (!p)
-        die("cannot run %s", cmd);
+    if (pipe(fd) != 0)
+        die("pipe: %s", strerror(errno));
+    fflush(NULL); /* the child must not write our buffered output again */
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
     for (;;) {
-        size_t got = fread(buf + n, 1, cap - n - 1, p);
-        n += got;
-        if (n + 1 < cap && got == 0)
-            break;
         if (n + 1 >= cap) {
             cap *= 2;
             buf = realloc(buf, cap);
             if (!buf)
                 die("out of memory");
         }
+        ssize_t got = read(fd[0], buf + n, cap - n - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
     }
+    close(fd[0]);
     buf[n] = 0;
-    if (pclose(p) != 0)
-        die("failed: %s", cmd);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die("failed: %s %s", argv[0], argv[1] ? argv[1] : "");
     return buf;
 }
 
@@ -600,8 +618,8 @@ static int read_equiv(const char *path, int full)
  * heads (+START,COUNT). */
 static void read_changed(struct src *s, const char *base)
 {
-    char *cmd = xasprintf("git diff -U0 --no-color '%s' -- '%s'", base, s->path);
-    char *out = slurp_cmd(cmd), *save = NULL;
+    char *argv[] = {"git", "diff", "-U0", "--no-color", (char *)base, "--", s->path, NULL};
+    char *out = capture(argv), *save = NULL;
     s->changed = xmalloc((size_t)s->nlines + 1);
     for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *plus;
@@ -614,7 +632,6 @@ static void read_changed(struct src *s, const char *base)
             s->changed[k - 1] = 1;
     }
     free(out);
-    free(cmd);
 }
 
 /* ---- running ---- */
@@ -645,19 +662,20 @@ static void stop_group(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-/* Run the shell command CMD in the scratch tree, its output to LOG, in
- * its own process group, for at most SECS: 0 passed, 1 failed, 2 timed
+/* Run ARGV in the scratch tree, its output to LOG (appended when APPEND),
+ * in its own process group, for at most SECS: 0 passed, 1 failed, 2 timed
  * out. */
-static int run(const char *cmd, const char *log, int secs)
+static int run(char *const argv[], const char *log, int append, int secs)
 {
+    fflush(NULL); /* the child must not write our buffered output again */
     pid_t pid = fork();
     if (pid < 0)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
         setpgid(0, 0);
-        if (chdir(g_scratch) != 0 || !freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0)
+        if (chdir(g_scratch) != 0 || !freopen(log, append ? "a" : "w", stdout) || dup2(fileno(stdout), 2) < 0)
             _exit(126);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        execvp(argv[0], argv);
         _exit(127);
     }
     setpgid(pid, pid);
@@ -698,20 +716,28 @@ static void cleanup(void)
     if (g_child)
         stop_group(g_child);
     if (g_scratch[0] && strstr(g_scratch, "/callsight-mutate-")) {
-        char *cmd = xasprintf("rm -rf '%s'", g_scratch);
-        if (system(cmd) != 0)
+        char *argv[] = {"rm", "-rf", g_scratch, NULL};
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        int st = 1;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
             fprintf(stderr, "mutate: could not remove %s\n", g_scratch);
-        free(cmd);
         g_scratch[0] = 0;
     }
 }
 
-/* The prove command for TESTS (the map's words), in the scratch tree. */
-static char *prove_cmd(const char *tests, int jobs)
+/* The prove command for TESTS (the map's words), in the scratch tree:
+ * an argv, NULL-terminated. */
+static char **prove_argv(const char *tests, const char *jobs)
 {
-    size_t cap = 256, n = 0;
-    char *out = xmalloc(cap), *copy = xstrdup(tests), *save = NULL;
-    n = (size_t)snprintf(out, cap, "prove -j%d", jobs);
+    size_t cap = 16, n = 0;
+    char **argv = xmalloc(sizeof *argv * cap), *copy = xstrdup(tests), *save = NULL;
+    argv[n++] = xstrdup("prove");
+    argv[n++] = xasprintf("-j%s", jobs);
     for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         char *pat = !strncmp(w, "unit/", 5) ? xasprintf("build/tests/%s", w + 5) : xstrdup(w);
         char *full = xasprintf("%s/%s", g_scratch, pat);
@@ -719,21 +745,70 @@ static char *prove_cmd(const char *tests, int jobs)
         if (glob(full, 0, NULL, &g) != 0)
             die("tests/mutate.map: %s matches no test", w);
         for (size_t i = 0; i < g.gl_pathc; i++) {
-            const char *rel = g.gl_pathv[i] + strlen(g_scratch) + 1;
-            while (n + strlen(rel) + 2 >= cap) {
+            if (n + 2 >= cap) {
                 cap *= 2;
-                out = realloc(out, cap);
-                if (!out)
+                argv = realloc(argv, sizeof *argv * cap);
+                if (!argv)
                     die("out of memory");
             }
-            n += (size_t)sprintf(out + n, " %s", rel);
+            argv[n++] = xstrdup(g.gl_pathv[i] + strlen(g_scratch) + 1);
         }
         globfree(&g);
         free(full);
         free(pat);
     }
+    argv[n] = NULL;
     free(copy);
-    return out;
+    return argv;
+}
+
+static void free_argv(char **argv)
+{
+    for (size_t i = 0; argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+/* The last lines of LOG, on stdout (why the baseline failed). */
+static void show_tail(const char *log)
+{
+    size_t n;
+    char *text = slurp_file(log, &n), *p = text + n;
+    for (int lines = 0; p > text && lines <= 30; p--)
+        lines += p[-1] == '\n';
+    fputs(p, stdout);
+    free(text);
+}
+
+/* Copy the checkout's files (tracked or not ignored, as in the working
+ * tree, so a change not committed yet is what is mutated) into the
+ * scratch directory, through tar: their modes and times kept. */
+static void copy_tree(void)
+{
+    char *ls[] = {"git", "ls-files", "-z", "-co", "--exclude-standard", NULL};
+    char *list = capture(ls), *lp = xasprintf("%s/.mutate.files", g_scratch);
+    char *tarp = xasprintf("%s/.mutate.tar", g_scratch), *log = xasprintf("%s/.mutate.copy", g_scratch);
+    FILE *f = fopen(lp, "w");
+    /* -z: names end in NUL; those the working tree deleted are left out */
+    for (char *p = list; *p; p += strlen(p) + 1) {
+        struct stat st;
+        if (f && lstat(p, &st) == 0)
+            fwrite(p, 1, strlen(p) + 1, f);
+    }
+    if (!f || fclose(f) != 0)
+        die("cannot write %s", lp);
+    char *cwd = getcwd(NULL, 0);
+    char *c[] = {"tar", "-C", cwd, "--null", "-T", lp, "-cf", tarp, NULL};
+    char *x[] = {"tar", "-xf", tarp, NULL};
+    if (!cwd || run(c, log, 0, 600) != 0 || run(x, log, 1, 600) != 0)
+        die("cannot copy the checkout into %s (see %s)", g_scratch, log);
+    unlink(tarp);
+    unlink(lp);
+    free(cwd);
+    free(list);
+    free(lp);
+    free(tarp);
+    free(log);
 }
 
 static int cmp_mut(const void *a, const void *b)
@@ -798,7 +873,8 @@ int main(int argc, char **argv)
     read_map(map);
 
     /* The files: C sources of the three parts, as the working tree has them. */
-    char *files = slurp_cmd("git ls-files -co --exclude-standard -- 'runtime/*.c' 'stream/*.c' 'src/*.c'");
+    char *ls[] = {"git", "ls-files", "-co", "--exclude-standard", "--", "runtime/*.c", "stream/*.c", "src/*.c", NULL};
+    char *files = capture(ls);
     char *save = NULL;
     int nomap = 0;
     for (char *p = strtok_r(files, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
@@ -870,17 +946,18 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     atexit(cleanup);
-    char *cmd = xasprintf("git ls-files -z -co --exclude-standard | tar --null -T - --ignore-failed-read -cf - "
-                          "2>/dev/null | tar -xf - -C '%s'", g_scratch);
-    if (system(cmd) != 0)
-        die("cannot copy the checkout into %s", g_scratch);
-    free(cmd);
+    copy_tree();
     char *log = xasprintf("%s/.mutate.log", g_scratch);
-    char *make = xasprintf("make -j%d --no-print-directory check-build", jobs);
+    char jobs_s[16];
+    snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
+    char *jflag = xasprintf("-j%d", jobs);
+    char *make[] = {"make", jflag, "--no-print-directory", "check-build", NULL};
     printf("mutate: building the scratch copy %s\n", g_scratch);
     fflush(stdout);
-    if (run(make, log, 3600) != 0)
-        die("the unmutated tree does not build (%s kept)", log);
+    if (run(make, log, 0, 3600) != 0) {
+        show_tail(log);
+        die("the unmutated tree does not build");
+    }
     char *env = xasprintf("CALLSIGHT_BUILD=%s/build", g_scratch);
     putenv(env);
     for (size_t i = 0; i < n; i++) {
@@ -890,18 +967,19 @@ int main(int argc, char **argv)
             seen = !g_mut[k].equiv && g_src[g_mut[k].file].tests == t;
         if (seen)
             continue;
-        char *pc = prove_cmd(t, jobs);
+        char **pa = prove_argv(t, jobs_s);
         double t0 = now_s();
-        printf("mutate: baseline: %s\n", pc);
+        printf("mutate: baseline:");
+        for (size_t k = 0; pa[k]; k++)
+            printf(" %s", pa[k]);
+        printf("\n");
         fflush(stdout);
-        if (run(pc, log, secs) != 0) {
-            char *show = xasprintf("tail -30 '%s'", log);
-            if (system(show) != 0)
-                fprintf(stderr, "mutate: cannot show %s\n", log);
+        if (run(pa, log, 0, secs) != 0) {
+            show_tail(log);
             die("the unmutated tree fails its tests: fix that first");
         }
         printf("mutate: baseline passed in %.0f s\n", now_s() - t0);
-        free(pc);
+        free_argv(pa);
     }
 
     /* Each mutant alone. */
@@ -918,14 +996,13 @@ int main(int argc, char **argv)
         } else {
             char *path = xasprintf("%s/%s", g_scratch, s->path);
             write_file(path, s, m->line - 1, m->text);
-            int b = run(make, log, secs);
-            if (b != 0) {
+            if (run(make, log, 0, secs) != 0) {
                 state[i] = STILLBORN;
             } else {
-                char *pc = prove_cmd(s->tests, jobs);
-                int r = run(pc, log, secs);
+                char **pa = prove_argv(s->tests, jobs_s);
+                int r = run(pa, log, 0, secs);
                 state[i] = r == 0 ? SURVIVED : r == 1 ? KILLED : TIMEDOUT;
-                free(pc);
+                free_argv(pa);
             }
             write_file(path, s, -1, NULL);
             free(path);
