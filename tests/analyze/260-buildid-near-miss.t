@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 259-buildid-near-miss.t - build-ids compared whole (issue 32): a copy of
+# 260-buildid-near-miss.t - build-ids compared whole (issue 32): a copy of
 # the traced program whose build-id differs from the real one in a single
 # byte (the last of the 16 the trace carries, or the last of their first
 # half: a check that compared one 8-byte word, or a prefix, would take
