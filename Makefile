@@ -191,7 +191,8 @@ clean:
 # mutants of runtime/, stream/ and src/, each built alone in a scratch copy
 # and run against its area's tests (tests/mutate.map).  Hours for the whole
 # tree: N=300 samples (SEED picks which), CHANGED=1 (or BASE=rev) takes the
-# lines changed against HEAD (or rev), FILES='src/select/*' one area.
+# lines changed against HEAD (or rev), FILES='src/select/*' one area,
+# KEYS='FILE:LINE:COL:KIND ...' given mutants again, ASAN=1 the ASan build.
 # Niced: the machine is shared.
 N              ?= 0
 SEED           ?= 1
@@ -199,7 +200,8 @@ MUTATE_TIMEOUT ?= 300
 .PHONY: mutate
 mutate: $(TOOL_DIR)/mutate
 	nice -n 10 $(TOOL_DIR)/mutate -n $(N) -s $(SEED) -t $(MUTATE_TIMEOUT) -j $(PROVE_JOBS) \
-	    $(if $(BASE),-b '$(BASE)',$(if $(CHANGED),-b HEAD)) $(foreach f,$(FILES),-f '$(f)')
+	    $(if $(BASE),-b '$(BASE)',$(if $(CHANGED),-b HEAD)) $(foreach f,$(FILES),-f '$(f)') \
+	    $(foreach k,$(KEYS),-k '$(k)') $(if $(ASAN),-a)
 
 # Benchmarks (bench/README.md): `make bench`, or `make bench QUICK=1` for the
 # under-a-minute run the test suite uses to keep the harness from rotting.

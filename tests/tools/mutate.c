@@ -3,8 +3,8 @@
  * many small bugs nobody planted the suite catches, where plant.py checks
  * only the bugs tests/README.md lists.
  *
- *   mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-m MAP] [-e EQUIV]
- *          [-t SECS] [-j JOBS] [-l]
+ *   mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-k KEY]... [-m MAP] [-e EQUIV]
+ *          [-t SECS] [-j JOBS] [-a] [-l]
  *
  * Run from the top of a checkout.  It copies the checkout's files (those
  * git tracks or would track, as they are in the working tree) once into a
@@ -43,7 +43,13 @@
  * -b BASE  only lines the working tree changed against BASE (git diff -U0
  *          BASE): `make mutate CHANGED=1` is -b HEAD.
  * -f GLOB  only files matching GLOB (fnmatch, `*` crossing `/`).
+ * -k KEY   only the mutant KEY (repeatable): a survivor again, after a fix.
+ * -a       build and test under ASan+UBSan (make's BUILD=build/asan
+ *          SAN=1), so reads past an array count as caught: slower.
  * -l       list the mutants chosen, with their diffs, and run nothing.
+ * The tests run with TMPDIR inside the scratch directory, so what a test
+ * killed at its time limit leaves behind goes with the scratch.  (Unit
+ * tests that fail early may still leave their fixed /tmp/callsight-*.)
  * Everything runs at the priority it was started with: make runs it under
  * nice -n 10.  Interrupted, it stops its tests and removes its scratch.
  */
@@ -94,6 +100,7 @@ static size_t g_nmut, g_capmut;
 static struct mapent *g_map;
 static int g_nmap;
 static char g_scratch[PATH_MAX];
+static const char *g_build = "build"; /* the build directory in the scratch tree (-a: build/asan) */
 static volatile sig_atomic_t g_stop;
 static pid_t g_child;
 
@@ -739,7 +746,7 @@ static char **prove_argv(const char *tests, const char *jobs)
     argv[n++] = xstrdup("prove");
     argv[n++] = xasprintf("-j%s", jobs);
     for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        char *pat = !strncmp(w, "unit/", 5) ? xasprintf("build/tests/%s", w + 5) : xstrdup(w);
+        char *pat = !strncmp(w, "unit/", 5) ? xasprintf("%s/tests/%s", g_build, w + 5) : xstrdup(w);
         char *full = xasprintf("%s/%s", g_scratch, pat);
         glob_t g;
         if (glob(full, 0, NULL, &g) != 0)
@@ -843,11 +850,11 @@ static const char *const state_name[NSTATE] = {"killed", "survived", "timed-out"
 
 int main(int argc, char **argv)
 {
-    const char *globs[MAX_GLOBS], *base = NULL, *map = "tests/mutate.map", *equiv = "tests/mutate.equiv";
-    int nglobs = 0, secs = 300, jobs = 2, list = 0, opt;
+    const char *globs[MAX_GLOBS], *keys[MAX_GLOBS], *base = NULL, *map = "tests/mutate.map", *equiv = "tests/mutate.equiv";
+    int nglobs = 0, nkeys = 0, secs = 300, jobs = 2, list = 0, opt;
     long want = 0;
     uint64_t seed = 1;
-    while ((opt = getopt(argc, argv, "n:s:b:f:m:e:t:j:l")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:b:f:k:m:e:t:j:la")) != -1) {
         switch (opt) {
         case 'n': want = strtol(optarg, NULL, 10); break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
@@ -857,14 +864,20 @@ int main(int argc, char **argv)
                 die("too many -f");
             globs[nglobs++] = optarg;
             break;
+        case 'k':
+            if (nkeys == MAX_GLOBS)
+                die("too many -k");
+            keys[nkeys++] = optarg;
+            break;
         case 'm': map = optarg; break;
         case 'e': equiv = optarg; break;
         case 't': secs = atoi(optarg); break;
         case 'j': jobs = atoi(optarg); break;
         case 'l': list = 1; break;
+        case 'a': g_build = "build/asan"; break;
         default:
-            fprintf(stderr, "usage: mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-m MAP] [-e EQUIV] "
-                            "[-t SECS] [-j JOBS] [-l]\n");
+            fprintf(stderr, "usage: mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-k KEY]... [-m MAP] [-e EQUIV] "
+                            "[-t SECS] [-j JOBS] [-a] [-l]\n");
             return 2;
         }
     }
@@ -906,6 +919,21 @@ int main(int argc, char **argv)
     }
     free(files);
     int stale = read_equiv(equiv, !base);
+    if (nkeys) { /* -k: those mutants alone, in the order of the tree */
+        size_t kept = 0;
+        char key[PATH_MAX + 64];
+        for (size_t i = 0; i < g_nmut; i++) {
+            mutant_key(&g_mut[i], key, sizeof key);
+            for (int k = 0; k < nkeys; k++)
+                if (!strcmp(key, keys[k])) {
+                    g_mut[kept++] = g_mut[i];
+                    break;
+                }
+        }
+        if (kept < (size_t)nkeys)
+            die("-k: %zu of the %d keys name no mutant", (size_t)nkeys - kept, nkeys);
+        g_nmut = kept;
+    }
 
     /* The sample: a Fisher-Yates shuffle's first N, then in file order so
      * each file's rebuilds come together. */
@@ -951,15 +979,23 @@ int main(int argc, char **argv)
     char jobs_s[16];
     snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
     char *jflag = xasprintf("-j%d", jobs);
-    char *make[] = {"make", jflag, "--no-print-directory", "check-build", NULL};
+    char *make[] = {"make", jflag, "--no-print-directory", "check-build", NULL, NULL, NULL, NULL};
+    if (strcmp(g_build, "build")) { /* the ASan pass's build, as make asan-test makes it */
+        make[4] = "BUILD=build/asan";
+        make[5] = "SAN=1";
+        make[6] = "OPT=-O1";
+    }
     printf("mutate: building the scratch copy %s\n", g_scratch);
     fflush(stdout);
     if (run(make, log, 0, 3600) != 0) {
         show_tail(log);
         die("the unmutated tree does not build");
     }
-    char *env = xasprintf("CALLSIGHT_BUILD=%s/build", g_scratch);
+    char *env = xasprintf("CALLSIGHT_BUILD=%s/%s", g_scratch, g_build);
     putenv(env);
+    char *tmp_dir = xasprintf("%s/.tmp", g_scratch);
+    if (mkdir(tmp_dir, 0700) != 0 || setenv("TMPDIR", tmp_dir, 1) != 0)
+        die("cannot make %s", tmp_dir);
     for (size_t i = 0; i < n; i++) {
         const char *t = g_src[g_mut[i].file].tests;
         int seen = g_mut[i].equiv;
