@@ -5,13 +5,21 @@
 # the subtree never switches on a function of an excluded file), include
 # of a folder meets include-func and exclude-func FILE:NAME, two
 # include-func lines add up, and an exclude glob wins inside an included
-# folder.  Each with the exact set of functions and their exact counts
-# (examples/multidir/main.c's table, ROUNDS 100).
+# folder; and a config of as many lines as it may have.  Each with the
+# exact set of functions and their exact counts (examples/multidir/main.c's
+# table, ROUNDS 100).
 source "$(dirname "$0")/../lib/lib.sh"
-plan 7
+plan 8
 
 source "$TESTS/lib/multidir_project.sh"
 multidir_project
+RUN1_ROWS="clamp app.h 100
+mix hash_mix.c 100
+net_a a.c 100
+net_data data.c 100
+run main.c 100
+util_hash hash.c 203
+util_hash_mix hash_mix.c 100"
 
 traced inc_ex_file "include-func run 1
 exclude src/net/a.c"
@@ -66,4 +74,10 @@ is "$(cat "$T/dir_glob.rows")" "mix hash_mix.c 100
 util_hash hash.c 203
 util_hash_mix hash_mix.c 100" \
     "include src/util/* + exclude *_test.c: the glob wins inside the included folder"
+# At the limit: 1023 excludes of files that do not exist and the
+# include-func, 1024 lines (CONFIG_MAX_RULES); every rule is read, and no
+# more (the ASan pass sees a read past them).
+{ for i in $(seq 1 1023); do echo "exclude src/none/f$i.c"; done; echo "include-func run 1"; } > "$T/limit.config"
+traced limit "$(cat "$T/limit.config")"
+is "$(cat "$T/limit.rows")" "$RUN1_ROWS" "a trace.config of 1024 lines, its limit: the include-func at the end applied"
 exit $_failed
