@@ -12,7 +12,7 @@
 #   keeps the slow calls inside the function's calls, and a selection
 #   that keeps none says how many it left out.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 10
+plan 11
 
 cat > "$T/t.c" << 'EOF2'
 #define _GNU_SOURCE
@@ -82,10 +82,14 @@ is "$(grep '^trigger:' "$T/s2.txt" | sed 's/ took .*on thread [0-9]*/ on thread/
 "$CS" analyze "$T/all" --exe "$T/t" --function worker --format json -o "$T/fw.json"
 is "$(trig "$T/fw.json")" "skip-1:worker>slow pick-1:worker>slow skip-2:worker>slow pick-2:worker>slow" \
     "analyze --function worker: every slow call is inside one of worker's"
-"$CS" analyze "$T/all" --exe "$T/t" --function quick --trigger > "$T/fq.txt" 2> "$T/fq.err"
+"$CS" analyze "$T/all" --exe "$T/t" --function quick --trigger --jobs 1 > "$T/fq.txt" 2> "$T/fq.err"
 is "$? $(wc -c < "$T/fq.txt") $(cat "$T/fq.err")" \
     "1 0 callsight analyze: --trigger: no call selected fired TRACE_TRIGGER (4 did, outside --thread, --since, --until or --function)" \
-    "analyze --function quick --trigger: none selected, exit 1, the four left out counted"
+    "analyze --function quick --trigger --jobs 1: none selected, exit 1, the four left out counted"
+"$CS" analyze "$T/all" --exe "$T/t" --function quick --trigger --jobs 2 > /dev/null 2> "$T/fqj.err"
+is "$(cat "$T/fqj.err")" \
+    "callsight analyze: --trigger: no call selected fired TRACE_TRIGGER (4 did, outside --thread, --since, --until or --function)" \
+    "the same with --jobs 2: the four counted across the jobs (a thread's files each)"
 "$CS" analyze "$T/all" --exe "$T/t" --function quick --format json -o "$T/fq.json"
 is "$(trig "$T/fq.json")" "" "analyze --function quick: no trigger in the JSON"
 exit $_failed
