@@ -13,13 +13,6 @@ plan 8
 
 source "$TESTS/lib/multidir_project.sh"
 multidir_project
-RUN1_ROWS="clamp app.h 100
-mix hash_mix.c 100
-net_a a.c 100
-net_data data.c 100
-run main.c 100
-util_hash hash.c 203
-util_hash_mix hash_mix.c 100"
 
 traced inc_ex_file "include-func run 1
 exclude src/net/a.c"
