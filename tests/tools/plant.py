@@ -246,7 +246,8 @@ BUGS = {
      "    if (!t->exit_selected) {", "    if (0 && !t->exit_selected) {",
      ["tests/analyze/261-trigger-selection.t"]),
  74: ("a unit's call-graph command kept when its compile fails: a partial graph taken for fresh (start_unit)", "src/select/graph_build.c",
-     "    if (unit_path(b->objdir, src, \".cg.cmd\", c, sizeof c) == 0)\n        unlink(c);", "",
+     "    if (unit_path(b->objdir, src, \".cg.cmd\", c, sizeof c) == 0)\n        unlink(c);",
+     "    if (unit_path(b->objdir, src, \".cg.cmd\", c, sizeof c) == 0)\n        (void)c;",
      ["tests/select/683-select-graph-files.t"]),
 }
 def plant(src, n):
