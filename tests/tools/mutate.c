@@ -39,7 +39,8 @@
  * del) by which tests/mutate.equiv names it.
  *
  * -n N     run N mutants drawn from all of them by SEED (default 1): the
- *          same tree, seed and N give the same mutants; 0 (default): all.
+ *          same tree, seed and N give the same mutants; 0 (the default
+ *          here; make's is 300): all.
  * -b BASE  only lines the working tree changed against BASE (git diff -U0
  *          BASE): `make mutate CHANGED=1` is -b HEAD.
  * -f GLOB  only files matching GLOB (fnmatch, `*` crossing `/`).
