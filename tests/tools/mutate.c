@@ -49,8 +49,8 @@
  *          SAN=1), so reads past an array count as caught: slower.
  * -l       list the mutants chosen, with their diffs, and run nothing.
  * The tests run with TMPDIR inside the scratch directory, so what a test
- * killed at its time limit leaves behind goes with the scratch.  (Unit
- * tests that fail early may still leave their fixed /tmp/callsight-*.)
+ * a mutant crashed, or one killed at its time limit, leaves behind goes
+ * with the scratch.
  * Everything runs at the priority it was started with: make runs it under
  * nice -n 10.  Interrupted, it stops its tests and removes its scratch.
  */

@@ -20,7 +20,7 @@ static int ok(int cond, const char *what)
     return cond;
 }
 
-static char dir[] = "/tmp/callsight-graph-XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 
 /* Write text to DIR/name; its path. */
 static const char *put(const char *name, const char *text)
@@ -240,7 +240,7 @@ static void test_blanks(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-graph"))
         return 1;
     test_read();
     test_refused();
