@@ -81,6 +81,7 @@ struct thread {
     int have_dropped;           /* ... once one came: its loss, in place of its THREAD_LOST counts */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
     int have_exit;
+    int exit_selected;          /* that call was selected (--thread, --since, --function) */
     struct callstack cs;
 };
 
@@ -749,6 +750,7 @@ static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
     struct analysis *a = t->run->a;
     t->in_fn -= f->tag.target;
     if (how == CALLSTACK_RETURNED) {
+        t->exit_selected = f->tag.selected; /* the last closed by an exit is the one it ends */
         a->calls++;
         a->calls_selected += f->tag.selected;
     }
@@ -1166,6 +1168,10 @@ static void on_trigger(struct analysis_run *run, const trace_event_t *ev, int64_
     run->trigger = NULL; /* frames that follow belong to this trigger or to none */
     if (!t || !t->have_exit)
         return;
+    if (!t->exit_selected) { /* a trigger follows the selection, as every row does */
+        a->triggers_unselected++;
+        return;
+    }
     instant(run, &a->threads[t->index], ns, "trigger: a call took %.3f ms", (double)ev->call_site / 1e6);
     if (a->ntriggers == ANALYSIS_MAX_TRIGGERS) {
         a->triggers_more++;

@@ -289,6 +289,7 @@ struct analysis {
     struct analysis_trigger triggers[ANALYSIS_MAX_TRIGGERS]; /* the first ones */
     size_t ntriggers;
     uint64_t triggers_more;       /* beyond them: counted */
+    uint64_t triggers_unselected; /* slow calls --thread, --since, --until or --function left out */
     struct sink sinks[ANALYSIS_MAX_SINKS];
     size_t nsinks;
     int oom;

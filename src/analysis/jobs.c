@@ -523,6 +523,7 @@ static void apply_triggers(struct analysis *a, const struct analysis *j, const s
                 g->frames[k] = m->func[g->frames[k]];
     }
     a->triggers_more += j->triggers_more;
+    a->triggers_unselected += j->triggers_unselected;
 }
 
 static void apply_totals(struct analysis *a, const struct analysis *j)

@@ -980,6 +980,11 @@ static void no_triggers(const struct analysis *a)
     for (size_t i = 0; i < a->nsrc; i++)
         if (a->src[i].snapshot && !n++)
             first = &a->src[i];
+    if (a->triggers_unselected) {
+        fprintf(stderr, PROG ": --trigger: no call selected fired TRACE_TRIGGER (%llu did, outside --thread, "
+                        "--since, --until or --function)\n", (unsigned long long)a->triggers_unselected);
+        return;
+    }
     if (!n) {
         say_err("--trigger: no call in these traces fired TRACE_TRIGGER\n");
         return;

@@ -13,6 +13,17 @@ multidir_project() {
     M="make -C $P CALLSIGHT=$CS"
 }
 
+# The rows (name file calls) of `include-func run 1`: run and what it
+# calls, the macro's call and the header's inline one included, not the
+# pointer's (examples/multidir/main.c's table, ROUNDS 100).
+RUN1_ROWS="clamp app.h 100
+mix hash_mix.c 100
+net_a a.c 100
+net_data data.c 100
+run main.c 100
+util_hash hash.c 203
+util_hash_mix hash_mix.c 100"
+
 # traced NAME [CONFIG]: with CONFIG, write it to trace.config first; then
 # build app.instr, run it traced, and put "name file calls" of its report
 # in $T/NAME.rows (make's output in $T/NAME.make).

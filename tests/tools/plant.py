@@ -255,6 +255,22 @@ BUGS = {
  39: ("analyze keeping every module of a list: --max-modules never applied", "src/read/modlist.c",
      "    m->drop = m->budget && m->n >= m->budget->per_list;", "    m->drop = 0;",
      ["build/tests/modlist", "tests/analyze/239-analyze-module-caps.t"]),
+ 70: ("include-func switching on functions of an excluded file (apply_include_func)", "src/select/choose.c",
+     "        if (mark[i] && !ch->on[i] && verdict[i] != 0) {", "        if (mark[i] && !ch->on[i] && (verdict[i] != 0 || 1)) {",
+     ["tests/select/682-select-lines-together.t"]),
+ 71: ("analyze taking an --exe whose build-id matches in its first 8 bytes (bin_new)", "src/analysis/analysis.c",
+     "            a->exes[e].build_id[1] == id[1]) {", "            (a->exes[e].build_id[1] == id[1] || 1)) {",
+     ["tests/analyze/262-buildid-near-miss.t"]),
+ 72: ("ctl taking an --exe whose build-id matches in its first 8 bytes (resolve)", "src/cmd/ctl.c",
+     "(words[0] != want[0] || words[1] != want[1])", "(words[0] != want[0])",
+     ["tests/analyze/262-buildid-near-miss.t"]),
+ 73: ("analyze keeping a trigger whatever --thread or --function selected (on_trigger)", "src/analysis/analysis.c",
+     "    if (!t->exit_selected) {", "    if (0 && !t->exit_selected) {",
+     ["tests/analyze/261-trigger-selection.t"]),
+ 74: ("a unit's call-graph command kept when its compile fails: a partial graph taken for fresh (start_unit)", "src/select/graph_build.c",
+     "    if (unit_path(b->objdir, src, \".cg.cmd\", c, sizeof c) == 0)\n        unlink(c);",
+     "    if (unit_path(b->objdir, src, \".cg.cmd\", c, sizeof c) == 0)\n        (void)c;",
+     ["tests/select/683-select-graph-files.t"]),
 }
 def plant(src, n):
     """Plant bug n in a clone of src; True when one of its tests fails."""

@@ -52,9 +52,9 @@ static const char *decide(const struct config *c, const char *rel)
 /* config_load: a file's rules, a FIFO and a missing file refused at once. */
 static void load_checks(void)
 {
-    char dir[] = "/tmp/config-unit-XXXXXX", path[64], err[CONFIG_ERR_MAX] = "", want[128];
+    char dir[160], path[200], err[CONFIG_ERR_MAX] = "", want[260];
     struct config c;
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "config-unit"))
         return;
     snprintf(path, sizeof path, "%s/trace.config", dir);
     FILE *f = fopen(path, "w");

@@ -20,7 +20,7 @@ static int ok(int cond, const char *what)
     return cond;
 }
 
-static char dir[] = "/tmp/callsight-graph-XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 
 /* Write text to DIR/name; its path. */
 static const char *put(const char *name, const char *text)
@@ -220,14 +220,33 @@ static void test_odd_names(void)
     graph_free(&g);
 }
 
+/* Blanks after a line's closing } are no junk (a .ci written by another
+ * GCC, or edited): the line still reads. */
+static void test_blanks(void)
+{
+    struct graph g;
+    char err[GRAPH_ERR_MAX] = "";
+    memset(&g, 0, sizeof g);
+    int rc = graph_add_unit(&g, "s.c",
+                            put("s.ci", "graph: { title: \"s.c\"\n"
+                                        "node: { title: \"f\" label: \"f\\ns.c:1:5\" } \t \n"
+                                        "} \t\n"),
+                            err, sizeof err);
+    rc |= graph_finish(&g);
+    if (!ok(rc == 0 && g.nf == 1 && !strcmp(g.f[0].name, "f"), "blanks after a line's closing } are read as nothing"))
+        printf("# %s\n", err);
+    graph_free(&g);
+}
+
 int main(void)
 {
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-graph"))
         return 1;
     test_read();
     test_refused();
     test_names();
     test_odd_names();
+    test_blanks();
     if (scratch_remove(dir) != 0)
         return 1;
     printf("1..%d\n", test_no);

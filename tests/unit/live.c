@@ -27,7 +27,7 @@ static int ok(int cond, const char *what)
     return cond;
 }
 
-static char dir[] = "/tmp/callsight-live-XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 
 static FILE *open_file(uint32_t id, const char *mode)
 {
@@ -153,7 +153,7 @@ static uint64_t all_calls(void)
 int main(void)
 {
     printf("1..27\n");
-    if (!mkdtemp(dir)) {
+    if (!scratch_make(dir, sizeof dir, "callsight-live")) {
         perror("mkdtemp");
         return 1;
     }

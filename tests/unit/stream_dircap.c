@@ -37,7 +37,7 @@
 #define WAIT_S 10
 
 static int n_test, failed;
-static char dir[] = "/tmp/callsight-unit-dc.XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 static const struct proto_hello hello = {0, TRACE_FLAG_TICKS, 0x1000, 1000000, 7, 8, 9};
 static unsigned char chunk[CHUNK_BYTES];
 
@@ -177,7 +177,7 @@ static void test_failed_write_gives_back(void)
 int main(void)
 {
     char err[FILES_ERR_MAX];
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-unit-dc"))
         return 1;
     ok(files_init_dir(dir, err, sizeof err) == 0, "init an empty directory");
     files_set_limits(CAP, 0, 0);

@@ -20,7 +20,7 @@
 #include "trace_wire.h"
 
 static int n_test, failed;
-static char dir[] = "/tmp/callsight-unit-sf.XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 
 static void ok(int cond, const char *what)
 {
@@ -137,7 +137,7 @@ static void test_write_failure(void)
 int main(void)
 {
     char err[FILES_ERR_MAX], path[256];
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-unit-sf"))
         return 1;
     snprintf(path, sizeof path, "%s/trace.stream.5.2.bin", dir);
     fclose(fopen(path, "w"));

@@ -18,7 +18,7 @@
 #include "scratch.h"
 
 static int n_test, failed;
-static char dir[] = "/tmp/callsight-unit-ss.XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 static const struct proto_hello hello = {0, TRACE_FLAG_TICKS, 0x1000, 1000000, 7, 8, 9};
 
 static void ok(int cond, const char *what)
@@ -106,7 +106,7 @@ int main(void)
 {
     char err[FILES_ERR_MAX];
     struct resume_found s;
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-unit-ss"))
         return 1;
     ok(files_init_dir(dir, err, sizeof err) == 0, "init an empty directory");
     ok(resume_find(files_dir_fd(), 1, 1, 0, 0, &s) == 0 && !s.found, "nothing in an empty directory");

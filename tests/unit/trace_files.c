@@ -17,7 +17,7 @@ static int ok(int cond, const char *what)
     return cond;
 }
 
-static char dir[] = "/tmp/callsight-files-XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 
 static void touch(const char *name)
 {
@@ -59,7 +59,7 @@ int main(void)
            !trace_files_parse_name("notes.txt", &k, &id, &tid, &seq),
        "other names rejected");
 
-    if (!mkdtemp(dir))
+    if (!scratch_make(dir, sizeof dir, "callsight-files"))
         return 1;
     touch("trace.10.11.10.bin");
     touch("trace.10.11.2.bin");

@@ -23,7 +23,7 @@ static int ok(int cond, const char *what)
     return cond;
 }
 
-static char dir[] = "/tmp/callsight-reader-XXXXXX";
+static char dir[160]; /* scratch_make: under $TMPDIR */
 static char path[256];
 
 /* A growing byte buffer that the test fills in either byte order. */
@@ -312,7 +312,7 @@ int main(void)
 {
     struct hdr h;
     trace_event_t ev;
-    if (!mkdtemp(dir)) {
+    if (!scratch_make(dir, sizeof dir, "callsight-reader")) {
         perror("mkdtemp");
         return 1;
     }
