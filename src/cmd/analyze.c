@@ -981,7 +981,7 @@ static void no_triggers(const struct analysis *a)
         if (a->src[i].snapshot && !n++)
             first = &a->src[i];
     if (a->triggers_unselected) {
-        fprintf(stderr, PROG ": --trigger: no call selected fired TRACE_TRIGGER (%llu did, outside --thread, "
+        say_err("--trigger: no call selected fired TRACE_TRIGGER (%llu did, outside --thread, "
                         "--since, --until or --function)\n", (unsigned long long)a->triggers_unselected);
         return;
     }
