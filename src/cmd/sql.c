@@ -206,12 +206,18 @@ static int meta_text(sqlite3 *db, const char *key, char *buf, size_t len)
     return found;
 }
 
-/* The cache is current: built for this key, with this schema. */
+/* The cache is current: built for this key, with this schema, and ours: a
+ * regular file (never a FIFO, which would block the open) that this user
+ * owns and nobody else may write, so that whoever else can write DIR
+ * cannot plant a database with a key that matches.  One that is not is
+ * built again (analyze renames the new one over it). */
 static int cache_current(const char *path, const char *key)
 {
     sqlite3 *db = NULL;
     char have[64], version[16];
-    int ok = access(path, F_OK) == 0 && sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+    struct stat st;
+    int ok = lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) &&
+             sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
              meta_text(db, "cache_key", have, sizeof have) && !strcmp(have, key) &&
              meta_text(db, "schema_version", version, sizeof version) &&
              atoi(version) == OUT_SQLITE_SCHEMA_VERSION;
@@ -284,6 +290,13 @@ static int cache_path(const struct options *o, char *buf, size_t len)
     int rc = cache_key(o, key);
     if (rc || (!o->rebuild && cache_current(buf, key)))
         return rc;
+    struct stat st; /* something else at the cache's name is not ours to remove */
+    if (lstat(buf, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, PROG ": ");
+        textesc_put(stderr, buf);
+        fprintf(stderr, ": not a regular file, so not a cache of ours: remove it, or query a database file\n");
+        return 1;
+    }
     return cache_build(o, buf, key);
 }
 
@@ -362,10 +375,13 @@ static int query(const struct options *o, const char *path, const char *sql)
 {
     struct stat st;
     sqlite3 *db = NULL;
-    if (stat(path, &st) != 0) {
+    const char *bad = stat(path, &st) != 0 ? strerror(errno)
+                      : !S_ISREG(st.st_mode) ? "not a regular file (a database is one)" /* a FIFO would block */
+                                             : NULL;
+    if (bad) {
         fprintf(stderr, PROG ": ");
         textesc_put(stderr, path);
-        fprintf(stderr, ": %s\n", strerror(errno));
+        fprintf(stderr, ": %s\n", bad);
         return 1;
     }
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 . "$TESTS/lib/workload_expect.sh"
 . "$TESTS/lib/sqlcheck.sh"
-plan 41
+plan 44
 
 W=$B/examples/workload
 P="2 3 6 8 2"
@@ -162,6 +162,21 @@ got=$(marked)
 mark "$T/tr/.callsight.db"
 "$CS" sql "$T/tr" --exe "$W" --rebuild 'SELECT 1' >/dev/null
 is "$got $(marked)" "0 0" "a trace file changed: built again; --rebuild: built again"
+# A cache others may write is not ours to trust: one that anyone may write
+# (a key that matches is easy to plant) is built again; a FIFO in its place
+# or named as the database is refused, never opened (it would block).
+mark "$T/tr/.callsight.db"
+chmod 666 "$T/tr/.callsight.db"
+is "$(marked) $(stat -c %a "$T/tr/.callsight.db")" "0 644" "a cache others may write: built again, as ours"
+mkfifo "$T/fifo.db"
+timeout 10 "$CS" sql "$T/fifo.db" 'SELECT 1' > "$T/fifo.out" 2>&1
+is "$? $(cat "$T/fifo.out")" "1 callsight sql: $T/fifo.db: not a regular file (a database is one)" "a FIFO named as the database: refused at once"
+rm -f "$T/tr/.callsight.db"
+mkfifo "$T/tr/.callsight.db"
+timeout 10 "$CS" sql "$T/tr" --exe "$W" 'SELECT 1' > "$T/fifo2.out" 2>&1
+is "$? $(cat "$T/fifo2.out")" "1 callsight sql: $T/tr/.callsight.db: not a regular file, so not a cache of ours: remove it, or query a database file" \
+    "a FIFO in the cache's place: refused at once, left alone"
+rm -f "$T/tr/.callsight.db"
 
 # Cut short: a byte budget stops capture, and a file loses its tail; the
 # notes, unclosed frames and calls are the JSON report's.
