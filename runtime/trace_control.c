@@ -153,15 +153,14 @@ TR_NOINSTR static TR_COLD void ctl_apply(tl_state_t *t, uint64_t gen)
      * A thread's first summary gets its table now, once (no hook pays for
      * it again); without one, or without room to say the switch, it stays
      * in the mode it is in. */
-    int mode = g_summary == 1;
-    if ((flags & TRACE_CTL_MODE) && g_summary != 2)
-        mode = atomic_load_explicit((_Atomic uint32_t *)&s->mode, memory_order_relaxed) == TRACE_CTL_MODE_SUMMARY;
-    if (g_summary == 2)
-        mode = t->ctl_mode;
+    int mode = g_summary == 2             ? t->ctl_mode
+               : (flags & TRACE_CTL_MODE) ? atomic_load_explicit((_Atomic uint32_t *)&s->mode,
+                                                                 memory_order_relaxed) == TRACE_CTL_MODE_SUMMARY
+                                          : g_summary == 1;
     if (mode && !t->sum)
         t->sum = sum_alloc();
-    if (mode != t->ctl_mode && (!t->sum || g_buf_max - TL_NOTE_SLOTS <= t->n + 2u))
-        tl_flush(t, 0);
+    if (mode != t->ctl_mode && t->sum && g_buf_max - TL_NOTE_SLOTS <= t->n + 2u)
+        tl_flush(t, 0); /* room for the two markers */
     if (mode != t->ctl_mode && (!t->sum || g_buf_max - TL_NOTE_SLOTS <= t->n + 2u))
         mode = t->ctl_mode;
     int switched = mode != t->ctl_mode;
