@@ -16,10 +16,13 @@ if [ "$(id -u)" != 0 ]; then
 fi
 G=4242 # a gid nobody is in, given to nobody by setpriv below
 as_member() { setpriv --reuid=nobody --regid=$G --clear-groups "$@"; }
-WL=$B/examples/workload
 SHM=/cs-test-group-$$
 track_shm "$SHM"
 chmod 755 "$T" # nobody writes its trace files under $T/nb
+# nobody runs the workload from here: the build may lie under a directory
+# only its owner can enter (a clone in a mktemp -d)
+WL=$T/workload
+cp "$B/examples/workload" "$WL"
 mkdir -m 777 "$T/nb"
 
 TRACE_ENABLE=1 TRACE_DIR="$T/nb/files" as_member "$WL" 4 5 10 16 4 > /dev/null
