@@ -27,6 +27,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (q.nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || (q.flags & ~TRACE_STREAM_CTL_FLAGS) || (q.keep && q.nfuncs))
         abort();
+    /* a flight-recorder switch is a change of its own, on or off */
+    if ((q.flags & TRACE_STREAM_CTL_RECORDER) &&
+        (q.flags != TRACE_STREAM_CTL_RECORDER || !q.keep || q.threads[0] ||
+         (q.recorder != TRACE_STREAM_CTL_RECORDER_ON && q.recorder != TRACE_STREAM_CTL_RECORDER_OFF)))
+        abort();
     for (uint32_t i = 0; i < q.nfuncs; i++)
         if (!funcs[i])
             abort();

@@ -275,8 +275,22 @@ enum trace_mark {
      * then stays in the mode it began in.  Payload: generation << 8 |
      * mode (1 events, 2 summary).  Older readers skip it.
      */
-    TRACE_MARK_MODE = 42
+    TRACE_MARK_MODE = 42,
+    /*
+     * Written by trace_stream (tid 0) in its main connection's series when
+     * live control turns the ring's flight recorder on or off (trace_shm.h,
+     * "flight recorder").  On: everything before it was sent; from here the
+     * ring keeps only its most recent events, which go as snapshots on
+     * connections of their own.  Off: the ring's last recording follows,
+     * then the stream as before.  Between the two the series has a hole
+     * made on purpose: calls open across it are truncated, not unmatched,
+     * and none of it is loss.  Payload: 1 on; 2 | events overwritten while
+     * it recorded << 8, off.  Older readers skip it.
+     */
+    TRACE_MARK_RECORDER = 43
 };
+#define TRACE_RECORDER_MARK_ON 1u
+#define TRACE_RECORDER_MARK_OFF 2u
 #define TRACE_CTL_MARK_LEFT_OUT 0x80u /* TRACE_MARK_CONTROL pad[0]: the thread is not among the setting's */
 
 /* A tracer asks for at most one snapshot per this many ms (a storm of slow

@@ -197,6 +197,8 @@ static uintptr_t g_trig_func;  /* TRACE_TRIGGER: the function (runtime address; 
 static uint64_t g_trig_ns;     /* ... and the duration a call of it must exceed */
 static _Atomic uint64_t g_trig_last_ms; /* when this process last asked for a snapshot */
 static trace_shm_recorder_t *g_rec; /* the flight-recorder block, when the ring has one */
+static trace_shm_recorder_t *g_rec_live; /* ... found through the control block (TRACE_CTL_HAS_RECORDER):
+                                          * it may be OFF, and counts us in `aware` */
 static trace_shm_losses_t *g_losses; /* the per-thread loss table, when the ring has one */
 static size_t g_ring_map_len;  /* bytes mapped: header, storage (and the block) */
 

@@ -106,6 +106,7 @@ TR_NOINSTR static void trace_fork_child(void)
     if (t->tid)
         t->tid = (uint32_t)syscall(SYS_gettid);
     if (g_ring_joined && !stopped()) {
+        ring_aware_add(1);
         atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release); /* as in ring_announce */
         atomic_store_explicit(&g_announce_due, 1, memory_order_relaxed); /* a new process */
     } else
@@ -154,6 +155,7 @@ TR_NOINSTR static void trace_exit(void)
         /* release: pairs with trace_stream's acquire load of writers; all
          * this process put in the ring is visible once it sees us gone */
         atomic_fetch_sub_explicit(RING_U32(writers), 1, memory_order_release);
+        ring_aware_add(-1);
     }
     errno = saved;
 }

@@ -181,16 +181,23 @@ static char g_tsan_reader;
 #define RING_TSAN_SKIP_END() ((void)0)
 #endif
 
-/* Version 3: reserve room for a batch header and count records under the
- * lock, then copy and commit outside it (trace_shm.h).  0 when the lock
- * could not be had or there is too little room. */
+/* Lock held: let it go (release: pairs with the next writer's acquire CAS
+ * in ring_lock). */
+TR_NOINSTR static void ring_unlock(void)
+{
+    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+}
+
+/* Version 3, lock held: reserve room for a batch header and count records,
+ * let the lock go, then copy and commit (trace_shm.h).  0 when there is
+ * too little room. */
 TR_NOINSTR static int ring_put_commit(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
     uint64_t bytes = (count + 1u) * EV_BYTES;
-    if (count == 0)
+    if (count == 0) {
+        ring_unlock();
         return 1; /* nothing to put; a header of no records would read as a broken ring */
-    if (!ring_lock(tid))
-        return 0;
+    }
     /* acquire: pairs with the reader's release store of tail, as in ring_put */
     uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
     RING_TSAN_ACQUIRE();
@@ -209,8 +216,7 @@ TR_NOINSTR static int ring_put_commit(const trace_event_t *ev, uint32_t count, u
          * header above is seen with the room it describes */
         atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
     }
-    /* release: pairs with the next writer's acquire CAS in ring_lock */
-    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    ring_unlock();
     if (!fits)
         return 0;
     ring_copy(head + EV_BYTES, ev, bytes - EV_BYTES);
@@ -223,18 +229,23 @@ TR_NOINSTR static int ring_put_commit(const trace_event_t *ev, uint32_t count, u
     return 1;
 }
 
-/* Copies count records (`events` of them enter/exit) into the ring in one
- * critical section; 0 when the lock could not be had or there is too
- * little room.  A flight-recorder ring gets them as one batch, and while
- * it is RECORDING there is always room: the oldest batches make it. */
+/* Copies count records (`events` of them enter/exit) into the ring; 0 when
+ * the lock could not be had or there is too little room.  A ring with a
+ * flight recorder that is not OFF gets them as one batch, copied under the
+ * lock, and while it is RECORDING there is always room: the oldest batches
+ * make it.  Its state is read under the lock, so a reader that turns it
+ * on knows that every put after that is such a batch (trace_shm.h). */
 TR_NOINSTR static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t events, uint32_t tid)
 {
-    if (g_ring_commit)
-        return ring_put_commit(ev, count, events, tid);
     trace_event_t batch;
-    uint64_t bytes = (count + (g_rec != NULL)) * EV_BYTES;
     if (!ring_lock(tid))
         return 0;
+    /* relaxed: written under the lock we hold, by the reader or a tracer */
+    uint32_t state = g_rec ? atomic_load_explicit(REC_U32(state), memory_order_relaxed) : TRACE_RECORDER_OFF;
+    if (g_ring_commit && state == TRACE_RECORDER_OFF)
+        return ring_put_commit(ev, count, events, tid);
+    int batched = g_rec && state != TRACE_RECORDER_OFF;
+    uint64_t bytes = (count + (uint32_t)batched) * EV_BYTES;
     /* acquire: pairs with the reader's release store of tail, so the bytes
      * it has finished copying out are free before we overwrite them */
     uint64_t tail = atomic_load_explicit(RING_U64(tail), memory_order_acquire);
@@ -242,11 +253,10 @@ TR_NOINSTR static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t
      * after the previous holder's store */
     uint64_t head = atomic_load_explicit(RING_U64(head), memory_order_relaxed);
     uint64_t used = head - tail; /* untrusted: a broken ring reads as full */
-    if (g_rec && used <= g_ring_cap && bytes <= g_ring_cap &&
-        atomic_load_explicit(REC_U32(state), memory_order_relaxed) == TRACE_RECORDER_RECORDING)
+    if (state == TRACE_RECORDER_RECORDING && used <= g_ring_cap && bytes <= g_ring_cap)
         used = head - ring_overwrite(tail, head, bytes);
     int fits = used <= g_ring_cap && bytes <= g_ring_cap - used;
-    if (fits && g_rec) {
+    if (fits && batched) {
         mark_fill(&batch, count ? ev[0].ts : clock_now(), tid, TRACE_MARK_BATCH,
                   (uint64_t)events << 32 | (count + 1u));
         ring_copy(head, &batch, EV_BYTES);
@@ -259,8 +269,7 @@ TR_NOINSTR static int ring_put(const trace_event_t *ev, uint32_t count, uint32_t
          * records copied above are visible before the new head is */
         atomic_store_explicit(RING_U64(head), head + bytes, memory_order_release);
     }
-    /* release: pairs with the next writer's acquire CAS in ring_lock */
-    atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+    ring_unlock();
     return fits;
 }
 
@@ -375,6 +384,7 @@ TR_NOINSTR static void ring_unuse(void)
     munmap(g_ring, g_ring_map_len);
     g_ring = NULL;
     g_rec = NULL;
+    g_rec_live = NULL;
     g_losses = NULL;
     g_ring_data = NULL;
     g_ring_cap = 0;
@@ -491,6 +501,17 @@ TR_NOINSTR static int ring_find_control(unsigned char *at)
         c->size != TRACE_CTL_SIZE)
         return 0;
     g_ctl = c;
+    /* relaxed: written before the ring's magic, as the rest of the block.
+     * -DTRACE_RING_NO_LIVE_RECORDER builds a tracer that never looks (the
+     * tests' tracer of the tree before it) */
+#ifndef TRACE_RING_NO_LIVE_RECORDER
+    if (atomic_load_explicit((_Atomic uint32_t *)(void *)&c->blocks, memory_order_relaxed) & TRACE_CTL_HAS_RECORDER) {
+        trace_shm_recorder_t *r = (trace_shm_recorder_t *)(void *)(at - TRACE_SHM_RECORDER_SIZE);
+        if (memcmp(r->magic, TRACE_SHM_RECORDER_MAGIC, sizeof r->magic) == 0 &&
+            r->version == TRACE_SHM_RECORDER_VERSION)
+            g_rec_live = r; /* the caller checked the segment has room for it */
+    }
+#endif
     return 1;
 }
 
@@ -527,12 +548,21 @@ TR_NOINSTR static const char *ring_open(int fd)
         room = tail - TRACE_CTL_SIZE >= TRACE_SHM_LOSSES_SIZE ? TRACE_SHM_LOSSES_SIZE : tail - TRACE_CTL_SIZE;
     if (room)
         ring_find_block((unsigned char *)map + len, room, version);
+    /* The control block's recorder: a --flight-recorder ring's own (found
+     * above too), or one after the loss table that starts OFF; a version-3
+     * ring has none that counts (its writers cannot copy under the lock). */
+    if (g_rec_live && version != TRACE_SHM_VERSION)
+        g_rec_live = NULL;
+    if (g_rec_live && g_rec && g_rec != g_rec_live)
+        g_rec_live = NULL; /* two blocks that disagree: the one older tracers use */
+    if (g_rec_live)
+        g_rec = g_rec_live;
     /* A version-2 ring whose reader takes committed batches among plain
      * records (trace_shm.h); never a flight recorder's, whose writers move
      * tail over plain batches.  -DTRACE_RING_NO_COMMIT builds a tracer that
      * writes as one that knows only version 2 (the tests' older writer). */
 #ifndef TRACE_RING_NO_COMMIT
-    if (version == TRACE_SHM_VERSION && g_losses && !g_rec &&
+    if (version == TRACE_SHM_VERSION && g_losses && (!g_rec || g_rec == g_rec_live) &&
         (atomic_load_explicit((_Atomic uint32_t *)&g_losses->features, memory_order_relaxed) &
          TRACE_SHM_FEATURE_COMMIT)) {
         g_ring_commit = 1;
@@ -540,6 +570,15 @@ TR_NOINSTR static const char *ring_open(int fd)
     }
 #endif
     return NULL;
+}
+
+/* A switchable recorder's `aware` (trace_shm.h): +1 before we count in
+ * `writers`, -1 after we count out, so the reader never sees more writers
+ * that know it than it counts. */
+TR_NOINSTR static void ring_aware_add(int d)
+{
+    if (g_rec_live) /* relaxed: the reader reads it only to refuse a switch */
+        atomic_fetch_add_explicit((_Atomic uint32_t *)(void *)&g_rec_live->aware, (uint32_t)d, memory_order_relaxed);
 }
 
 /* Counts us as a writer; trace_stream sends its handshake only once it sees
@@ -571,6 +610,7 @@ TR_NOINSTR static const char *ring_announce(void)
     if (!why) {
         /* release: pairs with trace_stream's acquire load of writers, so the
          * lower half above is complete when it reads it */
+        ring_aware_add(1);
         atomic_fetch_add_explicit(RING_U32(writers), 1, memory_order_release);
         g_ring_joined = 1;
         atomic_store_explicit(&g_announce_due, 1, memory_order_relaxed);

@@ -215,6 +215,31 @@ _Static_assert(offsetof(trace_shm_batch_t, mark) == 28, "mark where a record's k
  *     slow, after the batch holding that call's exit is in the ring and
  *     the state is SHIPPING; the reader takes a snapshot when it changes,
  *     or, declining (too many per hour), turns the ring back to RECORDING.
+ *     (A tracer of this tree turns only RECORDING into SHIPPING.)
+ *
+ * Switched live (`callsight ctl DIR --recorder on|off`, docs/control.md):
+ * a ring made by trace_stream --allow-control has this block right before
+ * its control block, which says so (TRACE_CTL_HAS_RECORDER): after the
+ * storage of a --flight-recorder ring, as above, or after the loss table
+ * of any other, OFF from the start.  Tracers that predate this find the
+ * first where they always did and never see the second.
+ *   - OFF: the ring is an ordinary one (the reader drains it, writers drop
+ *     when it is full and never overwrite); a tracer of this tree writes as
+ *     it would into a ring without the block (committed batches under
+ *     TRACE_SHM_FEATURE_COMMIT, no BATCH records), which it decides under
+ *     the lock, put by put.  Older tracers treat OFF as SHIPPING.
+ *   - On: the reader, holding the lock, makes it SHIPPING and notes head;
+ *     from then on every writer copies under the lock with a BATCH record
+ *     first.  It drains up to that head (waiting for batches still being
+ *     copied outside the lock, as always), so its tail is then a batch
+ *     boundary with only whole batches after it, and makes it RECORDING.
+ *     Refused while `writers` > `aware` (a tracer that knows nothing of the
+ *     block would have its records overwritten unaccounted for).
+ *   - Off: the reader, holding the lock, makes it OFF and takes tail back
+ *     from the writers; what the ring holds then (its last recording) is
+ *     drained as any records are.
+ *   - The reader says both in its main connection's series
+ *     (TRACE_MARK_RECORDER, trace.h), which has a hole between the two.
  */
 #define TRACE_SHM_RECORDER_MAGIC "TKFLIGHT" /* exactly 8 chars, no NUL */
 #define TRACE_SHM_RECORDER_VERSION 1u
@@ -222,7 +247,8 @@ _Static_assert(offsetof(trace_shm_batch_t, mark) == 28, "mark where a record's k
 
 enum trace_recorder_state {
     TRACE_RECORDER_RECORDING = 1, /* writers overwrite the oldest whole batches */
-    TRACE_RECORDER_SHIPPING = 2   /* a snapshot is being sent: writers drop when full */
+    TRACE_RECORDER_SHIPPING = 2,  /* a snapshot is being sent: writers drop when full */
+    TRACE_RECORDER_OFF = 3        /* live control turned it off: streaming (below) */
 };
 
 typedef struct trace_shm_recorder {
@@ -232,7 +258,11 @@ typedef struct trace_shm_recorder {
     uint64_t overwritten; /* enter/exit events overwritten so far (writers, under the lock) */
     uint64_t triggers;    /* slow TRACE_TRIGGER calls that asked for a snapshot (tracers) */
     uint64_t held;        /* slow calls that did not ask: one asked less than TRACE_TRIGGER_GAP_MS before */
-    uint64_t reserved[3]; /* zero */
+    uint32_t aware;       /* tracer processes attached now that know TRACE_RECORDER_OFF (a ring whose
+                           * control block has TRACE_CTL_HAS_RECORDER; they count themselves in before
+                           * `writers`, out after it) */
+    uint32_t pad;         /* zero */
+    uint64_t reserved[2]; /* zero */
 } trace_shm_recorder_t;
 
 _Static_assert(sizeof(trace_shm_recorder_t) == TRACE_SHM_RECORDER_SIZE, "recorder block is 64 bytes");
@@ -242,7 +272,8 @@ _Static_assert(offsetof(trace_shm_recorder_t, state) == 12, "state at 12");
 _Static_assert(offsetof(trace_shm_recorder_t, overwritten) == 16, "overwritten at 16");
 _Static_assert(offsetof(trace_shm_recorder_t, triggers) == 24, "triggers at 24");
 _Static_assert(offsetof(trace_shm_recorder_t, held) == 32, "held at 32");
-_Static_assert(offsetof(trace_shm_recorder_t, reserved) == 40, "reserved at 40");
+_Static_assert(offsetof(trace_shm_recorder_t, aware) == 40, "aware at 40");
+_Static_assert(offsetof(trace_shm_recorder_t, reserved) == 48, "reserved at 48");
 
 /* ---- per-thread losses ------------------------------------------------
  *
@@ -369,6 +400,9 @@ _Static_assert(offsetof(trace_shm_losses_t, slot) == 64, "slots at 64");
  *     know are ignored.
  */
 #define TRACE_CTL_MAGIC "TKCONTRL" /* exactly 8 chars, no NUL */
+#define TRACE_CTL_HAS_RECORDER 0x1u /* blocks: the recorder's block (trace_shm_recorder_t) is the
+                                       TRACE_SHM_RECORDER_SIZE bytes right before this one, switched
+                                       by the ring's reader ("flight recorder" above) */
 #define TRACE_CTL_VERSION 1u
 #define TRACE_CTL_SLOTS 8192u
 #define TRACE_CTL_SLOT_BITS 13u
@@ -416,7 +450,8 @@ typedef struct trace_shm_control {
     uint64_t load_bias;  /* the program's (file mode; zero on a ring): informative, the tables are link-time */
     uint64_t build_id[2]; /* the program's GNU build-id, bytes 0-15 (zero: none), to check the writer's --exe */
     uint32_t pid;        /* the process that made the block */
-    uint32_t pad;        /* zero */
+    uint32_t blocks;     /* TRACE_CTL_HAS_*: the other blocks its maker put in the segment (zero from
+                          * trace_streams that predate it, and in file mode) */
     trace_ctl_setting_t setting[2];
     uint64_t funcs[2][TRACE_CTL_SLOTS];
 } trace_shm_control_t;
@@ -440,6 +475,7 @@ _Static_assert(offsetof(trace_shm_control_t, applied) == 24, "applied at 24");
 _Static_assert(offsetof(trace_shm_control_t, load_bias) == 32, "load_bias at 32");
 _Static_assert(offsetof(trace_shm_control_t, build_id) == 40, "build_id at 40");
 _Static_assert(offsetof(trace_shm_control_t, pid) == 56, "pid at 56");
+_Static_assert(offsetof(trace_shm_control_t, blocks) == 60, "blocks at 60");
 _Static_assert(offsetof(trace_shm_control_t, setting) == 64, "settings at 64");
 _Static_assert(offsetof(trace_shm_control_t, funcs) == 64 + 2 * TRACE_CTL_SETTING_SIZE, "tables after the settings");
 _Static_assert(TRACE_CTL_SLOTS == 1u << TRACE_CTL_SLOT_BITS, "slots a power of two");

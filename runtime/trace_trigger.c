@@ -25,9 +25,11 @@ TR_NOINSTR static TR_COLD void trig_ask(tl_state_t *t)
     uint32_t tid = t->tid;
     t->trig_pending = 0;
     if (ring_lock(tid)) {
-        atomic_store_explicit(REC_U32(state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
-        /* release: pairs with the next holder's acquire CAS in ring_lock */
-        atomic_store_explicit(RING_U32(lock), 0, memory_order_release);
+        /* only a recording ring: one turned OFF streams, and one SHIPPING
+         * is the reader's to turn back */
+        if (atomic_load_explicit(REC_U32(state), memory_order_relaxed) == TRACE_RECORDER_RECORDING)
+            atomic_store_explicit(REC_U32(state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
+        ring_unlock();
     }
     /* release: pairs with the reader's acquire load; the batch with the
      * slow call went in before */

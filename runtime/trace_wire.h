@@ -202,7 +202,8 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
  * 48, before the addresses: the trigger's function (link-time, of the
  * program build_id names; 0: no trigger at all) and its limit in ns
  * (nonzero with a function), u64 each; a trace_stream that predates the
- * flag refuses the request ("flags this trace_stream does not know").  A body that
+ * flag refuses the request ("flags this trace_stream does not know").
+ * With TRACE_STREAM_CTL_RECORDER, 8 bytes after those (below).  A body that
  * is not that (wire_ctl_parse) is refused whole: nothing changes; a head
  * that is not a request, or a len above TRACE_STREAM_CTL_BODY_MAX, ends the
  * client's reading of requests, never the stream.
@@ -213,10 +214,20 @@ _Static_assert(offsetof(trace_stream_request_t, pad) == 12, "pad at 12");
 #define TRACE_STREAM_CTL_THREADS_MAX 255u /* bytes of thread globs, as trace_shm.h's TRACE_CTL_THREADS_MAX */
 #define TRACE_STREAM_CTL_FUNCS_MAX 4096u /* as trace_shm.h's TRACE_CTL_FUNCS_MAX */
 #define TRACE_STREAM_CTL_TRIGGER_SIZE 16u
+#define TRACE_STREAM_CTL_RECORDER_SIZE 8u
 #define TRACE_STREAM_CTL_BODY_MAX \
-    (TRACE_STREAM_CTL_FIXED + TRACE_STREAM_CTL_TRIGGER_SIZE + 8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
+    (TRACE_STREAM_CTL_FIXED + TRACE_STREAM_CTL_TRIGGER_SIZE + TRACE_STREAM_CTL_RECORDER_SIZE + \
+     8u * TRACE_STREAM_CTL_FUNCS_MAX + TRACE_STREAM_CTL_THREADS_MAX)
 #define TRACE_STREAM_CTL_KEEP 0x1u  /* what: the functions stay as set (pause, resume); nfuncs 0 */
-#define TRACE_STREAM_CTL_FLAGS 0x7fu /* the setting flags a request may carry (trace_shm.h TRACE_CTL_*) */
+#define TRACE_STREAM_CTL_FLAGS 0xffu /* the flags a request may carry (trace_shm.h TRACE_CTL_*, and RECORDER) */
+/* The ring's flight recorder on or off (trace_shm.h), a change of its own:
+ * with TRACE_STREAM_CTL_KEEP and no other flag, nfuncs 0, no threads; the
+ * 8 bytes after the 48 are `recorder` (u32: 1 on, 2 off) and zero (u32).
+ * Not a setting: the generation stays.  In an answer's flags: the
+ * recorder is on (the ring keeps only its most recent events). */
+#define TRACE_STREAM_CTL_RECORDER 0x80u
+#define TRACE_STREAM_CTL_RECORDER_ON 1u
+#define TRACE_STREAM_CTL_RECORDER_OFF 2u
 #define TRACE_STREAM_CTL_TRIGGER 0x20u /* = TRACE_CTL_TRIGGER: the 16 bytes of a trigger follow the 48 */
 #define TRACE_STREAM_CTL_MODE 0x40u    /* = TRACE_CTL_MODE: `mode` is 1 events or 2 summary */
 #define TRACE_STREAM_CTL_THREADS 0x10u /* = TRACE_CTL_THREADS: set exactly when threads_len > 0 */
@@ -816,6 +827,7 @@ static inline void wire_codec_decode(struct wire_codec *c, const unsigned char *
 struct wire_ctl {
     uint32_t flags, nfuncs, depth;
     uint32_t mode; /* TRACE_STREAM_CTL_MODE: 1 events, 2 summary */
+    uint32_t recorder; /* TRACE_STREAM_CTL_RECORDER: _ON or _OFF */
     int keep;
     uint64_t build_id[2], under;
     uint64_t trig[2]; /* TRACE_STREAM_CTL_TRIGGER: the function (link-time; 0 none) and its limit in ns */
@@ -837,17 +849,28 @@ static inline const char *wire_ctl_parse(const unsigned char *b, size_t len, str
     q->depth = wire_le32(b + 12);
     q->under = wire_le64(b + 32);
     uint32_t tl = wire_le32(b + 40);
-    size_t at = TRACE_STREAM_CTL_FIXED + (q->flags & TRACE_STREAM_CTL_TRIGGER ? TRACE_STREAM_CTL_TRIGGER_SIZE : 0u);
+    size_t at = TRACE_STREAM_CTL_FIXED + (q->flags & TRACE_STREAM_CTL_TRIGGER ? TRACE_STREAM_CTL_TRIGGER_SIZE : 0u) +
+                (q->flags & TRACE_STREAM_CTL_RECORDER ? TRACE_STREAM_CTL_RECORDER_SIZE : 0u);
     q->threads[0] = '\0';
     q->trig[0] = q->trig[1] = 0;
+    q->recorder = 0;
     q->mode = wire_le32(b + 44);
     if (tl > TRACE_STREAM_CTL_THREADS_MAX)
         return "its thread globs are out of bounds";
     if (q->nfuncs > TRACE_STREAM_CTL_FUNCS_MAX || len != at + 8u * (size_t)q->nfuncs + tl)
         return "its count of functions does not match its length";
-    if (at > TRACE_STREAM_CTL_FIXED) {
+    if (q->flags & TRACE_STREAM_CTL_TRIGGER) {
         q->trig[0] = wire_le64(b + TRACE_STREAM_CTL_FIXED);
         q->trig[1] = wire_le64(b + TRACE_STREAM_CTL_FIXED + 8u);
+    }
+    if (q->flags & TRACE_STREAM_CTL_RECORDER) {
+        const unsigned char *rb = b + at - TRACE_STREAM_CTL_RECORDER_SIZE;
+        q->recorder = wire_le32(rb);
+        if ((q->recorder != TRACE_STREAM_CTL_RECORDER_ON && q->recorder != TRACE_STREAM_CTL_RECORDER_OFF) ||
+            wire_le32(rb + 4))
+            return "its flight-recorder switch is neither on nor off";
+        if (q->flags != TRACE_STREAM_CTL_RECORDER || !q->keep || q->nfuncs || tl)
+            return "a flight-recorder switch is a change of its own";
     }
     const unsigned char *g = b + at + 8u * (size_t)q->nfuncs;
     for (uint32_t i = 0; i < tl; i++) {
@@ -900,6 +923,11 @@ static inline size_t wire_ctl_encode(unsigned char *b, const struct wire_ctl *q,
         wire_put_le64(b + at, q->trig[0]);
         wire_put_le64(b + at + 8u, q->trig[1]);
         at += TRACE_STREAM_CTL_TRIGGER_SIZE;
+    }
+    if (q->flags & TRACE_STREAM_CTL_RECORDER) {
+        wire_put_le32(b + at, q->recorder);
+        wire_put_le32(b + at + 4u, 0u);
+        at += TRACE_STREAM_CTL_RECORDER_SIZE;
     }
     for (uint32_t i = 0; i < q->nfuncs; i++)
         wire_put_le64(b + at + 8u * i, funcs[i]);

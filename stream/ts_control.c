@@ -24,6 +24,29 @@ static void ctl_due(struct sender *s, uint32_t seq, uint32_t status, uint64_t ge
     snprintf(s->ctl.why, sizeof s->ctl.why, "%s", why ? why : "");
 }
 
+/* The flight recorder on or off (trace_shm.h): NULL, the loops make the
+ * switch (stream_modes), or why not.  Refused while a tracer that knows
+ * nothing of a live recorder writes the ring: its records would be
+ * overwritten without a count of their events. */
+static const char *ctl_recorder(struct sender *s, uint32_t want)
+{
+    struct ring *r = s->ctl.ring;
+    if (!r || !r->rec)
+        return "this ring has no flight recorder to switch (an older trace_stream or a tracer made it)";
+    int on = want == TRACE_STREAM_CTL_RECORDER_ON;
+    s->ctl.rec_want = 0;
+    if (on == r->recording && !r->arming)
+        return NULL; /* already so: applied */
+    if (on && r->rec_live) {
+        uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
+        uint32_t aware = atomic_load_explicit(a32(&r->rec->aware), memory_order_relaxed);
+        if (writers > aware)
+            return "a tracer writing the ring predates the live flight recorder: it stays off";
+    }
+    s->ctl.rec_want = want;
+    return NULL;
+}
+
 /* A whole request body came: apply it or refuse it, whole. */
 static void ctl_request(struct sender *s)
 {
@@ -35,7 +58,11 @@ static void ctl_request(struct sender *s)
         why = wire_ctl_parse(s->ctl.body, len, &q, s->ctl.funcs);
     if (!why && !s->ctl.block)
         why = "this trace_stream's ring has no control block";
-    if (!why)
+    s->ctl.rec_req = !why && (q.flags & TRACE_STREAM_CTL_RECORDER);
+    if (s->ctl.rec_req) {
+        why = ctl_recorder(s, q.recorder);
+        gen = atomic_load_explicit(a64(&s->ctl.block->gen), memory_order_acquire); /* it stays */
+    } else if (!why)
         why = trace_ctl_publish(s->ctl.block, q.flags, q.build_id, s->ctl.funcs, q.nfuncs, q.under, q.depth, q.threads,
                                 q.trig, q.mode, q.keep, &gen);
     if (why && !s->o->quiet)
@@ -91,7 +118,7 @@ static int ctl_service(struct sender *s)
     trace_shm_control_t *c = s->ctl.block;
     uint64_t applied = c ? atomic_load_explicit(a64(&c->applied), memory_order_relaxed) : 0;
     uint32_t status = s->ctl.status;
-    if (status == TRACE_CTL_ANSWER_APPLIED && applied < s->ctl.gen) {
+    if (status == TRACE_CTL_ANSWER_APPLIED && (applied < s->ctl.gen || s->ctl.rec_want)) {
         if (now_ms() < s->ctl.until)
             return 0; /* no thread has taken it yet: each does at its next hook */
         status = TRACE_CTL_ANSWER_PENDING;
@@ -108,10 +135,14 @@ static int ctl_service(struct sender *s)
                       set->flags & TRACE_CTL_UNDER ? set->under_depth : set->nfuncs);
         wire_put_le32(a + offsetof(trace_stream_ctl_answer_t, flags), c->setting[k].flags);
     }
+    if (s->ctl.ring && s->ctl.ring->recording) {
+        uint32_t f = wire_le32(a + offsetof(trace_stream_ctl_answer_t, flags));
+        wire_put_le32(a + offsetof(trace_stream_ctl_answer_t, flags), f | TRACE_STREAM_CTL_RECORDER);
+    }
     memcpy(a + offsetof(trace_stream_ctl_answer_t, reason), s->ctl.why,
            strnlen(s->ctl.why, TRACE_STREAM_CTL_ANSWER_SIZE - offsetof(trace_stream_ctl_answer_t, reason) - 1));
     s->ctl.due = 0;
-    if (!s->o->quiet && status != TRACE_CTL_ANSWER_REFUSED)
+    if (!s->o->quiet && status != TRACE_CTL_ANSWER_REFUSED && !s->ctl.rec_req) /* a switch says itself */
         fprintf(stderr, "trace_stream: control generation %" PRIu64 " %s\n", s->ctl.gen,
                 status == TRACE_CTL_ANSWER_APPLIED ? "applied" : "written; no tracer thread has applied it yet");
     return send_small(s, TRACE_CHUNK_CONTROL_ANSWER, a, sizeof a) < 0 ? -1 : 0;

@@ -176,7 +176,10 @@ static int forward_chunk(struct ring *r, struct sender *s)
         return 1;
     if (read_server(s))
         return sender_lost(s);
-    long n = ring_take(r, s->raw, CHUNK_RAW);
+    /* turning the recorder on: up to where the ring was made SHIPPING, no
+     * further (what follows is the recording's) */
+    size_t max = r->arming && r->arm_at - r->tail < CHUNK_RAW ? (size_t)(r->arm_at - r->tail) : CHUNK_RAW;
+    long n = max ? ring_take(r, s->raw, max) : 0;
     if (n < 0)
         return -1;
     if (n == 0)
@@ -209,19 +212,41 @@ static int ring_pending(const struct ring *r, uint64_t stop_ms)
            (stop_ms == 0 || now_ms() - stop_ms < LIVENESS_MS);
 }
 
+/* The host asked for the recorder: make the ring SHIPPING (every put from
+ * then on a whole batch under the lock) and note head, up to which the
+ * drain goes on (trace_shm.h).  1 once it has: time to record; 0 not yet
+ * (the lock was busy: tried again next time). */
+static int drain_arm(struct ring *r, struct sender *s)
+{
+    if (s->ctl.rec_want != TRACE_STREAM_CTL_RECORDER_ON)
+        return 0;
+    if (!r->arming) {
+        if (recorder_lock(r))
+            return 0;
+        atomic_store_explicit(a32(&r->rec->state), TRACE_RECORDER_SHIPPING, memory_order_relaxed);
+        r->arm_at = atomic_load_explicit(a64(&r->hdr->head), memory_order_relaxed);
+        recorder_unlock(r);
+        r->arming = 1;
+    }
+    return r->tail >= r->arm_at;
+}
+
 /*
  * Forward until the tracer has detached and the ring is empty, or, after
  * SIGINT/SIGTERM, until what the ring held at that moment is sent, or until
  * the tracers are found dead and what they left is sent.  The tracer
  * publishes its last head before it decrements `writers` (both release), so
  * reading writers == 0 (acquire) and then an empty ring means nothing more
- * comes.
+ * comes.  2 when the host turned the flight recorder on and everything
+ * before it is sent (stream_modes makes the switch).
  */
 static int drain(struct ring *r, struct sender *s)
 {
     int idle_ms = IDLE_MIN_MS, stopping = 0;
     uint64_t stop_at = 0, stop_ms = 0;
     for (;;) {
+        if (!stopping && r->rec && drain_arm(r, s))
+            return 2;
         if (stop_requested && !stopping) {
             stopping = 1;
             stop_ms = now_ms();
@@ -309,10 +334,10 @@ static int report_vanished(struct ring *r, struct sender *s)
 static int link_end(struct ring *r, struct sender *s)
 {
     uint64_t head = atomic_load_explicit(a64(&r->hdr->head), memory_order_acquire);
-    uint64_t left = r->rec || head < r->tail || head - r->tail > r->capacity ? 0
+    uint64_t left = r->recording || head < r->tail || head - r->tail > r->capacity ? 0
                     : r->version == TRACE_SHM_VERSION_COMMIT || r->mixed ? ring_records_left(r, head)
                                                       : (head - r->tail) / TRACE_EVENT_SIZE;
-    uint64_t dropped = r->rec ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
+    uint64_t dropped = r->recording ? 0 : outage_drops(s), lost = left + s->discarded + dropped;
     char why[160];
     if (r->vanished)
         report_vanished(r, s); /* says it; there is no connection to tell */

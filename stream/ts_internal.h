@@ -167,7 +167,13 @@ struct ring {
     uint64_t live_at; /* when (ms) to test the tracers' liveness next */
     uint32_t vanished; /* tracers found dead while still counted in `writers` */
     int lock_seen;     /* a tracer's shared lock was seen: tracers here use it */
-    trace_shm_recorder_t *rec; /* --flight-recorder: the block after the storage */
+    trace_shm_recorder_t *rec; /* the flight recorder's block: --flight-recorder's after the storage,
+                                * or --allow-control's before the control block (NULL: none) */
+    int rec_live;      /* ... the latter, after the loss table: tracers that predate it never see it */
+    int recording;     /* the recorder is on: the ring keeps its most recent events (ts_recorder.c) */
+    int arming;        /* turning it on: draining up to arm_at first (trace_shm.h) */
+    uint64_t arm_at;   /* head when the ring was made SHIPPING for that */
+    uint64_t over_at;  /* the block's `overwritten` when it was last turned on */
     trace_shm_losses_t *losses; /* the loss table after the storage (NULL: the ring has none) */
     trace_shm_control_t *ctl;   /* --allow-control: the control block at the segment's end (NULL: none) */
     int vanished_said; /* the dead tracers were reported (once) */
@@ -238,6 +244,10 @@ struct sender {
         uint32_t seq, status;
         uint64_t gen, until;        /* what it applies; when to answer "pending" at the latest (ms) */
         char why[96];
+        struct ring *ring;          /* the main connection's ring (NULL: a snapshot's sender) */
+        int rec_req;                /* the request answered next was a flight-recorder switch */
+        uint32_t rec_want;          /* a flight-recorder switch asked for and not yet made:
+                                       TRACE_STREAM_CTL_RECORDER_ON or _OFF (0: none) */
     } ctl;
 
     /* --auth-key (ts_auth.c): this connection's side of the exchange. */
@@ -385,6 +395,8 @@ static int link_end(struct ring *r, struct sender *s);
 static int end_failed(struct ring *r, struct sender *s);
 
 /* ts_recorder.c: --flight-recorder, in place of drain(). */
-static int stream_recorder(struct ring *r, struct sender *s, const struct options *o);
+static int stream_modes(struct ring *r, struct sender *s, const struct options *o);
+static int recorder_lock(struct ring *r);
+static void recorder_unlock(struct ring *r);
 
 #endif /* TS_INTERNAL_H */

@@ -107,9 +107,9 @@ static int stream(struct ring *r, struct sender *s, const struct options *o)
         return end_failed(r, s);
     if (!o->quiet)
         fprintf(stderr, "trace_stream: tracer attached; %s%s:%s%s\n",
-                r->rec ? "recording, snapshots go to " : s->sock >= 0 ? "streaming to " : "the ring keeps its events until ",
+                r->recording ? "recording, snapshots go to " : s->sock >= 0 ? "streaming to " : "the ring keeps its events until ",
                 o->host, o->port, s->sock >= 0 || r->rec ? "" : " answers");
-    if (r->rec ? stream_recorder(r, s, o) : drain(r, s) || reach_server_at_end(s, r->hdr))
+    if (stream_modes(r, s, o))
         return end_failed(r, s);
     /* The last merged snapshots, on a connection that is up (a cut on the
      * way marks them due again, and the next connection gets them whole). */
@@ -141,6 +141,7 @@ static int start(struct ring *r, struct sender *s)
     s->ring = r->hdr;
     s->losses = r->losses;
     s->ctl.block = r->ctl;
+    s->ctl.ring = r;
     resume_key_init(s); /* the main connection's only: a snapshot's sends no resume notice */
     s->link.ever_up = s->sock >= 0;
     if (s->sock >= 0)

@@ -285,15 +285,19 @@ static unsigned recorder_cause(struct ring *r, struct recorder *rc, struct sende
 }
 
 /* The recorder's loop, in place of drain(): until the tracers have
- * detached or died, or SIGINT/SIGTERM.  0, or -1 fatal. */
+ * detached or died, or SIGINT/SIGTERM.  0, 2 the host turned it off, or
+ * -1 fatal. */
 static int record(struct ring *r, struct sender *s, struct recorder *rc, struct sender *snap)
 {
     const struct options *o = s->o;
     int death_done = 0;
     rc->triggers_seen = atomic_load_explicit(a64(&r->rec->triggers), memory_order_acquire);
+    snapshot_requested = rc->signals_seen; /* a signal while it was off asked for nothing */
     while (!stop_requested) {
         if (maybe_reconnect(s, r->hdr) || heartbeat(s) || send_notice_if_changed(s, r->hdr) || ctl_service(s))
             return -1;
+        if (s->ctl.rec_want == TRACE_STREAM_CTL_RECORDER_OFF)
+            return 2; /* the host turned it off: stream_modes makes the switch */
         uint32_t writers = atomic_load_explicit(a32(&r->hdr->writers), memory_order_acquire);
         if (!r->vanished)
             r->vanished = ring_dead_writers(r);
@@ -331,18 +335,80 @@ static void recorder_report(const struct ring *r, const struct recorder *rc, con
             TRACE_TRIGGER_GAP_MS);
 }
 
-/* --flight-recorder, in place of drain(): 0, or -1 (the link is gone for good, or fatal). */
-static int stream_recorder(struct ring *r, struct sender *s, const struct options *o)
+/* A marker (tid 0) in the main connection's series: the recorder went on
+ * or off here (TRACE_MARK_RECORDER, trace.h).  0, or -1 fatal. */
+static int recorder_say(struct ring *r, struct sender *s, uint64_t payload)
 {
+    unsigned char m[TRACE_EVENT_SIZE];
+    recorder_mark(m, ring_now_ts(r->hdr), TRACE_MARK_RECORDER, payload);
+    return send_records(s, m, sizeof m);
+}
+
+/* The host's switch, at the point the loops stopped for it (trace_shm.h):
+ * on once everything before it is sent, off by taking tail back from the
+ * writers.  0 (made, or the lock was busy: tried again), -1 fatal. */
+static int recorder_switch(struct ring *r, struct sender *s, struct recorder *rc)
+{
+    const struct options *o = s->o;
+    if (s->ctl.rec_want == TRACE_STREAM_CTL_RECORDER_ON) {
+        if (recorder_say(r, s, TRACE_RECORDER_MARK_ON))
+            return -1;
+        r->arming = 0;
+        r->recording = 1;
+        rc->aligned = 1; /* at arm_at: every put after it is a whole batch */
+        r->over_at = atomic_load_explicit(a64(&r->rec->overwritten), memory_order_relaxed);
+        rc->overwritten_sent = r->over_at;
+        s->discarded += recorder_thaw(r, rc); /* RECORDING, or SHIPPING until the lock is had */
+        s->ctl.rec_want = 0;
+        if (!o->quiet)
+            fprintf(stderr, "trace_stream: flight recorder on (live control): the ring keeps its most recent "
+                            "events; snapshots go on connections of their own\n");
+        return 0;
+    }
+    if (recorder_lock(r)) {
+        sleep_ms(IDLE_MAX_MS);
+        return 0; /* still recording; asked again */
+    }
+    atomic_store_explicit(a32(&r->rec->state), TRACE_RECORDER_OFF, memory_order_relaxed);
+    r->tail = atomic_load_explicit(a64(&r->hdr->tail), memory_order_relaxed);
+    uint64_t over = atomic_load_explicit(a64(&r->rec->overwritten), memory_order_relaxed);
+    recorder_unlock(r);
+    /* release: ours again, as in ring_take */
+    atomic_store_explicit(a64(&r->hdr->tail), r->tail, memory_order_release);
+    r->recording = 0;
+    rc->thaw_due = 0;
+    s->ctl.rec_want = 0;
+    if (recorder_say(r, s, TRACE_RECORDER_MARK_OFF | (over - r->over_at) << 8))
+        return -1;
+    if (!o->quiet)
+        fprintf(stderr, "trace_stream: flight recorder off (live control): %" PRIu64 " events overwritten while it "
+                        "recorded; streaming again, from its last recording on\n", over - r->over_at);
+    return 0;
+}
+
+/* The stream's loops: drain(), and record() while the flight recorder is
+ * on (--flight-recorder, or turned on from the host), until the end.  0,
+ * or -1 (the link is gone for good, or fatal). */
+static int stream_modes(struct ring *r, struct sender *s, const struct options *o)
+{
+    if (!r->rec)
+        return drain(r, s) || reach_server_at_end(s, r->hdr) ? -1 : 0;
     struct recorder rc;
     struct sender snap = {.sock = -1};
     struct options so = *o;
     so.summary_threads = 1; /* a snapshot is what the ring held, as it was */
     so.retry_s = 0;         /* a snapshot's connection is not resumed: a cut shows as one */
     so.recorder = 0;        /* and takes no requests: the main connection does */
-    int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so);
-    bad = bad || record(r, s, &rc, &snap) || reach_server_at_end(s, r->hdr);
-    if (!bad)
+    int bad = recorder_init(&rc, o) || sender_init(&snap, -1, &so), used = r->recording, step = 0;
+    while (!bad) {
+        step = r->recording ? record(r, s, &rc, &snap) : drain(r, s);
+        if (step != 2)
+            break;
+        bad = recorder_switch(r, s, &rc) < 0;
+        used = 1;
+    }
+    bad = bad || step < 0 || reach_server_at_end(s, r->hdr);
+    if (!bad && used)
         recorder_report(r, &rc, &snap);
     free(rc.times);
     sender_free(&snap);

@@ -91,16 +91,18 @@ static int ring_map(struct ring *r, int fd, size_t len)
     return 0;
 }
 
-/* --flight-recorder: the block after the storage, RECORDING from the
- * start; its magic goes before the ring's, so a tracer that sees the ring
- * sees the block. */
-static void ring_init_recorder(struct ring *r)
+/* The flight recorder's block at `at`: --flight-recorder's after the
+ * storage, RECORDING from the start, or --allow-control's after the loss
+ * table, OFF until the host turns it on; its magic goes before the
+ * ring's, so a tracer that sees the ring sees the block. */
+static void ring_init_recorder(struct ring *r, unsigned char *at, uint32_t state)
 {
-    trace_shm_recorder_t *b = (trace_shm_recorder_t *)(void *)(r->data + r->hdr->capacity);
+    trace_shm_recorder_t *b = (trace_shm_recorder_t *)(void *)at;
     b->version = TRACE_SHM_RECORDER_VERSION;
-    b->state = TRACE_RECORDER_RECORDING;
+    b->state = state;
     memcpy(b->magic, TRACE_SHM_RECORDER_MAGIC, sizeof b->magic);
     r->rec = b;
+    r->recording = state == TRACE_RECORDER_RECORDING;
 }
 
 /* The loss table after the storage (trace_shm.h); its magic, too, goes
@@ -123,6 +125,7 @@ static void ring_init_control(struct ring *r, size_t len)
     c->version = TRACE_CTL_VERSION;
     c->size = TRACE_CTL_SIZE;
     c->pid = (uint32_t)getpid();
+    c->blocks = TRACE_CTL_HAS_RECORDER; /* the ring's recorder, right before: it may be switched */
     memcpy(c->magic, TRACE_CTL_MAGIC, sizeof c->magic);
     r->ctl = c;
 }
@@ -195,8 +198,11 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
         shm_unlink(r->name);
         return -1;
     }
+    /* --allow-control on a ring that is not a recorder's: a recorder's
+     * block after the loss table, for the host to turn on */
+    int live = r->want_ctl && !recorder && version != TRACE_SHM_VERSION_COMMIT;
     size_t len = (size_t)TRACE_SHM_HEADER_SIZE + cap + (recorder ? TRACE_SHM_RECORDER_SIZE : TRACE_SHM_LOSSES_SIZE) +
-                 (r->want_ctl ? TRACE_CTL_SIZE : 0);
+                 (live ? TRACE_SHM_RECORDER_SIZE : 0) + (r->want_ctl ? TRACE_CTL_SIZE : 0);
     if (ftruncate(fd, (off_t)len) != 0) {
         fprintf(stderr, "trace_stream: cannot size ring %s to %zu bytes: %s\n", r->name, len,
                 strerror(errno));
@@ -216,14 +222,20 @@ static int ring_create(struct ring *r, uint32_t cap, int recorder, uint32_t vers
     h->version = recorder || version != TRACE_SHM_VERSION_COMMIT ? TRACE_SHM_VERSION : TRACE_SHM_VERSION_COMMIT;
     h->capacity = cap;
     if (recorder)
-        ring_init_recorder(r);
+        ring_init_recorder(r, r->data + cap, TRACE_RECORDER_RECORDING);
     else
         ring_init_losses(r);
+    if (live) {
+        ring_init_recorder(r, r->data + cap + TRACE_SHM_LOSSES_SIZE, TRACE_RECORDER_OFF);
+        r->rec_live = 1;
+    }
     r->mixed = !recorder && version == 0 && r->losses;
     if (r->mixed) /* before the ring's magic, as the table is */
         r->losses->features = TRACE_SHM_FEATURE_COMMIT;
     if (r->want_ctl)
         ring_init_control(r, len);
+    if (r->ctl && !r->rec)
+        r->ctl->blocks = 0; /* a version-3 ring: no recorder */
     char magic[8] = {0};
     memcpy(magic, TRACE_SHM_MAGIC, sizeof TRACE_SHM_MAGIC - 1);
     uint64_t word;

@@ -1245,6 +1245,28 @@ static void on_recorder_marker(struct analysis_run *run, const trace_event_t *ev
     instant(run, NULL, ns, "flight-recorder snapshot %u", (unsigned)src->snapshot);
 }
 
+/* TRACE_MARK_RECORDER (tid 0, trace_stream): live control turned the
+ * device's flight recorder on or off.  What came between went as
+ * snapshots, so the series has a hole made on purpose: the calls open
+ * across it are truncated, never unmatched, and nothing of it is loss. */
+static void on_recorder_switch(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
+{
+    struct analysis_source *src = &run->a->src[run->src];
+    uint64_t p = ev->call_site;
+    if ((p & 0xffu) == TRACE_RECORDER_MARK_ON) {
+        if (!src->rec_on++)
+            src->rec_on_ns = ns;
+        instant(run, NULL, ns, "flight recorder on (live control): events go as snapshots");
+    } else if ((p & 0xffu) == TRACE_RECORDER_MARK_OFF) {
+        src->rec_off++;
+        src->rec_off_ns = ns;
+        src->rec_over = sat_add(src->rec_over, p >> 8);
+        stream_hole(run);
+        instant(run, NULL, ns, "flight recorder off (live control): %llu events overwritten while on",
+                (unsigned long long)(p >> 8));
+    }
+}
+
 /* Markers serve writes: gaps, cuts, resumes, vanished tracers. */
 static void on_stream_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
@@ -1922,6 +1944,9 @@ static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t
         break;
     case TRACE_MARK_MODE:
         on_mode(run, ev);
+        break;
+    case TRACE_MARK_RECORDER:
+        on_recorder_switch(run, ev, ns);
         break;
     case TRACE_MARK_CLOCK_ANCHOR: /* its rate was the pre-pass'; here it says the process exited */
         src->exit_anchors++;

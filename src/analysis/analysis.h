@@ -120,6 +120,9 @@ struct analysis_source {
     uint32_t snapshot_cause;  /* enum trace_snapshot_cause */
     uint64_t skipped_over, skipped_held; /* TRACE_MARK_TRIGGERS_SKIPPED: last counts */
     int have_skipped;         /* ... seen: a flight recorder's main connection (it has the device's drops) */
+    uint32_t rec_on, rec_off; /* TRACE_MARK_RECORDER: live control turned the device's flight recorder on, off */
+    uint64_t rec_over;        /* ... events it overwrote while on (each off says) */
+    int64_t rec_on_ns, rec_off_ns; /* ... the first on, the last off */
     struct analysis_ctl {     /* live control (TRACE_MARK_CONTROL): each generation applied */
         uint64_t gen;
         int64_t ns;           /* when its first thread applied it */

@@ -165,7 +165,7 @@ static int find_bin(const struct analysis *a, const struct analysis_bin *b, uint
 static int source_has_history(const struct analysis_source *s)
 {
     return s->gaps || s->cuts || s->resumes || s->capture_count[TRACE_MARK_WRAP] || s->have_device ||
-           s->have_skipped || s->snapshot || s->snapshot_cause;
+           s->have_skipped || s->snapshot || s->snapshot_cause || s->rec_on || s->rec_off;
 }
 
 static int map_sources(const struct analysis *a, const struct analysis *j, struct maps *m)
@@ -346,6 +346,13 @@ static void merge_source(struct analysis *a, struct analysis_source *d, struct a
         d->snapshot = s->snapshot;
         d->snapshot_cause = s->snapshot_cause;
     }
+    if (s->rec_on && !d->rec_on)
+        d->rec_on_ns = s->rec_on_ns;
+    if (s->rec_off)
+        d->rec_off_ns = s->rec_off_ns;
+    d->rec_on += s->rec_on;
+    d->rec_off += s->rec_off;
+    d->rec_over = sat_add(d->rec_over, s->rec_over);
     if (s->have_skipped) {
         d->have_skipped = 1;
         d->skipped_over = s->skipped_over;

@@ -36,6 +36,7 @@ static void usage(FILE *out)
             "          | --under NAME [--depth D] | --reset | --show;\n"
             "          [--threads GLOBS] [--trigger NAME>LIMIT | --trigger none]\n"
             "          [--mode events|summary]\n"
+            "       callsight ctl DIR [--conn N] --recorder on|off\n"
             "\n"
             "Change what a running program records, from now on, without a rebuild or\n"
             "a restart.  Each of its threads applies a change at its next hook and says\n"
@@ -84,7 +85,15 @@ static void usage(FILE *out)
             "                in, so every call is counted once; alone: everything, in\n"
             "                mode M.  A change without --mode goes back to TRACE_MODE's.\n"
             "                Not for programs run with TRACE_MODE=both\n"
-            "  --reset       record everything again\n"
+            "  --reset       record everything again\n");
+    fprintf(out,
+            "  --recorder on|off  DIR: turn the device's ring into a flight recorder\n"
+            "                (it keeps only its most recent events; a trigger, `callsight\n"
+            "                trigger` or SIGUSR1 to trace_stream sends them as a snapshot,\n"
+            "                a series of its own) or back to streaming (its last recording\n"
+            "                first).  The main series has a hole between the two, which\n"
+            "                analyze notes as made on purpose, not as loss.  A change of\n"
+            "                its own: what is recorded stays as set\n"
             "  --show        --pid: print what the process applies now, change nothing\n"
             "  --wait MS     --pid: how long to wait for a thread to apply the change\n"
             "                (default 1000; a thread applies it at its next hook); through\n"
@@ -232,7 +241,8 @@ static int resolve(const char *exe, const uint64_t want[2], const char *who, cha
 
 /* What a change is, before it is sent anywhere. */
 struct change {
-    int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'u'nder 'x' reset 's'how */
+    int op; /* 'p'ause 'r'esume 'o'ff 'y' only 'u'nder 'x' reset 's'how 'f'light recorder */
+    uint32_t recorder; /* --recorder: TRACE_STREAM_CTL_RECORDER_ON or _OFF */
     unsigned long depth; /* --under's --depth (TRACE_CTL_DEPTH_ANY: all) */
     const char *threads; /* --threads: thread globs (NULL: every thread) */
     const char *trigger; /* --trigger NAME>LIMIT or "none" (NULL: TRACE_TRIGGER's) */
@@ -415,6 +425,10 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
             rc = one_function(ch->names[0], &addrs, &n, &q.under);
         q.flags = TRACE_CTL_UNDER;
         q.depth = (uint32_t)ch->depth;
+    } else if (ch->op == 'f') {
+        q.keep = 1;
+        q.flags = TRACE_STREAM_CTL_RECORDER;
+        q.recorder = ch->recorder;
     } else {
         q.keep = ch->op == 'p' || ch->op == 'r';
         q.flags = ch->op == 'p' ? TRACE_CTL_PAUSED : 0;
@@ -449,6 +463,14 @@ static int ctl_dir(const char *dir, unsigned long conn, const struct change *ch)
         (!strcmp(word, "applied") || !strcmp(word, "pending"))) {
         int done = !strcmp(word, "applied");
         snprintf(who, sizeof who, "conn %u", id);
+        if (ch->op == 'f') {
+            int on = (flags & TRACE_STREAM_CTL_RECORDER) != 0;
+            printf(PROG ": %s: flight recorder %s%s\n", who, on ? "on" : "off",
+                   done ? on ? " (applied: the ring keeps its most recent events; snapshots come as series of "
+                               "their own)" : " (applied: streaming)"
+                        : " (asked; not made yet: the ring is still being drained up to the switch)");
+            return done ? CTL_APPLIED : CTL_PENDING;
+        }
         flags |= flags & TRACE_CTL_TRIGGER && !q.trig[0] ? SAY_NO_TRIGGER : 0;
         flags |= q.mode == TRACE_CTL_MODE_SUMMARY ? SAY_SUMMARY : 0;
         say_setting(who, gen, flags, flags & TRACE_CTL_UNDER ? ch->depth : nfuncs, ch->threads, done ? " (applied)"
@@ -472,13 +494,14 @@ int cmd_ctl(int argc, char **argv)
     unsigned long pid = 0, conn = 0;
     const char *dir = NULL;
     char *names[NAMES_MAX];
-    struct change ch = {0, TRACE_CTL_DEPTH_ANY, NULL, NULL, 0, NULL, names, 0, 1000};
+    struct change ch = {0, 0, TRACE_CTL_DEPTH_ANY, NULL, NULL, 0, NULL, names, 0, 1000};
     int list = 0, conn_given = 0, wait_given = 0, depth_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_arg = !strcmp(a, "--pid") || !strcmp(a, "--exe") || !strcmp(a, "--off") || !strcmp(a, "--only") ||
                       !strcmp(a, "--wait") || !strcmp(a, "--conn") || !strcmp(a, "--under") || !strcmp(a, "--depth") ||
-                      !strcmp(a, "--threads") || !strcmp(a, "--trigger") || !strcmp(a, "--mode");
+                      !strcmp(a, "--threads") || !strcmp(a, "--trigger") || !strcmp(a, "--mode") ||
+                      !strcmp(a, "--recorder");
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -489,7 +512,7 @@ int cmd_ctl(int argc, char **argv)
         }
         int want = !strcmp(a, "--pause") ? 'p' : !strcmp(a, "--resume") ? 'r' : !strcmp(a, "--off") ? 'o'
                  : !strcmp(a, "--only") ? 'y' : !strcmp(a, "--under") ? 'u' : !strcmp(a, "--reset") ? 'x'
-                 : !strcmp(a, "--show") ? 's' : 0;
+                 : !strcmp(a, "--show") ? 's' : !strcmp(a, "--recorder") ? 'f' : 0;
         if (want) {
             if (ch.op && ch.op != want) {
                 fprintf(stderr, PROG ": one change at a time: %s with another (try --help)\n", a);
@@ -499,6 +522,15 @@ int cmd_ctl(int argc, char **argv)
             if (want == 'u' && ch.nn) {
                 fprintf(stderr, PROG ": --under takes one function\n");
                 return CTL_USAGE;
+            }
+            if (want == 'f') {
+                const char *v = argv[++i];
+                ch.recorder = !strcmp(v, "on") ? TRACE_STREAM_CTL_RECORDER_ON
+                              : !strcmp(v, "off") ? TRACE_STREAM_CTL_RECORDER_OFF : 0;
+                if (!ch.recorder) {
+                    fprintf(stderr, PROG ": --recorder: '%s' is not on or off\n", v);
+                    return CTL_USAGE;
+                }
             }
             if (want == 'o' || want == 'y' || want == 'u') {
                 if (ch.nn == NAMES_MAX) {
@@ -576,6 +608,9 @@ int cmd_ctl(int argc, char **argv)
                       : !pid && !dir ? "say which program: --pid PID, or a serve directory DIR"
                       : pid && (list || conn_given) ? "--list and --conn go with DIR, not --pid"
                       : dir && ch.op == 's' ? "--show goes with --pid; for DIR, --list"
+                      : pid && ch.op == 'f' ? "--recorder goes with DIR: a device's ring, through serve"
+                      : ch.op == 'f' && (ch.threads || ch.trigger || ch.mode)
+                          ? "--recorder is a change of its own: without --threads, --trigger or --mode"
                       : dir && wait_given ? "--wait goes with --pid (through serve the device waits)"
                       : list && ch.op ? "--list changes nothing: give it alone"
                       : depth_given && ch.op != 'u' ? "--depth goes with --under"
@@ -585,7 +620,8 @@ int cmd_ctl(int argc, char **argv)
                           ? "--trigger is part of a whole new setting: alone, or with --off, --only, --under or --reset"
                       : ch.mode && (ch.op == 'p' || ch.op == 'r' || ch.op == 's' || list)
                           ? "--mode is part of a whole new setting: alone, or with --off, --only, --under or --reset"
-                      : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset or --show"
+                      : !list && !ch.op ? "say what to change: --pause, --resume, --off, --only, --under, --reset, "
+                                          "--recorder or --show"
                       : NULL;
     if (bad) {
         fprintf(stderr, PROG ": %s (try --help)\n", bad);

@@ -62,6 +62,12 @@ static void capture_notes(const struct emit *e)
              "trace kept spans %.3f s up to the end of the run", p[TRACE_MARK_WRAP], (double)analysis_span(e->a) / 1e9);
     else if (s->capture_count[TRACE_MARK_WRAP] && s->kind != ANALYSIS_SOURCE_PID)
         emit(e, "flight recorder wrapped: %llu older events discarded", p[TRACE_MARK_WRAP]);
+    if (s->rec_on)
+        emit(e, "flight recorder turned on %u time%s by live control (first at %.3f s%s): what the device "
+             "recorded then came only as snapshots (series of their own); %llu events were overwritten on the "
+             "device before they were shipped.  A hole made on purpose, not loss: calls open across it are "
+             "truncated", (unsigned)s->rec_on, s->rec_on == 1 ? "" : "s", (double)(s->rec_on_ns - e->a->start_ns) / 1e9,
+             s->rec_off ? "" : ", still on at the end", (unsigned long long)s->rec_over);
     if (s->have_skipped && (s->skipped_over || s->skipped_held))
         emit(e, "flight recorder: triggers that took no snapshot: %llu over trace_stream's "
              "--max-triggers, %llu slow calls within %u ms of one that did",

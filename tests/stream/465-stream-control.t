@@ -139,10 +139,10 @@ def ask(data):
 ask(b"ctl 0 56\n" + struct.pack("<IIII2QQII", 2, 3, 0, 0, 0, 0, 0, 0, 0) + b"x" * 8)  # says 3 functions, holds 1
 ask(b"ctl 0 99999\n")                                                     # longer than any request
 ask(b"ctl 0 100\n" + b"y" * 10)                                           # cut short
-ask(b"ctl 0 48\n" + struct.pack("<IIII2QQII", 0x80, 0, 0, 0, 0, 0, 0, 0, 0))          # a flag nobody knows
+ask(b"ctl 0 48\n" + struct.pack("<IIII2QQII", 0x100, 0, 0, 0, 0, 0, 0, 0, 0))          # a flag nobody knows
 EOF2
 is "$(cat "$T/f1")" "refused 1 its count of functions does not match its length
-refused 0 a request of 99999 bytes (at most 33087)
+refused 0 a request of 99999 bytes (at most 33095)
 (nothing)
 refused 1 it sets flags this trace_stream does not know" "forged requests: refused by the device or by serve, a short one dropped"
 "$CS" ctl "$T/forge" --list > "$T/f2" 2>&1
@@ -180,7 +180,7 @@ answer seq=1 status=1 gen=0 reason=its count of functions does not match its len
 answer seq=2 status=0 gen=2 reason=
 answer seq=3 status=1 gen=0 reason=it names a function at address 0" \
     "the device answers each whole request: two refused, the valid one applied"
-is "$(grep -c 'control request of 2147483647 bytes (at most 33087); no more requests are taken' "$T/hp.ts") $(sed -n 's/^records=//p' "$T/hp.out")" \
+is "$(grep -c 'control request of 2147483647 bytes (at most 33095); no more requests are taken' "$T/hp.ts") $(sed -n 's/^records=//p' "$T/hp.out")" \
     "1 $fwd" "an oversized one ends the reading of requests, and every record still arrived"
 
 # --- an older serve: trace_stream --allow-control streams as before ---
