@@ -204,7 +204,7 @@ MUTATE_TIMEOUT ?= 300
 mutate: $(TOOL_DIR)/mutate
 	nice -n 10 $(TOOL_DIR)/mutate -n $(N) -s $(SEED) -t $(MUTATE_TIMEOUT) -j $(PROVE_JOBS) \
 	    $(if $(BASE),-b '$(BASE)',$(if $(CHANGED),-b HEAD)) $(foreach f,$(FILES),-f '$(f)') \
-	    $(foreach k,$(KEYS),-k '$(k)') $(if $(ASAN),-a)
+	    $(foreach k,$(KEYS),-k '$(k)') $(if $(ASAN),-a) $(if $(ALL),-A)
 
 # Benchmarks (bench/README.md): `make bench`, or `make bench QUICK=1` for the
 # under-a-minute run the test suite uses to keep the harness from rotting.

@@ -8,7 +8,7 @@
 #     every one of them (eviction, the 10 s handshake deadline);
 #   - 120 handshake-only connections from 4 addresses: 16 each held
 #     (--max-per-peer), all 64 places full, yet a stream gets one; no file
-#     and no buffers for any;
+#     and no buffers for any; 20 from one address alone: exactly 16 held;
 #   - 20000 drop notices: a few lines, the count exact;
 #   - frames of 140 bytes that expand to 4 MiB each: --max-mb holds;
 #   - the resync bomb of 300 markers sent through serve: analyze of serve's
@@ -22,7 +22,7 @@
 #     address, cannot take a live stream's series; after a restart the key
 #     is checked against the series on disk.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 37
+plan 38
 
 need_tools attack streamgen hostile
 AT=$TOOLBIN/attack
@@ -37,8 +37,15 @@ gen() { timeout 60 "$GEN" "$@" 127.0.0.1 "$SERVE_PORT"; }
 events_in() { $CHECK "$1" | tail -n 1 | sed 's/.*events=\([0-9]*\) .*/\1/'; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 
-# --- slots: silent and slowloris connections, and a stream among them ---
+# --- one address alone, on a serve with no other connection: exactly
+# --max-per-peer (16) of its 20 held, the stalest 4 closed to make room
+# (the limit itself decides here, not the 64 places) ---
 start_serve "$T/s" --quiet --max-mb 64
+timeout 60 "$AT" --src 127.0.0.7 --hold-ms 2000 hello 20 127.0.0.1 "$SERVE_PORT" > "$T/hello7.out"
+is "$(cat "$T/hello7.out")" "attack: hello: 20 opened, 4 closed by the server" \
+    "one address: 16 held (--max-per-peer), 4 closed"
+
+# --- slots: silent and slowloris connections, and a stream among them ---
 timeout 60 "$AT" --hold-ms 20000 idle 300 127.0.0.1 "$SERVE_PORT" > "$T/idle.out" &
 a1=$!
 timeout 60 "$AT" --src 127.0.0.2 --hold-ms 20000 slowloris 64 127.0.0.1 "$SERVE_PORT" > "$T/slow.out" &
@@ -80,6 +87,7 @@ is "$(cat "$T"/hello.*.out | awk '{ o += $3; c += $5 } END { print o, c }')" "12
 [ "$grow" -lt "$RSS_MAX" ]
 ok $? "holding 64 that sent no events costs serve little memory (RSS grew $grow KiB)"
 is "$(ls "$T/s" | grep -c '^trace\.stream\.')" 2 "and makes no file for them"
+
 
 # --- 20000 drop notices: a few lines, the count exact ---
 timeout 60 "$AT" notices 1 127.0.0.1 "$SERVE_PORT" 20000 > /dev/null

@@ -4,7 +4,7 @@
  * only the bugs tests/README.md lists.
  *
  *   mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-k KEY]... [-m MAP] [-e EQUIV]
- *          [-t SECS] [-j JOBS] [-a] [-l]
+ *          [-t SECS] [-j JOBS] [-a] [-A] [-l]
  *
  * Run from the top of a checkout.  It copies the checkout's files (those
  * git tracks or would track, as they are in the working tree) once into a
@@ -12,8 +12,10 @@
  * the tests of each area once unmutated (a baseline: a failing test would
  * make every mutant look killed).  Then, for each mutant alone, it changes
  * one line of one C file of runtime/, stream/ or src/, rebuilds what make
- * finds changed, runs the tests tests/mutate.map lists for that file with
- * `prove -jJOBS`, and puts the line back.  A mutant is
+ * finds changed, runs the tests tests/mutate.map lists for that file, each
+ * file alone, JOBS at once, stopping at the first that fails (the tests
+ * that killed the file's mutants before go first, then the fastest), and
+ * puts the line back.  A mutant is
  *   killed     a test failed;
  *   timed out  its tests ran longer than SECS (default 300): counted as
  *              caught (a hang fails make test), shown apart;
@@ -47,6 +49,9 @@
  * -k KEY   only the mutant KEY (repeatable): a survivor again, after a fix.
  * -a       build and test under ASan+UBSan (make's BUILD=build/asan
  *          SAN=1), so reads past an array count as caught: slower.
+ * -A       run every test of a mutant's area, and name every test that
+ *          killed it (how many tests stand between a bug and the suite);
+ *          slower: a killed mutant costs its whole area.
  * -l       list the mutants chosen, with their diffs, and run nothing.
  * The tests run with TMPDIR inside the scratch directory, so what a test
  * a mutant crashed, or one killed at its time limit, leaves behind goes
@@ -83,6 +88,19 @@ struct src {                 /* one C file, as lines */
     int *depth;              /* brace depth at the start of each line */
     const char *tests;       /* from the map: the prove arguments */
     unsigned char *changed;  /* per line: changed against BASE (-b) */
+    unsigned *kills;         /* per test of its area: its mutants that test killed (NULL: none yet) */
+};
+
+#define MAX_JOBS 16
+
+/* An area: the tests one map line names, each file alone, with what the
+ * baseline took (the order of a mutant's tests: see run_area). */
+struct area {
+    const char *tests;       /* the map's words (the pointer the files share) */
+    char **list;             /* test paths, from the top of the scratch tree */
+    size_t n;
+    double *secs;            /* baseline seconds of each */
+    unsigned char *failed;   /* per test: it failed on the last run (-A: every one that did) */
 };
 
 struct mutant {
@@ -103,7 +121,10 @@ static int g_nmap;
 static char g_scratch[PATH_MAX];
 static const char *g_build = "build"; /* the build directory in the scratch tree (-a: build/asan) */
 static volatile sig_atomic_t g_stop;
-static pid_t g_child;
+static pid_t g_child[MAX_JOBS]; /* running tests or builds, each its own process group (0: free) */
+static struct area *g_area;
+static size_t g_narea;
+static int g_all;            /* -A: a mutant's tests all run, and every one that kills it is named */
 
 static void die(const char *fmt, ...)
 {
@@ -670,10 +691,9 @@ static void stop_group(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-/* Run ARGV in the scratch tree, its output to LOG (appended when APPEND),
- * in its own process group, for at most SECS: 0 passed, 1 failed, 2 timed
- * out. */
-static int run(char *const argv[], const char *log, int append, int secs)
+/* Start ARGV in the scratch tree, its output to LOG (appended when
+ * APPEND), in its own process group; its pid. */
+static pid_t spawn(char *const argv[], const char *log, int append)
 {
     fflush(NULL); /* the child must not write our buffered output again */
     pid_t pid = fork();
@@ -687,7 +707,15 @@ static int run(char *const argv[], const char *log, int append, int secs)
         _exit(127);
     }
     setpgid(pid, pid);
-    g_child = pid;
+    return pid;
+}
+
+/* Run ARGV in the scratch tree, its output to LOG (appended when APPEND),
+ * in its own process group, for at most SECS: 0 passed, 1 failed, 2 timed
+ * out. */
+static int run(char *const argv[], const char *log, int append, int secs)
+{
+    pid_t pid = g_child[0] = spawn(argv, log, append);
     double end = now_s() + secs;
     int st;
     for (;;) {
@@ -698,13 +726,13 @@ static int run(char *const argv[], const char *log, int append, int secs)
             die("waitpid: %s", strerror(errno));
         if (g_stop || now_s() > end) {
             stop_group(pid);
-            g_child = 0;
+            g_child[0] = 0;
             return 2;
         }
         struct timespec d = {0, 100000000L};
         nanosleep(&d, NULL);
     }
-    g_child = 0;
+    g_child[0] = 0;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
@@ -721,8 +749,9 @@ static void write_file(const char *path, const struct src *s, int ln, const char
 
 static void cleanup(void)
 {
-    if (g_child)
-        stop_group(g_child);
+    for (int j = 0; j < MAX_JOBS; j++)
+        if (g_child[j])
+            stop_group(g_child[j]);
     if (g_scratch[0] && strstr(g_scratch, "/callsight-mutate-")) {
         char *argv[] = {"rm", "-rf", g_scratch, NULL};
         fflush(NULL);
@@ -775,6 +804,124 @@ static void free_argv(char **argv)
     for (size_t i = 0; argv[i]; i++)
         free(argv[i]);
     free(argv);
+}
+
+/* The area of TESTS (the map's words), its list made on first use. */
+static struct area *area_of(const char *tests)
+{
+    for (size_t i = 0; i < g_narea; i++)
+        if (g_area[i].tests == tests)
+            return &g_area[i];
+    g_area = realloc(g_area, sizeof *g_area * (g_narea + 1));
+    if (!g_area)
+        die("out of memory");
+    struct area *a = &g_area[g_narea++];
+    char **pa = prove_argv(tests, "1");
+    a->tests = tests;
+    for (a->n = 0; pa[a->n + 2]; a->n++)
+        ;
+    a->list = xmalloc(sizeof *a->list * (a->n + 1));
+    a->secs = xmalloc(sizeof *a->secs * (a->n + 1));
+    a->failed = xmalloc(a->n + 1);
+    for (size_t k = 0; k < a->n; k++) {
+        a->list[k] = xstrdup(pa[k + 2]);
+        a->secs[k] = 0;
+    }
+    free_argv(pa);
+    return a;
+}
+
+/* The order a mutant of S runs its area's tests in: those that killed S's
+ * mutants before, most kills first, then the fastest by the baseline; so a
+ * mutant is mostly killed by the first test or two it runs. */
+static const struct src *g_order_src;
+static const struct area *g_order_area;
+static int cmp_order(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    unsigned ka = g_order_src && g_order_src->kills ? g_order_src->kills[a] : 0;
+    unsigned kb = g_order_src && g_order_src->kills ? g_order_src->kills[b] : 0;
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    double sa = g_order_area->secs[a], sb = g_order_area->secs[b];
+    return sa < sb ? -1 : sa > sb ? 1 : a < b ? -1 : a > b;
+}
+
+/* Run area A's tests for a mutant of S (NULL: the baseline, every test,
+ * each one's time kept), JOBS test files at once, each `prove FILE` in its
+ * own process group with its own log (LOG.0, LOG.1, ...), for at most SECS
+ * in all.  The first that fails stops the others: 1, and *killer the
+ * test; 0 all passed; 2 out of time (or interrupted). */
+static int run_area(struct area *a, const struct src *s, int jobs, const char *log, int secs, size_t *killer)
+{
+    size_t *order = xmalloc(sizeof *order * (a->n + 1)), next = 0;
+    for (size_t k = 0; k < a->n; k++)
+        order[k] = k;
+    g_order_src = s;
+    g_order_area = a;
+    qsort(order, a->n, sizeof *order, cmp_order);
+    memset(a->failed, 0, a->n);
+    size_t which[MAX_JOBS];
+    double began[MAX_JOBS], end = now_s() + secs;
+    int running = 0, result = 0;
+    if (jobs > MAX_JOBS)
+        jobs = MAX_JOBS;
+    for (;;) {
+        for (int j = 0; j < jobs && result == 0 && next < a->n; j++) {
+            if (g_child[j])
+                continue;
+            char *argv[] = {"prove", a->list[order[next]], NULL};
+            char *lj = xasprintf("%s.%d", log, j);
+            which[j] = order[next++];
+            began[j] = now_s();
+            g_child[j] = spawn(argv, lj, 0);
+            running++;
+            free(lj);
+        }
+        if (running == 0)
+            break;
+        int st;
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w < 0 && errno != EINTR && errno != ECHILD)
+            die("waitpid: %s", strerror(errno));
+        int j = 0;
+        while (w > 0 && j < jobs && g_child[j] != w)
+            j++;
+        if (w > 0 && j < jobs) {
+            g_child[j] = 0;
+            running--;
+            if (!s)
+                a->secs[which[j]] = now_s() - began[j];
+            if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                a->failed[which[j]] = 1;
+            if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && result == 0) {
+                result = 1;
+                *killer = which[j];
+                if (s && !g_all) { /* the others need not finish */
+                    for (int k = 0; k < jobs; k++)
+                        if (g_child[k]) {
+                            stop_group(g_child[k]);
+                            g_child[k] = 0;
+                            running--;
+                        }
+                }
+            }
+            continue;
+        }
+        if (g_stop || now_s() > end) {
+            for (int k = 0; k < jobs; k++)
+                if (g_child[k]) {
+                    stop_group(g_child[k]);
+                    g_child[k] = 0;
+                }
+            free(order);
+            return result ? result : 2;
+        }
+        struct timespec d = {0, 50000000L};
+        nanosleep(&d, NULL);
+    }
+    free(order);
+    return result;
 }
 
 /* The last lines of LOG, on stdout (why the baseline failed). */
@@ -855,7 +1002,7 @@ int main(int argc, char **argv)
     int nglobs = 0, nkeys = 0, secs = 300, jobs = 2, list = 0, opt;
     long want = 0;
     uint64_t seed = 1;
-    while ((opt = getopt(argc, argv, "n:s:b:f:k:m:e:t:j:la")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:b:f:k:m:e:t:j:laA")) != -1) {
         switch (opt) {
         case 'n': want = strtol(optarg, NULL, 10); break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
@@ -876,9 +1023,10 @@ int main(int argc, char **argv)
         case 'j': jobs = atoi(optarg); break;
         case 'l': list = 1; break;
         case 'a': g_build = "build/asan"; break;
+        case 'A': g_all = 1; break;
         default:
             fprintf(stderr, "usage: mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-k KEY]... [-m MAP] [-e EQUIV] "
-                            "[-t SECS] [-j JOBS] [-a] [-l]\n");
+                            "[-t SECS] [-j JOBS] [-a] [-A] [-l]\n");
             return 2;
         }
     }
@@ -977,8 +1125,6 @@ int main(int argc, char **argv)
     atexit(cleanup);
     copy_tree();
     char *log = xasprintf("%s/.mutate.log", g_scratch);
-    char jobs_s[16];
-    snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
     char *jflag = xasprintf("-j%d", jobs);
     char *make[] = {"make", jflag, "--no-print-directory", "check-build", NULL, NULL, NULL, NULL};
     if (strcmp(g_build, "build")) { /* the ASan pass's build, as make asan-test makes it */
@@ -1004,19 +1150,29 @@ int main(int argc, char **argv)
             seen = !g_mut[k].equiv && g_src[g_mut[k].file].tests == t;
         if (seen)
             continue;
-        char **pa = prove_argv(t, jobs_s);
+        struct area *a = area_of(t);
         double t0 = now_s();
-        printf("mutate: baseline:");
-        for (size_t k = 0; pa[k]; k++)
-            printf(" %s", pa[k]);
+        size_t bad = 0;
+        printf("mutate: baseline: %zu tests:", a->n);
+        for (size_t k = 0; k < a->n; k++)
+            printf(" %s", a->list[k]);
         printf("\n");
         fflush(stdout);
-        if (run(pa, log, 0, secs) != 0) {
-            show_tail(log);
-            die("the unmutated tree fails its tests: fix that first");
+        int r = run_area(a, NULL, jobs, log, secs * 4, &bad);
+        if (r != 0) {
+            if (r == 1) {
+                printf("mutate: %s failed unmutated:\n", a->list[bad]);
+                for (int j = 0; j < jobs && j < MAX_JOBS; j++) {
+                    char *lj = xasprintf("%s.%d", log, j);
+                    if (access(lj, R_OK) == 0)
+                        show_tail(lj);
+                    free(lj);
+                }
+            }
+            die(r == 1 ? "the unmutated tree fails its tests: fix that first"
+                       : "the unmutated tree's tests ran out of time (four times -t): raise it");
         }
         printf("mutate: baseline passed in %.0f s\n", now_s() - t0);
-        free_argv(pa);
     }
 
     /* Each mutant alone. */
@@ -1028,6 +1184,7 @@ int main(int argc, char **argv)
         char key[PATH_MAX + 64];
         mutant_key(m, key, sizeof key);
         double t0 = now_s();
+        char why[PATH_MAX + 8] = "";
         if (m->equiv) {
             state[i] = EQUIV;
         } else {
@@ -1036,10 +1193,23 @@ int main(int argc, char **argv)
             if (run(make, log, 0, secs) != 0) {
                 state[i] = STILLBORN;
             } else {
-                char **pa = prove_argv(s->tests, jobs_s);
-                int r = run(pa, log, 0, secs);
+                struct area *a = area_of(s->tests);
+                size_t killer = 0;
+                int r = run_area(a, s, jobs, log, secs, &killer);
                 state[i] = r == 0 ? SURVIVED : r == 1 ? KILLED : TIMEDOUT;
-                free_argv(pa);
+                if (r == 1) {
+                    struct src *w = &g_src[m->file];
+                    if (!w->kills) {
+                        w->kills = calloc(a->n, sizeof *w->kills);
+                        if (!w->kills)
+                            die("out of memory");
+                    }
+                    w->kills[killer]++;
+                    snprintf(why, sizeof why, " by %s", a->list[killer]);
+                    for (size_t k = 0; g_all && k < a->n; k++)
+                        if (a->failed[k] && k != killer && strlen(why) + strlen(a->list[k]) + 3 < sizeof why)
+                            snprintf(why + strlen(why), sizeof why - strlen(why), ", %s", a->list[k]);
+                }
             }
             write_file(path, s, -1, NULL);
             free(path);
@@ -1047,7 +1217,7 @@ int main(int argc, char **argv)
         if (g_stop)
             break;
         count[state[i]]++;
-        printf("[%zu/%zu] %-10s %s (%.0f s)\n", i + 1, n, state_name[state[i]], key, now_s() - t0);
+        printf("[%zu/%zu] %-10s %s (%.0f s)%s\n", i + 1, n, state_name[state[i]], key, now_s() - t0, why);
         fflush(stdout);
     }
     if (g_stop) {
