@@ -110,6 +110,10 @@ static void write_sources(FILE *out, const struct analysis *a)
         fprintf(out, "%s\n    {\"kind\": \"%s\", \"id\": %u, ", i ? "," : "",
                 analysis_source_word(s), s->id);
         json_u64(out, "dropped", analysis_source_dropped(s), ", ");
+        if (s->rec_on) { /* only then: every other source's keys stay as they were */
+            json_u64(out, "recorder_on", s->rec_on, ", ");
+            json_u64(out, "recorder_overwritten", s->rec_over, ", ");
+        }
         write_source_losses(out, s);
     }
     fputs(a->nsrc ? "\n  ],\n" : "],\n", out);

@@ -18,7 +18,7 @@
 # when its buffer is flushed, so which side of a switch a few of them land
 # on is the buffer's to say; none is lost for it.
 source "$(dirname "$0")/../lib/lib.sh"
-plan 19
+plan 20
 
 cat > "$T/rec.c" << 'EOF2'
 #include <stdio.h>
@@ -121,6 +121,11 @@ is "$(sed -n 's/^trace_stream: flight recorder off (live control): \([0-9]*\) ev
     "trace_stream and analyze say the same count"
 is "$(( $(field events "$h") + o + $(field dropped "$h") ))" $(( 2 * (1 + 1 + 4 * 80 + 20000) )) \
     "exact: events analyzed + overwritten + dropped = every enter and exit the program made"
+"$CS" analyze "$T/small" --exe "$T/rec" --format json 2> /dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["sources"]:
+    print(s["id"], s["recorder_on"], s["recorder_overwritten"], end="; ")' > "$T/small.json"
+is "$(cat "$T/small.json")" "1 1 $o; 2 0 0; " "the JSON: the main series had the recorder on once, with that count; the snapshot none"
 
 # --- a tracer of the tree before (-DTRACE_RING_NO_LIVE_RECORDER) on the ring ---
 cc -O2 -DTRACE_RING_NO_LIVE_RECORDER -c -o "$T/trace_old.o" "$DIST/trace.c" &&
