@@ -241,6 +241,7 @@ typedef struct tl_state {
     int carries_announce;        /* ... and LOAD_BIAS (+ BUILD_ID) */
     int rec_announce;            /* flight recorder: its next flush says the process again (rec_say_again) */
     struct sum_table *sum;       /* TRACE_MODE=summary: the thread's aggregates */
+    int sum_writing;             /* sum_snapshot is writing them: its flush's time is counted there */
     uint64_t mod_list;           /* the module list it last wrote (0: none yet) */
     uint64_t mod_gone;           /* g_mod_gone when it did (or began): the closed modules it has had */
     uint64_t rec_said_at;        /* flight recorder: the block's `overwritten` when it last wrote them */
@@ -275,6 +276,7 @@ static _Thread_local tl_state_t tl;
  * Functions a part calls before the part that defines them. */
 
 static struct sum_table *sum_alloc(void); /* trace_summary.c: a new thread's table */
+static void sum_tracer_time(tl_state_t *t, uint64_t ns); /* trace_summary.c: the tracer took ns */
 
 /* Where a thread's module list goes (trace_modules.c): its file or the
  * ring, ahead of the batch.  0 ok. */

@@ -410,6 +410,14 @@ TR_NOINSTR static int sum_put_all(tl_state_t *t, int final, sum_table_t *s, uint
     return sum_put(t, final, TRACE_SUMMARY_END, end, seq, s->tracer);
 }
 
+/* A flush outside a snapshot took ns of this thread's time: its open
+ * frames do not count it, as analyze takes the same ns (the flush's
+ * TRACE_MARK_TRACER_TIME) out of the events' open frames. */
+TR_NOINSTR static void sum_tracer_time(tl_state_t *t, uint64_t ns)
+{
+    t->sum->tracer += ns;
+}
+
 /* The thread's totals so far, as one snapshot (trace.h).  Its time is the
  * tracer's: added to s->tracer, so open frames do not count it.  final: a
  * trace_summary_end; at the thread's (or process's) end the caller's last
@@ -423,8 +431,10 @@ TR_NOINSTR static TR_COLD void sum_snapshot(tl_state_t *t, int final)
     uint64_t start = clock_now(), mark = start;
     if (sum_put_all(t, final, s, start, ++s->seq) == 0) {
         mark = clock_now();
+        t->sum_writing = 1;
         if (!final)
             tl_flush(t, 0);
+        t->sum_writing = 0;
     }
     s->tracer += clock_span_ns(mark, clock_now()); /* the last write, too */
     s->next_at = g_sum_every ? clock_now() + g_sum_every : UINT64_MAX;

@@ -46,6 +46,10 @@ TR_NOINSTR static uint64_t clock_span_ns(uint64_t from, uint64_t to)
 TR_NOINSTR static void tl_note_tracer(tl_state_t *t, uint64_t start, uint64_t waited_ns)
 {
     uint64_t took = clock_span_ns(start, clock_now());
+    /* the summary's open frames leave out the same time the events' do
+     * (TRACE_MODE=both; a flush a snapshot makes is counted there) */
+    if (t->sum && !t->sum_writing)
+        sum_tracer_time(t, took);
     mark_fill(&t->buf[TL_HEAD + t->n++], start, t->tid, TRACE_MARK_TRACER_TIME, took);
     t->nmarks++;
     if (waited_ns) {
