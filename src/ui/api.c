@@ -146,7 +146,10 @@ static void trace_entry(FILE *f, int first, const char *name, const char *path, 
     if (ui_dirstat(real, &st) < 0 || !st.files)
         return;
     int64_t age = (int64_t)time(NULL) - st.newest;
-    const char *state = age < 5 ? "streaming" : st.stream && age < 60 ? "idle" : "ended";
+    /* From the files' times alone: a stream written in the last 5 s is
+     * streaming, in the last minute idle; local files written in the last
+     * 5 s are growing; anything older has ended. */
+    const char *state = age < 5 ? (st.stream ? "streaming" : "growing") : st.stream && age < 60 ? "idle" : "ended";
     fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", f);
     textesc_put_json(f, name);
     fputs(", \"path\": ", f);
