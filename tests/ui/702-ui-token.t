@@ -25,6 +25,8 @@ named_trace "$T/tr"
 cat >"$T/inside.sh" <<'SH'
 set -u
 ip link set lo up && ip addr add 192.0.2.1/32 dev lo || exit 3
+pid=""
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null' EXIT
 run() {
     "$CS" ui "$T/tr" --exe "$T/tiny" --host "$1" --port 0 >"$T/ui.log" 2>&1 &
     pid=$!
