@@ -5,7 +5,7 @@ import { h, svg, ns, count, link } from './dom.js';
 import { get } from './api.js';
 
 function histogram(hist) {
-  const W = 720, H = 220, L = 50, B = 30, T = 10, R = 10;
+  const W = 760, H = 220, L = 50, B = 30, T = 10, R = 50;
   if (!hist.length) return h('p', {}, 'No calls.');
   const lo = Math.max(1, Math.min(...hist.map((b) => b.lo_ns)));
   const hi = Math.max(...hist.map((b) => b.hi_ns + 1));
@@ -22,7 +22,7 @@ function histogram(hist) {
   g.append(svg('text', { x: L - 6, y: T + 10, 'text-anchor': 'end', class: 'axis' }, count(maxc)),
     svg('text', { x: L - 6, y: H - B, 'text-anchor': 'end', class: 'axis' }, '0'));
   for (const b of hist) {
-    const bx = x(b.lo_ns), bw = Math.max(1, x(b.hi_ns + 1) - bx);
+    const bx = x(b.lo_ns), bw = Math.max(3, x(b.hi_ns + 1) - bx);
     g.append(svg('rect', { x: bx, y: y(b.count), width: bw, height: H - B - y(b.count), class: 'bar', 'data-count': b.count },
       svg('title', {}, `${ns(b.lo_ns)} to ${ns(b.hi_ns)}: ${count(b.count)} calls`)));
   }
