@@ -70,20 +70,28 @@ static void trace_free(struct ui_trace *tr)
     free(tr);
 }
 
+/* Everything in the private directory is ours: the outputs, and what an
+ * analyze that failed halfway left (its FILE.db.XXXXXX). */
+static void tmp_remove(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    rmdir(tmp);
+}
+
 void ui_traces_close(struct ui_traces *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        static const char *const ext[] = {"json", "db", "db-journal", "folded", "log"};
-        for (size_t e = 0; e < sizeof ext / sizeof ext[0]; e++) {
-            char path[512];
-            snprintf(path, sizeof path, "%s/%zu.%s", t->tmp, i, ext[e]);
-            unlink(path);
-        }
+    for (size_t i = 0; i < t->n; i++)
         trace_free(t->v[i]);
-    }
     t->n = 0;
     if (t->tmp[0])
-        rmdir(t->tmp);
+        tmp_remove(t->tmp);
     t->tmp[0] = '\0';
     for (size_t i = 0; i < t->ndirs; i++)
         free(t->reals[i]);

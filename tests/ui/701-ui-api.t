@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 27
+plan 28
 
 tiny_build
 named_trace "$T/traces/tr"
@@ -21,6 +21,9 @@ named_trace "$T/outside/secret"
 ln -s "$T/outside/secret" "$T/traces/tr/escape"
 ln -s "$T/outside/secret" "$T/traces/link"
 touch -d '-2 minutes' "$T"/traces/tr/trace.* # written two minutes ago: ended
+mkdir "$T/traces/bad" # a trace file that is not one: analyze fails
+printf 'not a trace, not at all: 32 bytes' >"$T/traces/bad/trace.1.1.0.bin"
+touch -d '-2 minutes' "$T/traces/bad/trace.1.1.0.bin"
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"
 start_ui "$T/traces" --exe "$T/tiny"
@@ -34,8 +37,8 @@ ok $? "the report is analyze --format json's, byte for byte" || diff "$T/want.js
 # 3. The traces listed: the directory given holds none, tr under it does;
 # the symlink to a directory outside is not listed.
 get 'api/traces' >/dev/null
-is "$(json 'rows(d["traces"], "name", "files", "mode", "state")' <"$T/body")" \
-    "0/tr:2:files:ended" "the traces: 0/tr, two files, ended; no symlink out"
+is "$(json 'rows(sorted(d["traces"], key=lambda t: t["name"]), "name", "files", "mode", "state")' <"$T/body")" \
+    "0/bad:1:files:ended 0/tr:2:files:ended" "the traces: 0/bad (one file) and 0/tr (two), both ended; no symlink out"
 
 # 4. Its sources: pid 500, 3 events lost.
 get 'api/sources?t=0/tr' >/dev/null
@@ -99,7 +102,14 @@ get '' >/dev/null
 grep -q '<script type="module" src="app.js"></script>' "$T/body"
 ok $? "/ is the page that loads app.js"
 
-# 26-27. SIGTERM: status 0, the temporary directory removed.
+# 26. A trace analyze cannot read: 500 and analyze's own words, once per
+# change of its files (the failure is remembered, not run again).
+code=$(get 'api/report?t=0/bad')
+is "$code $(json 'd["error"]' <"$T/body")" \
+    "500 analyze --format json failed (status 1): callsight analyze: $T/traces/bad/trace.1.1.0.bin: not a callsight trace (bad magic); skipped" \
+    "an unreadable trace: 500 with analyze's first error line"
+
+# 27-28. SIGTERM: status 0, the temporary directory removed.
 stop_ui
 is "$UI_RC" 0 "SIGTERM: exit 0"
 is "$(ls -A "$TMPDIR")" "" "its temporary files removed"
