@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "lib/textesc.h"
+#include "live.h"
 #include "web.h"
 
 struct ui_server {
@@ -126,6 +128,18 @@ static int listen_on(struct ui_server *s, const char *host, const char *port, ch
 
 /* ---- answers ---- */
 
+static void add_headers(struct MHD_Response *r, const char *type)
+{
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, int status, const char *type, void *body, size_t len,
                                   enum MHD_ResponseMemoryMode mode)
 {
@@ -135,14 +149,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, int status, const ch
             free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    add_headers(r, type);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ok;
@@ -155,7 +162,9 @@ static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *
     FILE *f = open_memstream(&body, &len);
     if (!f)
         return MHD_NO;
-    fprintf(f, "{\"error\": \"%s\"}\n", why); /* why is ours: plain ASCII, no quotes */
+    fputs("{\"error\": ", f);
+    textesc_put_json(f, why);
+    fputs("}\n", f);
     if (fclose(f) != 0)
         return MHD_NO;
     return send_reply(c, status, "application/json", body, len, MHD_RESPMEM_MUST_FREE);
@@ -180,6 +189,44 @@ static enum MHD_Result send_page(struct MHD_Connection *c, const char *name)
             return send_reply(c, 200, type_of(name), (void *)ui_web_files[i].data, ui_web_files[i].size,
                               MHD_RESPMEM_PERSISTENT);
     return refuse(c, 404, "no such page");
+}
+
+/* ---- the Live page's stream ---- */
+
+static const char *get_arg(void *ctx, const char *name);
+
+static ssize_t live_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    ssize_t n = ui_live_read(cls, buf, max);
+    return n < 0 ? MHD_CONTENT_READER_END_WITH_ERROR : n;
+}
+
+static void live_free(void *cls)
+{
+    ui_live_close(cls);
+}
+
+static enum MHD_Result send_live(struct ui_server *s, struct MHD_Connection *c)
+{
+    const char *name = get_arg(c, "t");
+    char err[256];
+    int status = 400;
+    struct ui_trace *tr = name ? ui_traces_find(s->t, name, &status, err, sizeof err) : NULL;
+    if (!tr)
+        return refuse(c, status, name ? err : "t: the trace, N or N/DIR (see /api/traces)");
+    struct ui_live *l = ui_live_open(s->t, tr);
+    if (!l)
+        return refuse(c, 503, "4 live streams are open already");
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, live_reader, l, live_free);
+    if (!r) {
+        ui_live_close(l);
+        return MHD_NO;
+    }
+    add_headers(r, "text/event-stream; charset=utf-8");
+    enum MHD_Result ok = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ok;
 }
 
 /* ---- checks ---- */
@@ -251,6 +298,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return refuse(c, 414, "too many or too long query parameters");
     if (!strcmp(rest, "/"))
         return send_page(c, "index.html");
+    if (!strcmp(rest, "/api/live"))
+        return send_live(s, c);
     if (!strncmp(rest, "/api/", 5)) {
         struct ui_reply r;
         ui_api(s->t, rest + 5, get_arg, c, &r);

@@ -1,5 +1,6 @@
 // app.js - callsight ui's pages: one document, a page per hash route
-// (#/traces, #/report?t=0, #/function?t=0&id=3, #/flame?t=0).  Each page
+// (#/traces, #/report?t=0, #/function?t=0&id=3, #/flame?t=0, #/timeline?t=0,
+// #/live?t=0).  Each page
 // module exports render(main, params) and draws into main from the API.
 import { h } from './dom.js';
 import * as traces from './traces.js';
@@ -7,13 +8,14 @@ import * as report from './report.js';
 import * as func from './func.js';
 import * as flame from './flame.js';
 import * as timeline from './timeline.js';
+import * as live from './live.js';
 
-const pages = { traces, report, function: func, flame, timeline };
+const pages = { traces, report, function: func, flame, timeline, live };
 
 function nav(params) {
   const t = params.get('t');
   const items = [['traces', 'Traces']];
-  if (t !== null) items.push(['report', 'Report'], ['flame', 'Flame graph'], ['timeline', 'Timeline']);
+  if (t !== null) items.push(['report', 'Report'], ['flame', 'Flame graph'], ['timeline', 'Timeline'], ['live', 'Live']);
   const el = document.getElementById('nav');
   el.replaceChildren(...items.map(([p, label]) =>
     h('a', { href: '#/' + p + (t !== null && p !== 'traces' ? '?t=' + encodeURIComponent(t) : ''),
