@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/textesc.h"
 
@@ -23,6 +24,7 @@
 #define TIMELINE_PX 1000   /* the timeline's width in pixels by default ... */
 #define TIMELINE_PX_MAX 10000
 #define TIMELINE_CALLS 5000 /* calls in one answer */
+#define DIFF_TEXT (256u << 10) /* diff's output: at most this */
 
 /* The answer being written. */
 struct out {
@@ -511,11 +513,97 @@ static void api_timeline(struct ui_trace *tr, ui_arg_fn arg, void *ctx, struct u
     }
 }
 
+/* ---- /api/diff: callsight diff on two traces' reports ---- */
+
+/* Trace name's report, as analyze wrote it, copied to a file of its own in
+ * the private directory (path), so that a rebuild cannot change it under
+ * diff.  0, or an HTTP status with why in err. */
+static int report_copy(struct ui_traces *t, const char *name, char *path, size_t len, char *err, size_t errlen)
+{
+    int status = 400;
+    struct ui_trace *tr = name ? ui_traces_find(t, name, &status, err, errlen) : NULL;
+    if (!tr) {
+        if (!name)
+            snprintf(err, errlen, "a and b: the two traces, N or N/DIR (see /api/traces)");
+        return status;
+    }
+    if (ui_trace_use(t, tr) < 0) {
+        snprintf(err, errlen, "%s", tr->err);
+        ui_trace_unlock(tr);
+        return 500;
+    }
+    snprintf(path, len, "%s/diff.XXXXXX", t->tmp);
+    int fd = mkstemp(path);
+    int bad = fd < 0 || write(fd, tr->json, tr->json_len) != (ssize_t)tr->json_len;
+    if (bad)
+        snprintf(err, errlen, "a copy of the report: %s", strerror(errno));
+    if (fd >= 0 && close(fd) < 0)
+        bad = 1;
+    if (bad && fd >= 0)
+        unlink(path);
+    ui_trace_unlock(tr);
+    return bad ? 500 : 0;
+}
+
+static void api_diff(struct ui_traces *t, ui_arg_fn arg, void *ctx, struct ui_reply *r)
+{
+    static const char *const keys[] = {"calls", "self", "incl", "p99"};
+    const char *key = arg(ctx, "key") ? arg(ctx, "key") : "self";
+    size_t k = 0;
+    while (k < 4 && strcmp(key, keys[k]))
+        k++;
+    uint64_t over;
+    if (k == 4 || arg_u64(arg, ctx, "fail", 0, 1000000, &over) < 0) {
+        reply_error(r, 400, "key: calls, self, incl or p99; fail: a percentage, 0 to 1000000");
+        return;
+    }
+    char pa[300], pb[300], err[300], pct[24];
+    int status = report_copy(t, arg(ctx, "a"), pa, sizeof pa, err, sizeof err);
+    if (status) {
+        reply_error(r, status, err);
+        return;
+    }
+    if ((status = report_copy(t, arg(ctx, "b"), pb, sizeof pb, err, sizeof err))) {
+        unlink(pa);
+        reply_error(r, status, err);
+        return;
+    }
+    char *argv[10] = {NULL, "diff", pa, pb, "--key", (char *)keys[k], NULL};
+    if (arg(ctx, "fail")) {
+        snprintf(pct, sizeof pct, "%llu", (unsigned long long)over);
+        argv[6] = "--fail-over", argv[7] = pct, argv[8] = NULL;
+    }
+    char *text = malloc(DIFF_TEXT);
+    struct out o;
+    if (!text || out_open(&o) < 0) {
+        free(text);
+        unlink(pa), unlink(pb);
+        reply_error(r, 500, "out of memory");
+        return;
+    }
+    int rc = ui_run(t, argv, text, DIFF_TEXT);
+    unlink(pa), unlink(pb);
+    /* diff names its files in its messages: ours, not the user's */
+    fprintf(o.f, "{\"a\": ");
+    textesc_put_json(o.f, arg(ctx, "a"));
+    fprintf(o.f, ", \"b\": ");
+    textesc_put_json(o.f, arg(ctx, "b"));
+    fprintf(o.f, ", \"key\": \"%s\", \"status\": %d, \"text\": ", keys[k], rc);
+    textesc_put_json(o.f, text);
+    fputs("}\n", o.f);
+    free(text);
+    out_done(&o, r, rc == 0 || rc == 1 ? 200 : 500);
+}
+
 void ui_api(struct ui_traces *t, const char *what, ui_arg_fn arg, void *ctx, struct ui_reply *r)
 {
     memset(r, 0, sizeof *r);
     if (!strcmp(what, "traces")) {
         api_traces(t, r);
+        return;
+    }
+    if (!strcmp(what, "diff")) {
+        api_diff(t, arg, ctx, r);
         return;
     }
     static const char *const per_trace[] = {"report", "sources", "function", "flame", "timeline"};

@@ -9,14 +9,11 @@
 #include "live.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "lib/proc.h"
 
 struct ui_live {
     struct ui_traces *t;
@@ -71,9 +68,7 @@ void ui_live_close(struct ui_live *l)
 static void run_top(struct ui_live *l, char *buf, size_t len)
 {
     char *argv[8 + 2 * UI_EXES_MAX];
-    char err[256];
-    int n = 0, fds[2];
-    argv[n++] = (char *)l->t->self;
+    int n = 1;
     argv[n++] = "top";
     argv[n++] = l->real; /* absolute: never taken for an option */
     argv[n++] = "--once";
@@ -82,34 +77,8 @@ static void run_top(struct ui_live *l, char *buf, size_t len)
         argv[n++] = (char *)l->t->exes[i];
     }
     argv[n] = NULL;
-    buf[0] = '\0';
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        snprintf(buf, len, "callsight ui: pipe: %s", strerror(errno));
-        return;
-    }
-    pid_t pid = proc_start(argv, NULL, fds[1], NULL, NULL, err, sizeof err);
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        snprintf(buf, len, "callsight ui: %s", err);
-        return;
-    }
-    size_t got = 0;
-    char sink[4096];
-    for (;;) {
-        char *to = got < len - 1 ? buf + got : sink;
-        size_t room = got < len - 1 ? len - 1 - got : sizeof sink;
-        ssize_t r = read(fds[0], to, room);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        if (to != sink)
-            got += (size_t)r;
-    }
-    buf[got] = '\0';
-    close(fds[0]);
-    int status = proc_wait(pid);
+    int status = ui_run(l->t, argv, buf, len);
+    size_t got = strlen(buf);
     if (status != 0 && got + 64 < len)
         snprintf(buf + got, len - got, "%s(callsight top: status %d)", got && buf[got - 1] != '\n' ? "\n" : "",
                  status);

@@ -314,6 +314,41 @@ static int run_analyze(struct ui_traces *t, struct ui_trace *tr, const char *for
     return 0;
 }
 
+int ui_run(struct ui_traces *t, char **argv, char *buf, size_t len)
+{
+    char err[256];
+    int fds[2];
+    argv[0] = (char *)t->self;
+    buf[0] = '\0';
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        snprintf(buf, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = proc_start(argv, NULL, fds[1], NULL, NULL, err, sizeof err);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        snprintf(buf, len, "%s", err);
+        return -1;
+    }
+    size_t got = 0;
+    char sink[4096];
+    for (;;) {
+        char *to = got < len - 1 ? buf + got : sink;
+        size_t room = got < len - 1 ? len - 1 - got : sizeof sink;
+        ssize_t r = read(fds[0], to, room);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (to != sink)
+            got += (size_t)r;
+    }
+    buf[got] = '\0';
+    close(fds[0]);
+    return proc_wait(pid);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -85,4 +85,10 @@ int ui_dirstat(const char *dir, struct ui_dirstat *st);
  * trace files, as "i/REL", at most max, each malloc'd; their number. */
 size_t ui_traces_list_sub(struct ui_traces *t, size_t i, char **names, size_t max);
 
+/* Run this callsight with argv (argv[0] is ignored: t->self goes there),
+ * its stdout and stderr captured into buf (at most len - 1 bytes, the rest
+ * read and dropped; NUL-terminated).  Its exit status, or -1 with why in
+ * buf when it could not be run. */
+int ui_run(struct ui_traces *t, char **argv, char *buf, size_t len);
+
 #endif

@@ -1,6 +1,6 @@
 // app.js - callsight ui's pages: one document, a page per hash route
 // (#/traces, #/report?t=0, #/function?t=0&id=3, #/flame?t=0, #/timeline?t=0,
-// #/live?t=0).  Each page
+// #/live?t=0, #/diff?a=0&b=1).  Each page
 // module exports render(main, params) and draws into main from the API.
 import { h } from './dom.js';
 import * as traces from './traces.js';
@@ -9,12 +9,13 @@ import * as func from './func.js';
 import * as flame from './flame.js';
 import * as timeline from './timeline.js';
 import * as live from './live.js';
+import * as diff from './diff.js';
 
-const pages = { traces, report, function: func, flame, timeline, live };
+const pages = { traces, report, function: func, flame, timeline, live, diff };
 
 function nav(params) {
   const t = params.get('t');
-  const items = [['traces', 'Traces']];
+  const items = [['traces', 'Traces'], ['diff', 'Diff']];
   if (t !== null) items.push(['report', 'Report'], ['flame', 'Flame graph'], ['timeline', 'Timeline'], ['live', 'Live']);
   const el = document.getElementById('nav');
   el.replaceChildren(...items.map(([p, label]) =>
