@@ -35,6 +35,11 @@ get() {
     curl -s --path-as-is -m 60 -o "$T/body" -w '%{http_code}' "$@" "$UI_URL$p"
 }
 
+# shot NAME: with UI_SHOTS=DIR, a uidrive.py step (and its comma) saving a
+# screenshot as DIR/ui-NAME.png (docs/img/ holds those of docs/ui.md);
+# nothing without it.
+shot() { [ -n "${UI_SHOTS:-}" ] && echo "{\"shot\": \"$UI_SHOTS/ui-$1.png\"}," || true; }
+
 # json EXPR < FILE: a Python expression over the JSON document d, printed;
 # row(x, K...) is x's values of keys K joined by ":", rows(L, K...) those of
 # every x in L joined by " ".

@@ -34,8 +34,6 @@ X 5000 $W 600
 S
 start_ui "$T/tr" "$T/hostile" --exe "$T/tiny"
 U=$UI_URL
-shots=${UI_SHOTS:-}
-shot() { [ -n "$shots" ] && echo "{\"shot\": \"$shots/ui-$1.png\"}," || true; }
 
 rows="return [...document.querySelectorAll('#report tbody tr')].map((r) => r.dataset.name).join(' ')"
 cat >"$T/steps.json" <<J

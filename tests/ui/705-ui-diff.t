@@ -57,6 +57,7 @@ cat >"$T/steps.json" <<J
 {"go": "${UI_URL}#/diff?a=0/one&b=0/both&key=calls&fail=10", "ready": "diff"},
 {"wait": "return !!document.getElementById('difftext') && location.hash.includes('fail=10')"},
 {"js": "return [...document.querySelectorAll('#difftext .regressed')].map((s) => s.textContent.trim().split(/ +/).slice(-3, -2)[0]).join(' ') + ' | ' + document.getElementById('difftext').textContent.split('\\\\n')[1].trim().endsWith('REGRESSED')"},
+$(shot diff)
 {"logs": true}
 ]
 J
@@ -64,4 +65,4 @@ timeout 150 python3 "$TESTS/tools/uidrive.py" "$T/steps.json" >"$T/out" 2>"$T/er
 is "$(sed -n 6p "$T/out" | json 'd.get("value")')" "$("$CS" diff "$T/both.json" "$T/one.json" | head -n 1)" \
     "ticking both traces and Diff: the page's summary is diff's (by self time)"
 is "$(sed -n 9p "$T/out" | json 'd.get("value")')" "helper work | true" "fail=10: the REGRESSED rows first (helper, work)"
-is "$(sed -n 10p "$T/out")" '{"logs": []}' "diff pages: no console errors"
+is "$(tail -n 1 "$T/out")" '{"logs": []}' "diff pages: no console errors"
