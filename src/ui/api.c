@@ -505,7 +505,24 @@ static void api_timeline(struct ui_trace *tr, ui_arg_fn arg, void *ctx, struct u
     } else
         err = 1;
     sqlite3_finalize(st);
-    fprintf(o.f, "%s],\n\"truncated\": %s}\n", n ? "\n" : "", more ? "true" : "false");
+    fprintf(o.f, "%s],\n\"truncated\": %s,\n", n ? "\n" : "", more ? "true" : "false");
+    /* What the window cannot show as calls: frames cut short (never
+     * returned, or standing for frames lost with their events: placeholder
+     * > 0) and the calls that fired TRACE_TRIGGER (their time, ending at
+     * ts), at most 1000 each. */
+    err = err ||
+          query_rows(o.f, tr->db, "cut",
+                     "SELECT c.id, c.thread_id AS thread, c.depth, c.ts, c.dur, c.placeholder, f.name "
+                     "FROM cut_frame c LEFT JOIN function f ON f.id = c.function_id "
+                     "WHERE c.ts < ?2 AND c.ts + c.dur >= ?1 ORDER BY c.ts, c.id",
+                     p, 2, 1000) ||
+          fputs(",\n", o.f) < 0 ||
+          query_rows(o.f, tr->db, "triggers",
+                     "SELECT g.id, g.thread_id AS thread, g.ts - g.took_ns AS ts, g.took_ns AS dur, f.name "
+                     "FROM trigger_call g LEFT JOIN function f ON f.id = g.function_id "
+                     "WHERE g.ts - g.took_ns < ?2 AND g.ts >= ?1 ORDER BY g.ts, g.id",
+                     p, 2, 1000);
+    fputs("}\n", o.f);
     out_done(&o, r, 200);
     if (err) {
         free(r->body);

@@ -10,7 +10,8 @@ stdout, then ends the session and chromedriver (also on error or after
 the time limit).  Steps:
 
     {"go": URL, "ready": PAGE}   load URL; wait (at most 20 s) until the
-                                 app marks PAGE drawn (body[data-ready])
+                                 app marks PAGE drawn (body[data-ready],
+                                 cleared before loading)
     {"js": CODE}                 run CODE (a function body) in the page:
                                  prints {"value": what it returns}
     {"click": CSS}               click the first element CSS selects
@@ -119,6 +120,10 @@ class Driver:
 
 def step(d, st):
     if "go" in st:
+        # A URL that differs only in its #fragment is drawn by the page
+        # already loaded: clear its mark first, so the wait below is for
+        # the new page, not the one before it.
+        d.js("if (document.body) delete document.body.dataset.ready")
         d.s("POST", "/url", {"url": st["go"]})
         if "ready" in st:
             d.until("return document.body && document.body.dataset.ready === %s" % json.dumps(st["ready"]),

@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 28
+plan 29
 
 tiny_build
 named_trace "$T/traces/tr"
@@ -77,7 +77,13 @@ get 'api/timeline?t=0/tr&from=0&to=3000000&px=10' >/dev/null
 is "$(json 'd["min_dur"], sorted(c["id"] for c in d["calls"])' <"$T/body")" "300000 [1, 2, 3, 4]" \
     "px=10: only calls of 300 us or more (all four are)"
 
-# 14-15. The Host header must name this server.
+# 14. Frames cut short in 6-10 ms: thread 501's placeholder for the frames
+# lost with its 3 events, and its work() that never returned.
+get 'api/timeline?t=0/tr&from=6000000&to=10000000' >/dev/null
+is "$(json 'rows(d["cut"], "thread", "depth", "ts", "dur", "placeholder", "name"), len(d["triggers"])' <"$T/body")" \
+    "1:0:7000000:300000:1:None 1:0:8000000:400000:0:work 0" "the timeline's cut frames: the lost ones' placeholder, the unreturned work; no triggers"
+
+# 15-16. The Host header must name this server.
 is "$(get 'api/traces' -H 'Host: evil.example:80')" 421 "a foreign Host header: 421"
 is "$(get 'api/traces' -H 'Host:')" 421 "no Host header: 421"
 # 16. localhost:PORT is this server too (on loopback).

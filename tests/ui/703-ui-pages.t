@@ -7,17 +7,19 @@
 # function's page draws its histogram and lists callers, callees and
 # slowest calls; a click on a flame-graph frame zooms on it and Reset
 # undoes it, search highlights; the timeline draws the calls of a known
-# window; a thread named like HTML is shown as text, never parsed.
+# window, and marks the frames cut short in another (lost events, a call
+# that never returned); a thread named like HTML is shown as text, never
+# parsed.
 # UI_SHOTS=DIR saves a screenshot of each page there (docs/img/ui-*.png).
 # SKIP without chromium and chromedriver (scripts/deps.sh install test).
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 20
+plan 21
 
 if ! command -v chromedriver >/dev/null || ! command -v chromium >/dev/null; then
-    for _ in $(seq 20); do skip "no chromium or chromedriver (scripts/deps.sh install test)"; done
+    for _ in $(seq 21); do skip "no chromium or chromedriver (scripts/deps.sh install test)"; done
     exit 0
 fi
 tiny_build
@@ -70,6 +72,8 @@ $(shot flame)
 {"go": "${U}#/timeline?t=0&from=0&to=3000000", "ready": "timeline"},
 {"js": "return [...document.querySelectorAll('#timeline .call')].map((c) => c.dataset.name).join(' ')"},
 $(shot timeline)
+{"go": "${U}#/timeline?t=0&from=6000000&to=10000000", "ready": "timeline"},
+{"js": "return [...document.querySelectorAll('#timeline .cut')].map((c) => c.dataset.name).join(' ') + ' | ' + document.getElementById('window').textContent"},
 {"logs": true},
 {"go": "${U}#/flame?t=1", "ready": "flame"},
 {"js": "return [document.querySelectorAll('#pwn, i').length, [...document.querySelectorAll('#flame .frame')].map((f) => f.dataset.name).join(',')].join(' ')"},
@@ -112,8 +116,10 @@ is "${A[12]:-}" "4" "search 'helper' then: all 4 helper frames highlighted"
 is "${A[13]:-}" "logs: []" "flame graph: no console errors"
 is "$(tr ' ' '\n' <<<"${A[14]:-}" | sort | tr '\n' ' ')" "helper helper main work " \
     "the timeline's 0-3 ms window: main, work and two helpers"
-is "${A[15]:-}" "logs: []" "timeline: no console errors"
-is "${A[16]:-}" "0 all,thread 600 (<i id=pwn>x</i>),work,helper" "a thread named like HTML: text in the flame graph, no element"
-is "${A[17]:-}" "0 600 <i id=pwn>x</i>" "... and in the timeline's lanes"
-is "${A[18]:-}" "0 1" "the traces page lists both traces"
-is "${A[19]:-}" "logs: []" "traces: no console errors, nor on the hostile pages"
+is "${A[15]:-}" "[lost frames] work | 6.000 ms to 10.000 ms of 10.000 ms: 4 calls of 3.773 us or more, 2 cut short (dashed)" \
+    "the timeline's 6-10 ms window: thread 501's lost frames and its unreturned work marked"
+is "${A[16]:-}" "logs: []" "timeline: no console errors"
+is "${A[17]:-}" "0 all,thread 600 (<i id=pwn>x</i>),work,helper" "a thread named like HTML: text in the flame graph, no element"
+is "${A[18]:-}" "0 600 <i id=pwn>x</i>" "... and in the timeline's lanes"
+is "${A[19]:-}" "0 1" "the traces page lists both traces"
+is "${A[20]:-}" "logs: []" "traces: no console errors, nor on the hostile pages"

@@ -36,6 +36,7 @@ async function route() {
   const main = document.getElementById('main');
   nav(params);
   const mine = ++current;
+  delete document.body.dataset.ready; // set again once this page is drawn
   if (!page) {
     main.replaceChildren(h('p', { class: 'error' }, 'No such page: ' + m[1]));
     return;

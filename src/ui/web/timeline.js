@@ -1,5 +1,6 @@
 // timeline.js - the Timeline: threads as lanes, calls as bars nested by
-// depth, for a window of the trace.  The server sends only the calls in
+// depth, for a window of the trace; frames cut short (lost events, calls
+// that never returned) dashed, calls that fired TRACE_TRIGGER marked red.  The server sends only the calls in
 // the window long enough to be seen (api/timeline: level of detail), so a
 // long trace costs what its window shows.  Zoom with + and - (or the
 // mouse wheel), pan with the arrow keys (or the buttons).
@@ -53,8 +54,28 @@ export async function render(params) {
         svg('title', {}, `${c.name ?? '?'}: ${ns(c.dur)} from ${ns(c.ts)}`),
         x1 - x0 > 40 ? svg('text', { x: x0 + 2, y: lane.y + c.depth * ROW + 12, class: 'label' }, c.name ?? '?') : null));
     }
+    // Frames cut short (never returned, or standing for frames lost with
+    // their events) and the calls that fired TRACE_TRIGGER, marked.
+    for (const c of d.cut || []) {
+      const lane = lanes.get(c.thread);
+      if (!lane) continue;
+      const x0 = x(c.ts), x1 = x(Math.min(c.ts + c.dur, d.to));
+      const what = c.placeholder ? `${c.placeholder} frame${c.placeholder > 1 ? 's' : ''} lost with their events` : `${c.name ?? '?'}: cut short`;
+      items.push(svg('g', { class: 'cut', 'data-name': c.placeholder ? '[lost frames]' : c.name ?? '' },
+        svg('rect', { x: x0, y: lane.y + c.depth * ROW, width: Math.max(x1 - x0, 2), height: ROW - 1 }),
+        svg('title', {}, `${what}, ${ns(c.dur)} from ${ns(c.ts)}`)));
+    }
+    for (const g of d.triggers || []) {
+      const lane = lanes.get(g.thread);
+      if (!lane) continue;
+      const x0 = x(g.ts), x1 = x(Math.min(g.ts + g.dur, d.to));
+      items.push(svg('rect', { class: 'trigger', x: x0, y: lane.y - 2, width: Math.max(x1 - x0, 2), height: 4 },
+        svg('title', {}, `TRACE_TRIGGER fired: ${g.name ?? '?'} took ${ns(g.dur)}`)));
+    }
     plot.replaceChildren(...items);
     info.replaceChildren(`${ns(d.from)} to ${ns(d.to)} of ${ns(d.span_ns)}: ${d.calls.length} calls of ${ns(d.min_dur)} or more` +
+      ((d.cut || []).length ? `, ${d.cut.length} cut short (dashed)` : '') +
+      ((d.triggers || []).length ? `, ${d.triggers.length} trigger calls (red)` : '') +
       (d.truncated ? ' (the longest only: zoom in for the rest)' : ''));
     history.replaceState(null, '', link('timeline', { t, from: d.from, to: d.to }));
   }
