@@ -455,6 +455,90 @@ static void api_flame(struct ui_trace *tr, ui_arg_fn arg, void *ctx, struct ui_r
 
 /* ---- /api/timeline: the calls in a window, those long enough to see ---- */
 
+/* The calls sent so far: at most TIMELINE_CALLS, more set when there were
+ * more to send. */
+struct calls {
+    FILE *f;
+    size_t n;
+    int more;
+};
+
+/* Columns: id, thread_id, depth, ts, dur, function_id, name. */
+static void call_put(struct calls *c, sqlite3_stmt *st)
+{
+    if (c->n == TIMELINE_CALLS) {
+        c->more = 1;
+        return;
+    }
+    fprintf(c->f, "%s\n  {\"id\": %lld, \"thread\": %lld, \"depth\": %lld, \"ts\": %lld, \"dur\": %lld, "
+                  "\"function_id\": %lld, \"name\": ",
+            c->n++ ? "," : "", (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+            (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
+            (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5));
+    textesc_put_json(c->f, (const char *)sqlite3_column_text(st, 6));
+    fputc('}', c->f);
+}
+
+#define CALL_COLS "SELECT s.id, s.thread_id, s.depth, s.ts, s.dur, s.function_id, f.name, s.parent_id " \
+                  "FROM slice_data s LEFT JOIN function f ON f.id = s.function_id "
+
+/* p: from, to, min, limit. */
+static int timeline_wide(sqlite3 *db, const int64_t *p, struct calls *c)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, CALL_COLS "WHERE s.ts < ?2 AND s.ts + s.dur > ?1 AND s.dur >= ?3 "
+                                         "ORDER BY s.dur DESC, s.id LIMIT ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        sqlite3_bind_int64(st, i + 1, p[i]);
+    while (!c->more && sqlite3_step(st) == SQLITE_ROW)
+        call_put(c, st);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int timeline_narrow(sqlite3 *db, const int64_t *p, struct calls *c)
+{
+    sqlite3_stmt *threads = NULL, *last = NULL, *one = NULL, *in = NULL;
+    int bad = sqlite3_prepare_v2(db, "SELECT utid FROM thread ORDER BY utid", -1, &threads, NULL) ||
+              sqlite3_prepare_v2(db, "SELECT id FROM slice_data WHERE thread_id = ?1 AND ts < ?2 "
+                                     "ORDER BY ts DESC LIMIT 1", -1, &last, NULL) ||
+              sqlite3_prepare_v2(db, CALL_COLS "WHERE s.id = ?1", -1, &one, NULL) ||
+              sqlite3_prepare_v2(db, CALL_COLS "WHERE s.thread_id = ?1 AND s.ts >= ?2 AND s.ts < ?3 "
+                                               "AND s.dur >= ?4 ORDER BY s.ts LIMIT ?5", -1, &in, NULL);
+    while (!bad && !c->more && sqlite3_step(threads) == SQLITE_ROW) {
+        int64_t utid = sqlite3_column_int64(threads, 0);
+        /* The calls open at `from`: the last to start before it, and its
+         * parents, those still running then. */
+        sqlite3_reset(last);
+        sqlite3_bind_int64(last, 1, utid);
+        sqlite3_bind_int64(last, 2, p[0]);
+        int64_t id = sqlite3_step(last) == SQLITE_ROW ? sqlite3_column_int64(last, 0) : -1;
+        for (int depth = 0; id >= 0 && depth < 100000 && !c->more; depth++) {
+            sqlite3_reset(one);
+            sqlite3_bind_int64(one, 1, id);
+            if (sqlite3_step(one) != SQLITE_ROW)
+                break;
+            int64_t ts = sqlite3_column_int64(one, 3), dur = sqlite3_column_int64(one, 4);
+            if (ts + dur > p[0] && dur >= p[2])
+                call_put(c, one);
+            id = sqlite3_column_type(one, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(one, 7);
+        }
+        sqlite3_reset(in);
+        sqlite3_bind_int64(in, 1, utid);
+        for (int i = 0; i < 4; i++)
+            sqlite3_bind_int64(in, i + 2, p[i]);
+        while (!c->more && sqlite3_step(in) == SQLITE_ROW)
+            call_put(c, in);
+    }
+    sqlite3_finalize(threads);
+    sqlite3_finalize(last);
+    sqlite3_finalize(one);
+    sqlite3_finalize(in);
+    return bad ? -1 : 0;
+}
+
 static void api_timeline(struct ui_trace *tr, ui_arg_fn arg, void *ctx, struct ui_reply *r)
 {
     int64_t span = query_int(tr->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'span_ns' AND ?1 = ?1", 0, 0);
@@ -476,36 +560,19 @@ static void api_timeline(struct ui_trace *tr, ui_arg_fn arg, void *ctx, struct u
     int err = query_rows(o.f, tr->db, "threads", "SELECT utid, tid, pid, name FROM thread ORDER BY utid", NULL, 0,
                          10000);
     int64_t p[4] = {(int64_t)from, (int64_t)to, (int64_t)min, TIMELINE_CALLS + 1};
-    /* One more than sent: whether the window held more. */
-    sqlite3_stmt *st = NULL;
-    size_t n = 0;
-    int more = 0;
+    struct calls c = {o.f, 0, 0};
     fputs(",\n\"calls\": [", o.f);
-    if (!err && sqlite3_prepare_v2(tr->db,
-                                   "SELECT s.id, s.thread_id, s.depth, s.ts, s.dur, s.function_id, f.name "
-                                   "FROM slice_data s LEFT JOIN function f ON f.id = s.function_id "
-                                   "WHERE s.ts < ?2 AND s.ts + s.dur > ?1 AND s.dur >= ?3 "
-                                   "ORDER BY s.dur DESC, s.id LIMIT ?4",
-                                   -1, &st, NULL) == SQLITE_OK) {
-        for (int i = 0; i < 4; i++)
-            sqlite3_bind_int64(st, i + 1, p[i]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            if (n == TIMELINE_CALLS) {
-                more = 1;
-                break;
-            }
-            fprintf(o.f, "%s\n  {\"id\": %lld, \"thread\": %lld, \"depth\": %lld, \"ts\": %lld, \"dur\": %lld, "
-                         "\"function_id\": %lld, \"name\": ",
-                    n++ ? "," : "", (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
-                    (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
-                    (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5));
-            textesc_put_json(o.f, (const char *)sqlite3_column_text(st, 6));
-            fputc('}', o.f);
-        }
-    } else
-        err = 1;
-    sqlite3_finalize(st);
-    fprintf(o.f, "%s],\n\"truncated\": %s,\n", n ? "\n" : "", more ? "true" : "false");
+    /* A window of under 1/16 of the trace is read thread by thread from
+     * the (thread, ts) index: the calls open at its start (the last call
+     * to start before it and its parents: calls nest), then those that
+     * start in it; a wider one by the longest calls first, the (dur)
+     * index, until enough are found.  Either way the cost follows what
+     * the window shows, not the trace. */
+    if (!err && span > 0 && (to - from) < (uint64_t)span / 16)
+        err = timeline_narrow(tr->db, p, &c);
+    else if (!err)
+        err = timeline_wide(tr->db, p, &c);
+    fprintf(o.f, "%s],\n\"truncated\": %s,\n", c.n ? "\n" : "", c.more ? "true" : "false");
     /* What the window cannot show as calls: frames cut short (never
      * returned, or standing for frames lost with their events: placeholder
      * > 0) and the calls that fired TRACE_TRIGGER (their time, ending at

@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 29
+plan 30
 
 tiny_build
 named_trace "$T/traces/tr"
@@ -77,7 +77,14 @@ get 'api/timeline?t=0/tr&from=0&to=3000000&px=10' >/dev/null
 is "$(json 'd["min_dur"], sorted(c["id"] for c in d["calls"])' <"$T/body")" "300000 [1, 2, 3, 4]" \
     "px=10: only calls of 300 us or more (all four are)"
 
-# 14. Frames cut short in 6-10 ms: thread 501's placeholder for the frames
+# 14. A narrow window (0.2-0.7 ms, under 1/16 of the trace) is read by
+# thread and start time: main and work open at its start, helper in it.
+get 'api/timeline?t=0/tr&from=200000&to=700000&px=100' >/dev/null
+is "$(json 'rows(sorted(d["calls"], key=lambda c: c["id"]), "name", "thread", "depth", "ts", "dur"), d["min_dur"], d["truncated"]' <"$T/body")" \
+    "main:0:0:0:10000000 work:0:1:100000:1000000 helper:0:2:200000:500000 5000 False" \
+    "a narrow window: the calls open at its start and those in it"
+
+# 15. Frames cut short in 6-10 ms: thread 501's placeholder for the frames
 # lost with its 3 events, and its work() that never returned.
 get 'api/timeline?t=0/tr&from=6000000&to=10000000' >/dev/null
 is "$(json 'rows(d["cut"], "thread", "depth", "ts", "dur", "placeholder", "name"), len(d["triggers"])' <"$T/body")" \
