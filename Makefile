@@ -31,8 +31,8 @@ LINK_IN = $< $(filter %.o,$^)
 # src/ holds one folder per role (docs/architecture.md); sources include
 # each other's headers as "folder/name.h" from src/.
 HOST_SRC  := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
-HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o
-HOST_LIBS := -lsqlite3 -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
+HOST_OBJ  := $(HOST_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded_data.o $(BUILD)/obj/ui_web_data.o
+HOST_LIBS := -lmicrohttpd -lsqlite3 -lncurses -ljansson -lzstd -lcrypto -ldebuginfod -ldw -lelf -ldl -lpthread -lm
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES  := workload workload-nopie forker tidreuse resident
@@ -93,6 +93,15 @@ $(BUILD)/gen/embedded_data.c: $(BUILD)/tools/embed $(EMBEDDED)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed $@ $(EMBEDDED)
 $(BUILD)/obj/embedded_data.o: $(BUILD)/gen/embedded_data.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Isrc -c $< -o $@
+# The pages `callsight ui` serves (src/ui/web/: plain HTML, CSS and ES
+# modules, no build step of their own), built in the same way (src/ui/web.h).
+UI_WEB := $(sort $(wildcard src/ui/web/*.html src/ui/web/*.css src/ui/web/*.js))
+$(BUILD)/gen/ui_web_data.c: $(BUILD)/tools/embed $(UI_WEB)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed --table ui_web ui/web.h $@ $(UI_WEB)
+$(BUILD)/obj/ui_web_data.o: $(BUILD)/gen/ui_web_data.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Isrc -c $< -o $@
 

@@ -73,6 +73,8 @@ check() {
     have_header ncurses.h -lncurses || need libncurses-dev
     # analyze --format sqlite and callsight sql (docs/sql.md)
     have_header sqlite3.h -lsqlite3 || need libsqlite3-dev
+    # callsight ui's web server (docs/ui.md)
+    have_header microhttpd.h -lmicrohttpd || need libmicrohttpd-dev
     # make demo needs no more than the above; make test, make bench and
     # make fuzz need what follows
     if [ "$group" = test ]; then
@@ -90,6 +92,9 @@ check() {
         command -v python3 >/dev/null 2>&1 || need python3
         command -v protoc >/dev/null 2>&1 || need protobuf-compiler
         command -v chromium >/dev/null 2>&1 || need chromium
+        # callsight ui's pages driven in headless chromium (tests/ui/)
+        command -v chromedriver >/dev/null 2>&1 || need chromium-driver
+        command -v curl >/dev/null 2>&1 || need curl
         # a local debuginfod server for the shared objects' test (tests/analyze/229)
         command -v debuginfod >/dev/null 2>&1 || need debuginfod
     fi

@@ -23,5 +23,6 @@ int cmd_trigger(int argc, char **argv); /* trigger.c */
 int cmd_top(int argc, char **argv);     /* top.c */
 int cmd_ctl(int argc, char **argv);     /* ctl.c */
 int cmd_sql(int argc, char **argv);     /* sql.c */
+int cmd_ui(int argc, char **argv);      /* ui.c */
 
 #endif

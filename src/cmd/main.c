@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"top", cmd_top, "watch a trace directory live: sources and the busiest functions"},
     {"ctl", cmd_ctl, "change what a running process records (TRACE_CONTROL=1)"},
     {"sql", cmd_sql, "run SQL on a trace's database (analyze --format sqlite)"},
+    {"ui", cmd_ui, "trace directories in a browser: reports, functions, flame graphs"},
 };
 
 static void usage(FILE *out)

@@ -16,7 +16,7 @@ ok $? "bin/callsight, bin/trace_stream and share/man/man1/callsight.1 are instal
 
 # The man page covers every subcommand the installed callsight lists.
 cmds=$("$PREFIX/bin/callsight" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}' | sort | tr '\n' ' ')
-is "$cmds" "analyze ctl diff doctor flags init replay run scan select serve sql top trigger " "callsight --help lists every command: analyze, ctl, diff, doctor, flags, init, replay, run, scan, select, serve, sql, top, trigger"
+is "$cmds" "analyze ctl diff doctor flags init replay run scan select serve sql top trigger ui " "callsight --help lists every command: analyze, ctl, diff, doctor, flags, init, replay, run, scan, select, serve, sql, top, trigger, ui"
 bad=0
 for c in $cmds; do
     grep -q "^\.SS callsight $c" "$PREFIX/share/man/man1/callsight.1" || { diag "man: no $c"; bad=1; }

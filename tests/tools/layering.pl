@@ -50,7 +50,8 @@ my %may = (
     out      => [qw(lib read analysis)],
     serve    => [qw(lib)],
     select   => [qw(lib)],
-    cmd      => [qw(lib read analysis out serve select)],
+    ui       => [qw(lib)],
+    cmd      => [qw(lib read analysis out serve select ui)],
 );
 my %runtime_ok = map { $_ => 1 } qw(read analysis out serve cmd);  # the formats; not lib/, select/
 
@@ -103,6 +104,9 @@ for my $dir ('src', 'runtime', 'stream', map { "src/$_" } @folders) {
         my $p = "$dir/$n";
         if (-l "$root/$p") {
             bad($p, 0, "a symlink: put the file itself where it belongs");
+        } elsif ($p eq 'src/ui/web' && -d "$root/$p") {
+            # callsight ui's pages: HTML, CSS and ES modules, embedded at build time
+            bad("$p/$_", 0, "only .html, .css and .js files here") for grep { !/\.(html|css|js)$/ } names_in($p);
         } elsif ($dir eq 'src' && -f "$root/$p") {
             bad($p, 0, "a file directly in src/: put it in the folder of its role");
         } elsif ($dir ne 'src' && $n !~ /\.[ch]$/) {

@@ -1,0 +1,159 @@
+/*
+ * ui.c - `callsight ui`: trace directories in a browser (docs/ui.md).
+ *
+ * The command reads its options, hands the directories to ui/traces.c
+ * (which runs `callsight analyze` for each trace as it is opened), starts
+ * the web server (ui/http.c) and prints the URL to open; it stops on
+ * SIGINT or SIGTERM, and removes its temporary files then.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "lib/textesc.h"
+#include "ui/http.h"
+#include "ui/traces.h"
+
+#define PROG "callsight ui"
+
+static void help(FILE *out)
+{
+    fputs("usage: callsight ui DIR... --exe BIN [--exe BIN2 ...] [--host ADDR] [--port N]\n"
+          "\n"
+          "Serves the trace directories DIR (local trace directories, serve's output\n"
+          "directories, and the directories directly under them that hold trace\n"
+          "files) as web pages, and prints the URL to open: the traces with their\n"
+          "state and loss, each one's report (a sortable, filterable table with the\n"
+          "loss and notes above it, as `callsight analyze` prints them), a\n"
+          "function's latency histogram, callers, callees and slowest calls, a\n"
+          "flame graph, a timeline of a window of calls, and a live page (top's\n"
+          "frame every second).  Given one directory, the page opens on its report.\n"
+          "Every figure is analyze's (or top's): each trace is analyzed when first\n"
+          "opened, and again when its files change, by `callsight analyze DIR --exe\n"
+          "BIN ...`.  The pages and their scripts are built into callsight: no\n"
+          "network, nothing else to install.  The JSON API the pages read is in\n"
+          "docs/ui.md.\n"
+          "\n"
+          "options:\n"
+          "  --exe BIN     the traced binary, for names (required; repeat for each\n"
+          "                program in the traces), passed to analyze as given\n"
+          "  --host ADDR   the address to listen on (default 127.0.0.1).  Anything\n"
+          "                but loopback: every URL must start with a random token,\n"
+          "                printed in the URL to open\n"
+          "  --port N      the port (default 8321; 0: any free port, printed)\n"
+          "  -h, --help    this text\n"
+          "\n"
+          "Requests whose Host header is not this server's address and port are\n"
+          "refused (421; not checked when bound to a wildcard address, where the\n"
+          "token guards), as are methods other than GET and HEAD (405), URLs over\n"
+          "1024 bytes or query values over 256 (414) and names of directories\n"
+          "outside those given (403).  At most 32 connections, 30 s idle each, and\n"
+          "4 live streams (503 beyond).\n"
+          "\n"
+          "Stops on Ctrl-C (SIGINT) or SIGTERM.  Exit status: 0 stopped, 1 could not\n"
+          "start (a directory, the address), 2 usage.\n",
+          out);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, PROG ": %s", msg);
+    if (arg) {
+        fputs(" '", stderr);
+        textesc_put(stderr, arg);
+        fputc('\'', stderr);
+    }
+    fputs(" (try 'callsight ui --help')\n", stderr);
+    return 2;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+int cmd_ui(int argc, char **argv)
+{
+    char *dirs[UI_DIRS_MAX];
+    const char *exes[UI_EXES_MAX];
+    size_t ndirs = 0, nexes = 0;
+    const char *host = "127.0.0.1", *port = "8321";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--exe") || !strcmp(a, "--host") || !strcmp(a, "--port")) {
+            if (i + 1 == argc)
+                return usage_error("this option needs a value:", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--host"))
+                host = v;
+            else if (!strcmp(a, "--port")) {
+                char *end;
+                long p = strtol(v, &end, 10);
+                if (!*v || *end || p < 0 || p > 65535)
+                    return usage_error("--port takes 0 to 65535, not", v);
+                port = v;
+            } else if (nexes == UI_EXES_MAX)
+                return usage_error("too many --exe, at most 16:", v);
+            else
+                exes[nexes++] = v;
+        } else if (a[0] == '-' && a[1])
+            return usage_error("unknown option", a);
+        else if (ndirs == UI_DIRS_MAX)
+            return usage_error("too many directories, at most 16:", a);
+        else
+            dirs[ndirs++] = argv[i];
+    }
+    if (!ndirs)
+        return usage_error("name at least one trace directory", NULL);
+    if (!nexes)
+        return usage_error("--exe BIN is required: the traced binary, for names, as analyze needs it", NULL);
+
+    char self[4096], err[512], url[512];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, PROG ": /proc/self/exe: %s\n", strerror(errno));
+        return 1;
+    }
+    self[len] = '\0';
+    struct ui_traces t;
+    if (ui_traces_open(&t, self, dirs, ndirs, exes, nexes, err, sizeof err) < 0) {
+        textesc_say(PROG, err);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct ui_server *s;
+    if (ui_server_start(&s, &t, host, port, url, sizeof url, err, sizeof err) < 0) {
+        textesc_say(PROG, err);
+        ui_traces_close(&t);
+        return 1;
+    }
+    /* Given one directory, the page opens on its report. */
+    printf("callsight ui: serving %zu director%s at %s%s\n", ndirs, ndirs == 1 ? "y" : "ies", url,
+           ndirs == 1 ? "#/report?t=0" : "");
+    fflush(stdout);
+    /* The signal may reach any thread: look at the flag five times a second. */
+    while (!stop) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+    }
+    ui_server_stop(s);
+    ui_traces_close(&t);
+    return 0;
+}
