@@ -700,12 +700,13 @@ int report_threads(FILE *out, const struct analysis *a, const struct report_opts
             max_span = (double)span_of(t) > max_span ? (double)span_of(t) : max_span;
         }
     qsort_r(v, n, sizeof *v, cmp_threads, &key);
+    size_t shown = o && o->top && o->top < n ? o->top : n; /* --top, as for the functions */
     unit[T_SELF] = unit_for(2, max_self);
     unit[T_SPAN] = unit_for(2, max_span);
     for (int c = 0; c < NTCOLS; c++) {
         snprintf(buf, sizeof buf, "%s%s", tcol_head[c], c == T_SELF || c == T_SPAN ? units[unit[c]].word : "");
         width[c] = strlen(buf);
-        for (size_t r = 0; r < n; r++) {
+        for (size_t r = 0; r < shown; r++) {
             tcell(buf, sizeof buf, a, v[r], c, unit, total);
             width[c] = strlen(buf) > width[c] ? strlen(buf) : width[c];
         }
@@ -715,12 +716,21 @@ int report_threads(FILE *out, const struct analysis *a, const struct report_opts
         fprintf(out, c == T_SOURCE ? "%-*s  " : "%*s  ", (int)width[c], buf);
     }
     fputs("thread\n", out);
-    for (size_t r = 0; r < n; r++) {
+    for (size_t r = 0; r < shown; r++) {
         for (int c = 0; c < NTCOLS; c++) {
             tcell(buf, sizeof buf, a, v[r], c, unit, total);
             fprintf(out, c == T_SOURCE ? "%-*s  " : "%*s  ", (int)width[c], buf);
         }
         fprintf(out, "%s\n", v[r]->name[0] ? textesc(name, sizeof name, v[r]->name, TEXTESC_TERMINAL) : "-");
+    }
+    if (shown < n) {
+        uint64_t self = 0, calls = 0;
+        for (size_t r = shown; r < n; r++) { /* saturating, as the functions' line */
+            self = self > UINT64_MAX - v[r]->self_ns ? UINT64_MAX : self + v[r]->self_ns;
+            calls = calls > UINT64_MAX - v[r]->calls ? UINT64_MAX : calls + v[r]->calls;
+        }
+        fprintf(out, "%zu more thread%s (%.3f ms self, %llu call%s); --top 0 shows all\n", n - shown,
+                n - shown == 1 ? "" : "s", (double)self / 1e6, (unsigned long long)calls, calls == 1 ? "" : "s");
     }
     free(v);
     return 0;

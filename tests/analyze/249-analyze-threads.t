@@ -8,7 +8,7 @@
 # the frame its 3 lost events left open is no call), 3 events lost, 5.0-8.4 ms.
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
-plan 5
+plan 7
 
 tiny_build
 named_trace "$T/a"
@@ -23,6 +23,13 @@ is "$(head -n 2 "$T/out")" "$("$CS" analyze "$T/a" --exe "$T/tiny" | head -n 2)"
 "$CS" analyze "$T/a" --exe "$T/tiny" --threads --thread 'worker-*' > "$T/w"
 is "$(table "$T/w" | sed 1d)" "pid 500  501      4      10    2.400  100.0     3    3.400  worker-1" \
     "--thread: only the threads chosen, their share of the calls selected"
+"$CS" analyze "$T/a" --exe "$T/tiny" --threads --top 1 > "$T/t1"
+is "$(table "$T/t1")" "source   tid  calls  events  self_ms  self%  lost  span_ms  thread
+pid 500  500      4       8   10.000   80.6     0   10.000  main
+1 more thread (2.400 ms self, 4 calls); --top 0 shows all" \
+    "--top 1: the thread with the most self time, then what the others hold, as for functions"
+"$CS" analyze "$T/a" --exe "$T/tiny" --threads --top 2 > "$T/t2"
+is "$(table "$T/t2")" "$(table "$T/out")" "--top 2 (every thread): no line after the table"
 "$CS" analyze "$T/a" --exe "$T/tiny" --threads --format json > /dev/null 2> "$T/err"
 is "$? $(cat "$T/err")" "2 callsight analyze: --threads is a text view (json always carries \"threads\")" \
     "with json: usage error (json's threads carry the same figures)"
