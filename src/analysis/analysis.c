@@ -158,6 +158,7 @@ struct analysis_run {
      * carry over (part_ok) makes it bad: then it is read again. */
     int part, part_stopped, have_part_bias;
     struct analysis_cut stop; /* where it stopped, unread (part_stopped) */
+    uint64_t seg_bad;        /* records of unknown kind in it so far, said at its end */
     size_t seg;              /* the segment being read (trace_series.segs) ... */
     uint64_t seg_off;        /* ... and where its next batch begins */
     uint64_t part_bias;      /* its segments' header load bias */
@@ -1887,8 +1888,8 @@ static int part_ok(const trace_event_t *ev)
 {
     if (ev->kind == TRACE_KIND_ENTER || ev->kind == TRACE_KIND_EXIT)
         return 1;
-    if (ev->kind != TRACE_KIND_MARKER)
-        return ev->kind != TRACE_KIND_MODULE && ev->kind != TRACE_KIND_SUMMARY;
+    if (ev->kind != TRACE_KIND_MARKER) /* unknown kinds too: their count is said once per segment */
+        return ev->kind == TRACE_KIND_HWC;
     switch (ev->func) {
     case TRACE_MARK_THREAD_NAME:
         return (ev->call_site & 0xffu) != 0; /* an empty name is no change in a part */
@@ -2173,11 +2174,13 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
                 bad++; /* no kind trace.h defines: damaged, or not ours */
         }
     }
-    if (!run->left || run->part_stopped)
-        st = TRACE_READER_END; /* the range ends here, not the file */
     run->a->bad_kinds += bad;
-    if (bad)
-        diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)bad);
+    run->seg_bad += bad;
+    if (!run->left || run->part_stopped)
+        return TRACE_READER_END; /* the range ends here, not the file: said when the segment is read */
+    if (run->seg_bad)
+        diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)run->seg_bad);
+    run->seg_bad = 0;
     return st;
 }
 
@@ -2571,7 +2574,7 @@ const struct analysis_cut *analysis_part_stopped(const struct analysis_run *part
 
 int analysis_part_check(struct analysis_run *run, struct analysis_run *part, struct analysis_part_func *f)
 {
-    if (part->holed || part->cut_pending || part->vanished || part->mlists_open || !part->have_src ||
+    if (part->holed || part->cut_pending || run->seg_bad || part->vanished || part->mlists_open || !part->have_src ||
         run->holed || run->cut_pending || run->vanished || run->mlists_open || !run->have_src ||
         part->src != run->src || (part->have_part_bias && part->part_bias != run->file_bias) ||
         part_resolve(run, part, f) < 0)

@@ -599,7 +599,8 @@ int callstack_stitch(struct callstack *dst, struct callstack *part)
         f.nested |= !f.placeholder && open_in(dst, bottom, f.func); /* a recursion across the cut */
         f.excluded_at += excluded0;
         f.depth += depth0;
-        f.seen |= seen;
+        seen |= f.placeholder ? 0 : seen_bit(f.func); /* of the ids as they are now */
+        f.seen = seen;
         dst->frames[dst->n++] = f;
     }
     dst->depth = depth0 + part->depth;
