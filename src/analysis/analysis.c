@@ -846,6 +846,8 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->dropped = 0;
     t->have_dropped = 0;
     t->part_by_exit = 0;
+    t->last_exit = 0;
+    t->have_exit = t->exit_selected = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
