@@ -80,7 +80,7 @@ struct thread {
     uint64_t dropped;           /* the ring's loss table's count for it (TRACE_MARK_THREAD_DROPPED) ... */
     int have_dropped;           /* ... once one came: its loss, in place of its THREAD_LOST counts */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
-    int have_exit;
+    int have_exit;              /* ... and whether it has one (a part's: -1, not known yet) */
     int exit_selected;          /* that call was selected (--thread, --since, --function) */
     int part_by_exit;           /* a part's (analysis_part_begin): made by an exit marker */
     struct callstack cs;
@@ -847,7 +847,8 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->have_dropped = 0;
     t->part_by_exit = 0;
     t->last_exit = 0;
-    t->have_exit = t->exit_selected = 0;
+    t->have_exit = run->part ? -1 : 0; /* a part's: not known until an exit or an exit marker */
+    t->exit_selected = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
@@ -1100,8 +1101,10 @@ static void on_thread_marker(struct analysis_run *run, const trace_event_t *ev, 
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, ev->func != TRACE_MARK_THREAD_EXIT);
-    if (!t && run->part && ev->func == TRACE_MARK_THREAD_EXIT && (t = thread_of(run, ev->tid, 1)))
+    if (!t && run->part && ev->func == TRACE_MARK_THREAD_EXIT && (t = thread_of(run, ev->tid, 1))) {
         t->part_by_exit = 1; /* the thread may be of the parts before */
+        t->have_exit = 0;    /* as forget_exit would have made it there */
+    }
     if (!t)
         return;
     switch (ev->func) {
@@ -2633,16 +2636,17 @@ static int part_thread(struct analysis_run *run, struct thread *pt, struct threa
         }
         callstack_free(&pt->cs);
         pt->cs = cs;
-        pt->last_exit = pt->have_exit ? func[pt->last_exit] : 0;
+        pt->last_exit = pt->have_exit == 1 ? func[pt->last_exit] : 0;
+        pt->have_exit = pt->have_exit == 1;
         run->threads[run->nthreads++] = pt;
         t = pt;
     } else {
         if (callstack_stitch(&t->cs, &pt->cs) < 0)
             return -1;
         t->has_events |= pt->has_events;
-        if (pt->have_exit) {
-            t->last_exit = func[pt->last_exit];
-            t->have_exit = 1;
+        if (pt->have_exit >= 0) { /* the part's exits or exit marker say it */
+            t->last_exit = pt->have_exit ? func[pt->last_exit] : t->last_exit;
+            t->have_exit = pt->have_exit;
         }
         t->exit_selected |= pt->exit_selected;
     }

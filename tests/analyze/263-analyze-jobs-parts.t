@@ -9,7 +9,9 @@
 # diagnostics are byte-identical for --jobs 1, 2, 3, 5 and 9, the times
 # are the ones worked out by hand, and CALLSIGHT_JOBS_STATS shows the parts
 # were merged, not read again.  A part stops before what it cannot carry
-# over (a stream gap) and the pass reads on from there; parts after a gap
+# over (a stream gap, a trigger) and the pass reads on from there, with
+# what the parts before said of each thread (an exit marker forgets its
+# last exit, so a later trigger of it is not kept); parts after a gap
 # are read again; a partial last record is reported once; the fuzz corpus,
 # each file a one-series stream, gives the same with 1, 3 and 5 jobs.
 set -u
@@ -17,7 +19,7 @@ set -u
 . "$TESTS/lib/tiny_trace.sh"
 GEN="perl $TESTS/tools/tracegen.pl"
 
-plan 11
+plan 13
 
 tiny_build
 
@@ -118,6 +120,33 @@ got=$(same_jobs "$T/gap1" --top 0)
 case $got in "same events=17 "*) ok 0 "a gap in the first part: the same" ;;
     *) ok 1 "a gap in the first part: the same ($got)" ;; esac
 is "$(stats "$T/gap1" --jobs 3)" "jobs 3, merged 0, read again 2" "parts after a gap are read again"
+
+# Thread 10's exit marker in a part that saw nothing else of it, then a
+# trigger of thread 10 that the pass reads itself (a part stops at it):
+# one pass forgot the thread's last exit at the marker, so there is no
+# slow call to keep.
+mkdir "$T/trig"
+$GEN "$T/trig/trace.stream.1.0.bin" <<S
+H pid=1 seq=0
+E 1000 $M 10
+E 1100 $W 10 $MS
+X 1200 $W 10
+E 1300 $H 11 $WS
+X 1400 $H 11
+E 1500 $H 11 $WS
+X 1600 $H 11
+M 1700 20 0 10
+E 1800 $H 11 $WS
+X 1900 $H 11
+M 2000 32 5000 10
+E 2100 $H 11 $WS
+X 2200 $H 11
+S
+got=$(same_jobs "$T/trig" --top 0)
+case $got in "same events=11 threads=2 "*) ok 0 "an exit marker, then a trigger: the same" ;;
+    *) ok 1 "an exit marker, then a trigger: the same ($got)" ;; esac
+is "$(stats "$T/trig" --jobs 3), $("$CS" analyze "$T/trig" --exe "$T/tiny" --format json --jobs 3 | grep -c '"triggers": \[\],')" \
+    "jobs 3, merged 2, read again 0, 1" "3 jobs: merged, and the trigger after the exit marker is not kept"
 
 # The fuzz corpus, each file one series of its own.
 n=0 diff=""
