@@ -741,10 +741,12 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     struct analysis *a = t->run->a;
     const struct analysis_thread *at = &a->threads[t->index];
     uint32_t v;
-    if (!f->placeholder) {
+    if (!f->placeholder && a->nsinks > 1) { /* call sites: for the sinks (call_site) */
         f->tag.site = t->run->site;
         f->tag.site_bin = t->run->site_bin;
         inlined_site(cs, f);
+    }
+    if (!f->placeholder) {
         const struct funcstats_entry *e = &a->funcs.v[f->func];
         f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
                         (v >> a->bins[e->bin].exe & 1u);
@@ -2115,7 +2117,7 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     if (at->events == 1 || ns > at->last_ns)
         at->last_ns = ns;
     if (ev->kind == TRACE_KIND_ENTER) {
-        if (!run->part) /* a part keeps no call sites: only the function table's sink is run in parts */
+        if (a->nsinks > 1) /* only the sinks read call sites, not the function table (nor a part: jobs.c) */
             call_site(run, t, r, ev->call_site);
         callstack_enter(&t->cs, id, ns);
     } else {
