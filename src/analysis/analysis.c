@@ -2275,7 +2275,16 @@ static void read_segment(struct analysis_run *run, const struct trace_segment *s
     }
     run->part_bias = r->hdr.load_bias;
     run->have_part_bias = 1;
-    if (run_segment(run, seg, r, from != 0) < 0 || (from && trace_reader_seek(r, from) < 0)) {
+    if (run_segment(run, seg, r, from != 0) < 0) {
+        trace_reader_close(r);
+        return;
+    }
+    if (from && trace_reader_seek(r, from) < 0) { /* the file changed since it was cut */
+        if (run->part) {
+            run->part_stopped = 1;
+            run->stop = (struct analysis_cut){run->seg, from};
+        } else
+            diag(a, seg->path, "cannot continue at byte %llu: rest of file skipped", (unsigned long long)from);
         trace_reader_close(r);
         return;
     }
