@@ -154,8 +154,8 @@ struct analysis_run {
     uint64_t left;           /* records a range may still read (UINT64_MAX: to the end) */
     /* A part of a series (analysis_part_begin): what came before it is not
      * known, so functions are kept by thread and runtime address
-     * (ANALYSIS_PART_BIN), each with its records, and what it cannot
-     * carry over (part_ok) makes it bad: then it is read again. */
+     * (ANALYSIS_PART_BIN), each with its records; at what it cannot
+     * carry over (part_ok) it stops, and the run reads on from there. */
     int part, part_stopped, have_part_bias;
     struct analysis_cut stop; /* where it stopped, unread (part_stopped) */
     uint64_t seg_bad;        /* records of unknown kind in it so far, said at its end */
@@ -2137,9 +2137,10 @@ static void part_stop(struct analysis_run *run, size_t left)
     run->a->src[run->src].records -= left;
 }
 
-/* Every whole record the reader has now.  A partial last record is left
- * unread (the caller says whether it is damage or a record still being
- * written); unknown kinds are counted and said once per call. */
+/* Every whole record the reader has now (a range's: up to its end).  A
+ * partial last record is left unread (the caller says whether it is damage
+ * or a record still being written); unknown kinds are counted and said
+ * once per call, or, for a range, once the segment's end is read. */
 static enum trace_reader_status read_events(struct analysis_run *run, const struct trace_segment *seg,
                                             struct trace_reader *r)
 {
