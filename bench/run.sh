@@ -490,11 +490,13 @@ stream_run $RING "$T/an-stream" "$WL" $AN_ITERS 25 12 64 8
 AN_STREAM_DROP=$ST_DROP
 
 # analyze_row ID WHAT EXE DIR [JOBS [NOTE]]: runs analyze once with --jobs JOBS
-# (default 1: one core), prints the row; sets AN_RATE AN_RSS.  NOTE replaces
-# the row's comparison's start.
+# (default 1: one core; "default": no --jobs, i.e. the CPUs online), prints
+# the row; sets AN_RATE AN_RSS.  NOTE replaces the row's comparison's start.
 analyze_row() {
+    local jobs=(--jobs "${5:-1}")
+    [ "${5:-}" = default ] && jobs=()
     settle
-    "$BB/runstat" "$T/an.rusage" timeout 600 "$CS" analyze "$4" --exe "$3" --top 5 --jobs "${5:-1}" > "$T/an.out" 2> "$T/an.err" ||
+    "$BB/runstat" "$T/an.rusage" timeout 600 "$CS" analyze "$4" --exe "$3" --top 5 "${jobs[@]}" > "$T/an.out" 2> "$T/an.err" ||
         die "analyze $4 failed: $(head -n 3 "$T/an.err")"
     local h ev wall cpu
     h=$(head -n 1 "$T/an.out")
@@ -512,15 +514,24 @@ AN_RATE_A1=$AN_RATE AN_EV_A1=$AN_EV
 analyze_row A2 "analyze: per-thread files (file mode)" "$WL" "$T/an-files"
 AN_RATE_A2=$AN_RATE RSS_BIG=$AN_RSS
 # --jobs 2 on the same traces: the ratio to the one-job rows just above.
-# A1's trace is one connection, one series: it cannot be spread.
-analyze_row A1j "analyze --jobs 2: A1's stream file(s)" "$WL" "$T/an-stream" 2 "one series: nothing to spread"
+# A1's trace is one connection, one series: it is cut into parts (issue 33).
+analyze_row A1j "analyze --jobs 2: A1's stream file(s)" "$WL" "$T/an-stream" 2 "one series, cut into 2 parts"
 AN_RATE_A1J=$AN_RATE
 row A1r "analyze --jobs 2 / --jobs 1 on A1's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")" "x" \
-    "target >= 1.7 where there are series to spread; A1's has one"
+    "target >= 1.7 (issue 33); one series in parts"
 analyze_row A2j "analyze --jobs 2: A2's per-thread files" "$WL" "$T/an-files" 2 "target >= 1.7x A2"
 AN_RATE_A2J=$AN_RATE
 row A2r "analyze --jobs 2 / --jobs 1 on A2's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")" "x" \
     "target >= 1.7 (issue 19); $(nproc) CPUs online, shared with whatever else runs"
+# The default (no --jobs: every CPU online), as users run it (issue 33).
+analyze_row A1d "analyze, default jobs ($(nproc) CPUs): A1's stream file(s)" "$WL" "$T/an-stream" default "target >= 1.7x A1"
+AN_RATE_A1D=$AN_RATE
+row A1dr "analyze default jobs / --jobs 1 on A1's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A1D / $AN_RATE_A1")")" "x" \
+    "target >= 1.7 (issue 33); one series in $(nproc) parts"
+analyze_row A2d "analyze, default jobs ($(nproc) CPUs): A2's per-thread files" "$WL" "$T/an-files" default "target >= 1.7x A2"
+AN_RATE_A2D=$AN_RATE
+row A2dr "analyze default jobs / --jobs 1 on A2's trace, same run" "$(fmt %.2f "$(calc "$AN_RATE_A2D / $AN_RATE_A2")")" "x" \
+    "target >= 1.7 (issue 33)"
 analyze_row A3 "analyze: per-thread files, a trace 1/10 as long" "$WL" "$T/an-small"
 RSS_SMALL=$AN_RSS
 row A4 "analyze peak RSS, A2's trace vs A3's (10x the events)" "$(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")" "x" \
@@ -704,7 +715,10 @@ row Tf "analyzer: >= 50M events/s on one core, serve's files and per-thread file
     "$(verdict "$AN_RATE_A1 >= 50e6 && $AN_RATE_A2 >= 50e6")" "" \
     "A1 $(fmt %.1f "$(calc "$AN_RATE_A1 / 1e6")"), A2 $(fmt %.1f "$(calc "$AN_RATE_A2 / 1e6")") M events/s (--jobs 1)"
 row Tk "analyzer: --jobs 2 >= 1.7x one job's events/s (issue 19)" "$(verdict "$AN_RATE_A2J >= 1.7 * $AN_RATE_A2")" "" \
-    "A2r $(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")x on A2's $(ls "$T/an-files" | wc -l) series; A1r $(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")x on A1's one series (nothing to spread)"
+    "A2r $(fmt %.2f "$(calc "$AN_RATE_A2J / $AN_RATE_A2")")x on A2's $(ls "$T/an-files" | wc -l) series; A1r $(fmt %.2f "$(calc "$AN_RATE_A1J / $AN_RATE_A1")")x on A1's one series (in parts)"
+row Tp "analyzer: the default (all CPUs) >= 1.7x one job's events/s on A1 and A2 (issue 33)" \
+    "$(verdict "$AN_RATE_A1D >= 1.7 * $AN_RATE_A1 && $AN_RATE_A2D >= 1.7 * $AN_RATE_A2")" "" \
+    "A1dr $(fmt %.2f "$(calc "$AN_RATE_A1D / $AN_RATE_A1")")x, A2dr $(fmt %.2f "$(calc "$AN_RATE_A2D / $AN_RATE_A2")")x; $(nproc) CPUs online"
 row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.25 * $RSS_SMALL")" "" \
     "A4: 10x the events, $(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")x the peak RSS (met: <= 1.25x)"
 row Tq "sqlite: rows/s >= the sqlite3 shell's .import, peak RSS < 100 MB (issue 34)" \

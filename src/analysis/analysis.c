@@ -80,8 +80,9 @@ struct thread {
     uint64_t dropped;           /* the ring's loss table's count for it (TRACE_MARK_THREAD_DROPPED) ... */
     int have_dropped;           /* ... once one came: its loss, in place of its THREAD_LOST counts */
     uint32_t last_exit;         /* the function of its latest exit (TRACE_MARK_TRIGGER's call) */
-    int have_exit;
+    int have_exit;              /* ... and whether it has one (a part's: -1, not known yet) */
     int exit_selected;          /* that call was selected (--thread, --since, --function) */
+    int part_by_exit;           /* a part's (analysis_part_begin): made by an exit marker */
     struct callstack cs;
 };
 
@@ -150,6 +151,19 @@ struct analysis_run {
      * segment's header bias) starts a new generation. */
     uint64_t gen;
     struct run_caches *cache; /* made at a read's first call, freed at its end */
+    uint64_t left;           /* records a range may still read (UINT64_MAX: to the end) */
+    /* A part of a series (analysis_part_begin): what came before it is not
+     * known, so functions are kept by thread and runtime address
+     * (ANALYSIS_PART_BIN), each with its records; at what it cannot
+     * carry over (part_ok) it stops, and the run reads on from there. */
+    int part, part_stopped, have_part_bias;
+    struct analysis_cut stop; /* where it stopped, unread (part_stopped) */
+    uint64_t seg_bad;        /* records of unknown kind in it so far, said at its end */
+    size_t seg;              /* the segment being read (trace_series.segs) ... */
+    uint64_t seg_off;        /* ... and where its next batch begins */
+    uint64_t part_bias;      /* its segments' header load bias */
+    uint64_t *part_recs;     /* records of each function id */
+    size_t npart_recs, cappart_recs;
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -727,10 +741,12 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     struct analysis *a = t->run->a;
     const struct analysis_thread *at = &a->threads[t->index];
     uint32_t v;
-    if (!f->placeholder) {
+    if (!f->placeholder && a->nsinks > 1) { /* call sites: for the sinks (call_site) */
         f->tag.site = t->run->site;
         f->tag.site_bin = t->run->site_bin;
         inlined_site(cs, f);
+    }
+    if (!f->placeholder) {
         const struct funcstats_entry *e = &a->funcs.v[f->func];
         f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
                         (v >> a->bins[e->bin].exe & 1u);
@@ -831,9 +847,15 @@ static struct thread *thread_find(struct analysis_run *run, uint32_t tid, int cr
     t->mlist_counted = 0;
     t->dropped = 0;
     t->have_dropped = 0;
+    t->part_by_exit = 0;
+    t->last_exit = 0;
+    t->have_exit = run->part ? -1 : 0; /* a part's: not known until an exit or an exit marker */
+    t->exit_selected = 0;
     callstack_init(&t->cs, run->a->max_depth, &frame_hooks, t);
     if (run->holed)
         callstack_hole(&t->cs); /* it may have started inside the hole */
+    if (run->part && callstack_part(&t->cs) < 0)
+        run->a->oom = 1;
     run->threads[run->nthreads++] = t;
     return run->by_tid[tid & 255] = t;
 }
@@ -1081,6 +1103,10 @@ static void on_thread_marker(struct analysis_run *run, const trace_event_t *ev, 
 {
     struct analysis *a = run->a;
     struct thread *t = thread_of(run, ev->tid, ev->func != TRACE_MARK_THREAD_EXIT);
+    if (!t && run->part && ev->func == TRACE_MARK_THREAD_EXIT && (t = thread_of(run, ev->tid, 1))) {
+        t->part_by_exit = 1; /* the thread may be of the parts before */
+        t->have_exit = 0;    /* as forget_exit would have made it there */
+    }
     if (!t)
         return;
     switch (ev->func) {
@@ -1885,6 +1911,45 @@ static void on_mode(struct analysis_run *run, const trace_event_t *ev)
         }
 }
 
+/* Markers whose effect a part can carry over to the parts before it;
+ * at any other it stops (see analysis_run.part). */
+static int part_ok(const trace_event_t *ev)
+{
+    if (ev->kind == TRACE_KIND_ENTER || ev->kind == TRACE_KIND_EXIT)
+        return 1;
+    if (ev->kind != TRACE_KIND_MARKER) /* unknown kinds too: their count is said once per segment */
+        return ev->kind == TRACE_KIND_HWC;
+    switch (ev->func) {
+    case TRACE_MARK_THREAD_NAME:
+        return (ev->call_site & 0xffu) != 0; /* an empty name is no change in a part */
+    case TRACE_MARK_THREAD_EXIT:
+    case TRACE_MARK_TRACER_TIME:
+    case TRACE_MARK_TRACER_WAIT:
+    case TRACE_MARK_DEVICE_DROPPED:
+    case TRACE_MARK_CLOCK_ANCHOR:
+        return 1;
+    case TRACE_MARK_THREAD_LOST:
+    case TRACE_MARK_THREAD_RESYNC:
+    case TRACE_MARK_THREAD_DROPPED:
+    case TRACE_MARK_PROCESS:
+    case TRACE_MARK_LOAD_BIAS:
+    case TRACE_MARK_BUILD_ID:
+    case TRACE_MARK_STREAM_GAP:
+    case TRACE_MARK_STREAM_CUT:
+    case TRACE_MARK_STREAM_RESUMED:
+    case TRACE_MARK_TRACER_VANISHED:
+    case TRACE_MARK_TRIGGER:
+    case TRACE_MARK_TRIGGER_FRAME:
+    case TRACE_MARK_SNAPSHOT:
+    case TRACE_MARK_TRIGGERS_SKIPPED:
+    case TRACE_MARK_CONTROL:
+    case TRACE_MARK_MODE:
+        return 0;
+    default:
+        return 1; /* capture markers, and codes the pass ignores */
+    }
+}
+
 static void on_marker(struct analysis_run *run, const trace_event_t *ev, int64_t ns)
 {
     struct analysis_source *src = &run->a->src[run->src];
@@ -2003,6 +2068,28 @@ static int call_func(struct analysis_run *run, struct thread *t, const struct tr
     return 0;
 }
 
+/* A part's function: by thread and runtime address, each with its records
+ * (analysis_part_check resolves them as call_func would have). */
+static int part_func(struct analysis_run *run, struct thread *t, uint64_t addr, uint32_t *id)
+{
+    if (!run->cache && !(run->cache = calloc(1, sizeof *run->cache)))
+        return -1;
+    struct res_slot *c = &run->cache->res[res_slot(t, addr)];
+    if (c->gen != run->gen || c->t != t || c->addr != addr) {
+        if (funcstats_id(&run->a->funcs, ANALYSIS_PART_BIN | t->index, addr, id) < 0)
+            return -1;
+        for (; run->npart_recs <= *id; run->npart_recs++) {
+            if (vec_grow(&run->part_recs, &run->cappart_recs, run->npart_recs, sizeof *run->part_recs, 256) < 0)
+                return -1;
+            run->part_recs[run->npart_recs] = 0;
+        }
+        *c = (struct res_slot){t, addr, run->gen, *id, COUNT_NONE};
+    }
+    *id = c->id;
+    run->part_recs[*id]++;
+    return 0;
+}
+
 /* An enter's call site, through the run's other cache. */
 static void call_site(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr)
 {
@@ -2037,7 +2124,7 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     }
     if (ev->ts > t->mods_until) /* a closed module's time passed */
         mods_advance(run, t, ev->ts);
-    if (call_func(run, t, r, ev->func, &id) < 0) {
+    if ((run->part ? part_func(run, t, ev->func, &id) : call_func(run, t, r, ev->func, &id)) < 0) {
         a->oom = 1;
         return;
     }
@@ -2055,7 +2142,8 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     if (at->events == 1 || ns > at->last_ns)
         at->last_ns = ns;
     if (ev->kind == TRACE_KIND_ENTER) {
-        call_site(run, t, r, ev->call_site);
+        if (a->nsinks > 1) /* only the sinks read call sites, not the function table (nor a part: jobs.c) */
+            call_site(run, t, r, ev->call_site);
         callstack_enter(&t->cs, id, ns);
     } else {
         callstack_exit(&t->cs, id, ns);
@@ -2064,25 +2152,45 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     }
 }
 
-/* Every whole record the reader has now.  A partial last record is left
- * unread (the caller says whether it is damage or a record still being
- * written); unknown kinds are counted and said once per call. */
+/* A part stops before the record `left` records before the end of the
+ * batch just counted: the run reads on from there. */
+static void part_stop(struct analysis_run *run, size_t left)
+{
+    run->part_stopped = 1;
+    run->stop = (struct analysis_cut){run->seg, run->seg_off - (uint64_t)left * TRACE_EVENT_SIZE};
+    run->a->records -= left;
+    run->a->src[run->src].records -= left;
+}
+
+/* Every whole record the reader has now (a range's: up to its end).  A
+ * partial last record is left unread (the caller says whether it is damage
+ * or a record still being written); unknown kinds are counted and said
+ * once per call, or, for a range, once the segment's end is read. */
 static enum trace_reader_status read_events(struct analysis_run *run, const struct trace_segment *seg,
                                             struct trace_reader *r)
 {
     struct trace_reader_batch b;
-    enum trace_reader_status st;
+    enum trace_reader_status st = TRACE_READER_END;
     uint64_t bad = 0;
     run->file_bias = r->hdr.load_bias;
     run->gen++; /* another segment: another header bias */
-    while ((st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
+    while (run->left && !run->part_stopped && (st = trace_reader_next_batch(r, &b)) == TRACE_READER_EVENT) {
         struct analysis_source *src = &run->a->src[run->src];
+        if (b.n > run->left)
+            b.n = (size_t)run->left;
+        if (run->left != UINT64_MAX)
+            run->left -= b.n;
+        run->seg_off += (uint64_t)b.n * TRACE_EVENT_SIZE;
         run->a->records += b.n;
         run->batch = b.ev;
         run->batch_base = src->records;
         src->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
+            if (run->part && !part_ok(ev)) {
+                part_stop(run, b.n - i);
+                break;
+            }
             if (ev->kind == TRACE_KIND_MODULE) {
                 on_module(run, ev);
                 continue;
@@ -2100,8 +2208,12 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
         }
     }
     run->a->bad_kinds += bad;
-    if (bad)
-        diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)bad);
+    run->seg_bad += bad;
+    if (!run->left || run->part_stopped)
+        return TRACE_READER_END; /* the range ends here, not the file: said when the segment is read */
+    if (run->seg_bad)
+        diag(run->a, seg->path, "%llu records of unknown kind skipped", (unsigned long long)run->seg_bad);
+    run->seg_bad = 0;
     return st;
 }
 
@@ -2117,7 +2229,18 @@ enum trace_reader_status analysis_run_read(struct analysis_run *run, const struc
     return st;
 }
 
+/* The segment, opened; continued: the part before this one's opened it
+ * (a cut inside it), which counted it and its place in the series. */
+static int run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r,
+                       int continued);
+
 int analysis_run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r)
+{
+    return run_segment(run, seg, r, 0);
+}
+
+static int run_segment(struct analysis_run *run, const struct trace_segment *seg, struct trace_reader *r,
+                       int continued)
 {
     struct analysis *a = run->a;
     if (!run->have_src) {
@@ -2132,6 +2255,12 @@ int analysis_run_segment(struct analysis_run *run, const struct trace_segment *s
     const struct analysis_source *src = &a->src[run->src];
     if (src->have_anchor)
         trace_reader_set_anchor(r, src->anchor_ticks, src->anchor_ns);
+    if (continued) {
+        run->wrapped |= !!(r->hdr.flags & TRACE_FLAG_WRAPPED);
+        run->have_seq = 1;
+        run->prev_seq = seg->seq;
+        return 0;
+    }
     /* Earlier segments were removed (the flag, or the series starts past
      * seq 0): its threads' first exits may be of calls entered in them */
     if (!run->have_seq && ((r->hdr.flags & TRACE_FLAG_WRAPPED) || seg->seq > 0)) {
@@ -2149,20 +2278,45 @@ int analysis_run_segment(struct analysis_run *run, const struct trace_segment *s
     return 0;
 }
 
+/* The segment's records from byte offset `from` (0: its first) to `to`
+ * (0: its end), both record boundaries of a cut. */
 static void read_segment(struct analysis_run *run, const struct trace_segment *seg,
-                         struct trace_reader *r)
+                         struct trace_reader *r, uint64_t from, uint64_t to)
 {
     struct analysis *a = run->a;
     char msg[128];
-    if (trace_reader_open(r, seg->path, msg, sizeof msg) < 0) {
+    int opened = trace_reader_open(r, seg->path, msg, sizeof msg) == 0;
+    run->seg = (size_t)(seg - run->s->segs);
+    if (run->part && (!opened || (run->have_part_bias && run->part_bias != r->hdr.load_bias))) {
+        run->part_stopped = 1; /* the run reads it, and says what there is to say */
+        run->stop = (struct analysis_cut){run->seg, from};
+        if (opened)
+            trace_reader_close(r);
+        return;
+    }
+    if (!opened) {
         diag(a, seg->path, "%s; skipped", msg);
         a->files_bad++;
         return;
     }
-    if (analysis_run_segment(run, seg, r) < 0) {
+    run->part_bias = r->hdr.load_bias;
+    run->have_part_bias = 1;
+    if (run_segment(run, seg, r, from != 0) < 0) {
         trace_reader_close(r);
         return;
     }
+    if (from && trace_reader_seek(r, from) < 0) { /* the file changed since it was cut */
+        if (run->part) {
+            run->part_stopped = 1;
+            run->stop = (struct analysis_cut){run->seg, from};
+        } else
+            diag(a, seg->path, "cannot continue at byte %llu: rest of file skipped", (unsigned long long)from);
+        trace_reader_close(r);
+        return;
+    }
+    run->seg_off = from ? from : r->hdr.header_size;
+    run->left = to > from && to > r->hdr.header_size ? (to - (from ? from : r->hdr.header_size)) / TRACE_EVENT_SIZE
+                                                    : UINT64_MAX;
     enum trace_reader_status st = analysis_run_read(run, seg, r);
     if (st == TRACE_READER_TRUNCATED)
         diag(a, seg->path, "truncated: partial last record (%zu bytes) ignored", r->trailing);
@@ -2248,6 +2402,7 @@ struct analysis_run *analysis_run_begin(struct analysis *a, const struct trace_s
     }
     run->a = a;
     run->s = s;
+    run->left = UINT64_MAX;
     return run;
 }
 
@@ -2309,9 +2464,273 @@ void analysis_run_series(struct analysis *a, const struct trace_series *s)
         return;
     }
     for (size_t i = 0; i < s->nsegs; i++)
-        read_segment(run, &s->segs[i], r);
+        read_segment(run, &s->segs[i], r, 0, 0);
     free(r);
     analysis_run_end(run);
+}
+
+/* ---- a series in parts (jobs.c) ------------------------------------------ */
+
+size_t analysis_series_cuts(const struct trace_series *s, size_t parts, struct analysis_cut *cuts)
+{
+    struct trace_reader *r = malloc(sizeof *r);
+    uint64_t *recs = calloc(s->nsegs + 1, sizeof *recs), *hdr = calloc(s->nsegs + 1, sizeof *hdr), total = 0;
+    size_t n = 0;
+    char msg[128];
+    for (size_t i = 0; r && recs && hdr && i < s->nsegs; i++) {
+        if (trace_reader_open(r, s->segs[i].path, msg, sizeof msg) < 0)
+            goto out; /* one pass says why */
+        hdr[i] = r->hdr.header_size;
+        recs[i] = (r->file_size - r->hdr.header_size) / TRACE_EVENT_SIZE;
+        total += recs[i];
+        trace_reader_close(r);
+    }
+    for (size_t k = 1; r && recs && hdr && k < parts; k++) {
+        uint64_t want = total / parts * k, at = 0;
+        size_t i = 0;
+        while (i < s->nsegs && at + recs[i] <= want)
+            at += recs[i++];
+        if (i == s->nsegs)
+            break;
+        uint64_t rec = want - at; /* strictly inside the segment: the part before opened it */
+        rec = rec ? rec : 1;
+        if (rec >= recs[i])
+            continue;
+        struct analysis_cut c = {i, hdr[i] + rec * TRACE_EVENT_SIZE};
+        if (n && (c.seg < cuts[n - 1].seg || (c.seg == cuts[n - 1].seg && c.off <= cuts[n - 1].off)))
+            continue;
+        cuts[n++] = c;
+    }
+out:
+    free(r);
+    free(recs);
+    free(hdr);
+    return n;
+}
+
+void analysis_run_range(struct analysis_run *run, const struct analysis_cut *from, const struct analysis_cut *to)
+{
+    const struct trace_series *s = run->s;
+    struct trace_reader *r = malloc(sizeof *r);
+    if (!r) {
+        run->a->oom = 1;
+        return;
+    }
+    for (size_t i = from ? from->seg : 0; i < s->nsegs && (!to || i <= to->seg) && !run->part_stopped; i++)
+        read_segment(run, &s->segs[i], r, from && i == from->seg ? from->off : 0, to && i == to->seg ? to->off : 0);
+    free(r);
+}
+
+struct analysis_run *analysis_part_begin(struct analysis *a, const struct trace_series *s)
+{
+    struct analysis_run *run = analysis_run_begin(a, s);
+    if (run)
+        run->part = 1;
+    return run;
+}
+
+void analysis_part_free(struct analysis_run *part)
+{
+    if (!part)
+        return;
+    for (size_t i = 0; i < part->nthreads; i++) {
+        struct thread *t = part->threads[i];
+        summary_end(part, t);
+        free(t->sum);
+        if (t->mlist)
+            modlist_free(t->mlist);
+        free(t->mlist);
+        modset_put(part->a, t->mods);
+        modset_put(part->a, t->timed);
+        callstack_free(&t->cs);
+        free(t);
+    }
+    part->nthreads = 0;
+    part->have_src = 0; /* no notes: nothing of it is counted */
+    free(part->part_recs);
+    analysis_run_end(part);
+}
+
+/* The thread of the run a part's thread continues, or NULL: a new one. */
+static struct thread *part_continues(struct analysis_run *run, const struct thread *pt)
+{
+    uint32_t pos;
+    return u64map_get(&run->tids, pt->tid, &pos) ? run->threads[pos] : NULL;
+}
+
+/* A part's function id as the stacks carry it through the check: the
+ * run's id, or one no frame of the run can hold (a function new to it). */
+static uint64_t part_id(const struct analysis_part_func *f, uint64_t id)
+{
+    return f[id].have ? f[id].id : (uint64_t)1 << 63 | id;
+}
+
+static void part_map_stack(struct callstack *cs, const struct analysis_part_func *f, const uint32_t *func)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        cs->frames[i].func = func ? func[cs->frames[i].func] : part_id(f, cs->frames[i].func);
+    for (size_t i = 0; cs->part && i < cs->part->nunder; i++)
+        cs->part->under[i].func = func ? func[cs->part->under[i].func] : part_id(f, cs->part->under[i].func);
+    for (size_t i = 0; cs->part && i < cs->part->ndone; i++)
+        cs->part->done[i].func = func ? func[cs->part->done[i].func] : part_id(f, cs->part->done[i].func);
+}
+
+/* Each of the part's functions as call_func would have resolved it at the
+ * cut, on the run's state there (the part changed none of it). */
+static int part_resolve(struct analysis_run *run, const struct analysis_run *part, struct analysis_part_func *f)
+{
+    const struct analysis *pa = part->a;
+    struct analysis *a = run->a;
+    for (size_t i = 0; i < pa->funcs.n; i++) {
+        const struct funcstats_entry *e = &pa->funcs.v[i];
+        uint32_t ti = e->bin & ~ANALYSIS_PART_BIN;
+        if (!(e->bin & ANALYSIS_PART_BIN) || ti >= pa->nthreads)
+            return -1;
+        uint32_t tid = pa->threads[ti].tid, pos;
+        struct thread fresh, *t = u64map_get(&run->tids, tid, &pos) ? run->threads[pos] : NULL;
+        if (!t) { /* as thread_find would make it */
+            memset(&fresh, 0, sizeof fresh);
+            fresh.run = run;
+            fresh.tid = tid;
+            fresh.proc = a->src[run->src].proc;
+            fresh.mods_until = UINT64_MAX;
+            t = &fresh;
+        }
+        if (t->mods_until != UINT64_MAX || t->mlist_counted)
+            return -1;
+        const struct analysis_process *p = &a->procs[t->proc];
+        enum addr_count count;
+        uint64_t off;
+        uint32_t bin = addr_place(t, p->bin, p->have_bias ? p->bias : run->file_bias, e->addr, &off, &count);
+        f[i] = (struct analysis_part_func){bin, off, t->proc, 0, 0, (unsigned)count,
+                                           i < part->npart_recs ? part->part_recs[i] : 0};
+        f[i].have = addrindex_find(&a->funcs.index, bin, off, &f[i].id);
+    }
+    return 0;
+}
+
+const struct analysis_cut *analysis_part_stopped(const struct analysis_run *part)
+{
+    return part->part_stopped ? &part->stop : NULL;
+}
+
+int analysis_part_check(struct analysis_run *run, struct analysis_run *part, struct analysis_part_func *f)
+{
+    if (part->holed || part->cut_pending || run->seg_bad || part->vanished || part->mlists_open || !part->have_src ||
+        run->holed || run->cut_pending || run->vanished || run->mlists_open || !run->have_src ||
+        part->src != run->src || (part->have_part_bias && part->part_bias != run->file_bias) ||
+        part_resolve(run, part, f) < 0)
+        return 0;
+    struct callstack empty;
+    callstack_init(&empty, run->a->max_depth, NULL, NULL);
+    for (size_t i = 0; i < part->nthreads; i++) {
+        struct thread *pt = part->threads[i], *t = part_continues(run, pt);
+        if (pt->sum || pt->mlist || pt->have_dropped || (!t && pt->part_by_exit))
+            return 0;
+        part_map_stack(&pt->cs, f, NULL);
+        if (!callstack_stitch_fits(t ? &t->cs : &empty, &pt->cs))
+            return 0;
+    }
+    return 1;
+}
+
+static void part_counts(struct analysis_run *run, const struct analysis_part_func *f, size_t n)
+{
+    struct analysis *a = run->a;
+    for (size_t i = 0; i < n; i++) {
+        struct analysis_process *p = &a->procs[f[i].proc];
+        if (!f[i].records)
+            continue;
+        p->bias_read |= !p->have_bias;
+        p->bin_read |= !p->bin_set;
+        if (f[i].count == COUNT_OUTSIDE)
+            a->src[run->src].outside_modules += f[i].records;
+        else if (f[i].count == COUNT_UNLISTED)
+            p->unlisted += f[i].records;
+        else if (f[i].count == COUNT_CUT)
+            a->modules_cut_addrs += f[i].records;
+    }
+}
+
+/* A thread of the part, its stack stitched onto t's (NULL: it is new and
+ * joins the run). */
+static int part_thread(struct analysis_run *run, struct thread *pt, struct thread *t, const uint32_t *func,
+                       const uint32_t *thread)
+{
+    struct analysis *a = run->a;
+    struct analysis_process *p;
+    uint64_t events = pt->run->a->threads[pt->index].events;
+    if (!t) {
+        pt->run = run;
+        pt->index = thread[pt->index];
+        pt->proc = a->threads[pt->index].proc;
+        struct callstack cs;
+        callstack_init(&cs, a->max_depth, &frame_hooks, pt);
+        if (vec_grow(&run->threads, &run->capthreads, run->nthreads, sizeof *run->threads, 16) < 0 ||
+            u64map_put(&run->tids, pt->tid, (uint32_t)run->nthreads) < 0 || callstack_stitch(&cs, &pt->cs) < 0) {
+            callstack_free(&cs);
+            return -1;
+        }
+        callstack_free(&pt->cs);
+        pt->cs = cs;
+        pt->last_exit = pt->have_exit == 1 ? func[pt->last_exit] : 0;
+        pt->have_exit = pt->have_exit == 1;
+        run->threads[run->nthreads++] = pt;
+        t = pt;
+    } else {
+        if (callstack_stitch(&t->cs, &pt->cs) < 0)
+            return -1;
+        t->has_events |= pt->has_events;
+        if (pt->have_exit >= 0) { /* the part's exits or exit marker say it */
+            t->last_exit = pt->have_exit ? func[pt->last_exit] : t->last_exit;
+            t->have_exit = pt->have_exit;
+        }
+        t->exit_selected |= pt->exit_selected;
+    }
+    p = &a->procs[t->proc];
+    if (events && !p->events)
+        a->src[p->src].procs_with_events++;
+    p->events += events;
+    return 0;
+}
+
+int analysis_part_apply(struct analysis_run *run, struct analysis_run *part, const struct analysis_part_func *f,
+                        const uint32_t *func, const uint32_t *thread)
+{
+    part_counts(run, f, part->a->funcs.n);
+    for (size_t i = 0; i < part->nthreads; i++) {
+        struct thread *pt = part->threads[i], *t = part_continues(run, pt);
+        for (size_t k = 0; k < pt->cs.n; k++) /* back from the check's ids: those new to the run have theirs now */
+            pt->cs.frames[k].func = pt->cs.frames[k].func >> 63 ? func[pt->cs.frames[k].func & ~((uint64_t)1 << 63)]
+                                                                 : pt->cs.frames[k].func;
+        for (size_t k = 0; pt->cs.part && k < pt->cs.part->nunder; k++) {
+            struct callstack_under *u = &pt->cs.part->under[k];
+            u->func = u->func >> 63 ? func[u->func & ~((uint64_t)1 << 63)] : u->func;
+        }
+        /* calls nested in the bottom: their time is already in an outer one's */
+        for (size_t k = 0; t && pt->cs.part && k < pt->cs.part->ndone; k++) {
+            const struct callstack_done *d = &pt->cs.part->done[k];
+            if (!(d->func >> 63) && callstack_part_nested(&t->cs, &pt->cs, d->func, d->under))
+                run->a->funcs.v[d->func].incl_ns -= d->incl_ns;
+        }
+        if (part_thread(run, pt, t, func, thread) < 0) {
+            run->a->oom = 1;
+            return -1;
+        }
+        if (!t)
+            part->threads[i] = NULL; /* the run's now */
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < part->nthreads; i++)
+        if (part->threads[i])
+            part->threads[k++] = part->threads[i];
+    part->nthreads = k;
+    run->wrapped |= part->wrapped;
+    run->segs_missing += part->segs_missing;
+    run->prev_seq = part->prev_seq;
+    run->file_bias = part->file_bias;
+    run->gen++;
+    return 0;
 }
 
 /* ---- totals ------------------------------------------------------------- */

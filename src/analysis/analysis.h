@@ -330,6 +330,60 @@ enum trace_reader_status analysis_run_read(struct analysis_run *run, const struc
 int analysis_run_source(const struct analysis_run *run, size_t *src);
 /* Its threads closed (what is open counts as unclosed), notes kept, freed. */
 void analysis_run_end(struct analysis_run *run);
+/*
+ * One series in parts at once (jobs.c: analyze --jobs on one series).  A
+ * cut is a record boundary strictly inside a segment; the parts between
+ * cuts are read by runs of their own, each after the first begun with
+ * analysis_part_begin in an analysis of its own (jobs.c clones it):
+ * nothing before its cut is known, so its threads' stacks have an unknown
+ * bottom (callstack_part) and its functions are kept by thread and runtime
+ * address (bin ANALYSIS_PART_BIN | its thread's index).  Then, in order,
+ * analysis_part_check tells whether the part is exactly what the run
+ * reading on from its cut would have done, given the run's state there
+ * (read only), and
+ * resolves its functions as the run would have; jobs.c merges the part's
+ * analysis into the run's, and analysis_part_apply puts its threads onto
+ * the run's.  A part that is not is read again by the run
+ * (analysis_run_range), so the result is one pass' whatever happens.
+ */
+#define ANALYSIS_PART_BIN 0x80000000u
+
+struct analysis_cut {
+    size_t seg;   /* the segment (trace_series.segs) */
+    uint64_t off; /* byte offset of a record in it, header included */
+};
+
+/* What a part's function (its analysis' funcs.v[i]) is in the run's. */
+struct analysis_part_func {
+    uint32_t bin;     /* its binary and link-time address */
+    uint64_t addr;
+    uint32_t proc;    /* the process it was resolved in */
+    int have;         /* the run's analysis has it: ... */
+    uint32_t id;      /* ... as this */
+    unsigned count;   /* what resolving it counts, per record (analysis.c) */
+    uint64_t records; /* the part's records of it */
+};
+
+/* Up to parts - 1 cuts of about equal records, in order; how many (0: the
+ * series is too small, or a segment cannot be opened). */
+size_t analysis_series_cuts(const struct trace_series *s, size_t parts, struct analysis_cut *cuts);
+/* The run's series from cut `from` (NULL: its start) to `to` (NULL: its end). */
+void analysis_run_range(struct analysis_run *run, const struct analysis_cut *from, const struct analysis_cut *to);
+struct analysis_run *analysis_part_begin(struct analysis *a, const struct trace_series *s);
+/* f: part->a->funcs.n entries, filled.  1: it can be applied. */
+int analysis_part_check(struct analysis_run *run, struct analysis_run *part, struct analysis_part_func *f);
+/* After jobs.c merged the part's analysis into run's: func and thread map
+ * the part's function ids and thread indexes to the run's.  0 ok, -1 out of
+ * memory (a->oom set). */
+int analysis_part_apply(struct analysis_run *run, struct analysis_run *part, const struct analysis_part_func *f,
+                        const uint32_t *func, const uint32_t *thread);
+/* Where the part stopped, before what it cannot carry over (module lists,
+ * process markers, losses, gaps, triggers, summaries, a segment it cannot
+ * open): the run reads on from there after applying it.  NULL: it read to
+ * its end.  A cut at offset 0 is a segment's start, not opened before. */
+const struct analysis_cut *analysis_part_stopped(const struct analysis_run *part);
+/* Its threads and stacks freed, nothing counted. */
+void analysis_part_free(struct analysis_run *part);
 /* After the last series: what is kept in pieces is put in order. */
 void analysis_finish(struct analysis *a);
 /* A note for source src ("pid 500: ..." comes first); after the pass too.

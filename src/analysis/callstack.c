@@ -25,11 +25,23 @@ void callstack_init(struct callstack *s, size_t max_depth, const struct callstac
     s->ctx = ctx;
 }
 
+static void part_free(struct callstack *s)
+{
+    if (!s->part)
+        return;
+    free(s->part->under);
+    free(s->part->done);
+    u64map_free(&s->part->dones);
+    free(s->part);
+    s->part = NULL;
+}
+
 void callstack_free(struct callstack *s)
 {
     free(s->frames);
     s->frames = NULL;
     s->n = s->cap = 0;
+    part_free(s);
 }
 
 /* Room for one more frame, or 0 (too deep, or no memory: both are counted
@@ -75,14 +87,71 @@ static int open_anywhere(const struct callstack *s, uint64_t func)
     return 0;
 }
 
+/* A part's call of func, not nested in its frames, returned taking incl
+ * (see callstack_part): added to its function's at the current under. */
+CALLSTACK_RARE static void part_done_slow(struct callstack *s, uint64_t func, uint64_t incl)
+{
+    struct callstack_part *p = s->part;
+    uint64_t key = func << 20 | p->nunder;
+    uint32_t at;
+    if (!u64map_get(&p->dones, key, &at)) {
+        if (p->ndone == CALLSTACK_PART_MAX || func >> 44) {
+            p->over = 1;
+            return;
+        }
+        if (p->ndone == p->capdone) {
+            size_t cap = p->capdone ? p->capdone * 2 : 16;
+            struct callstack_done *v = realloc(p->done, cap * sizeof *v);
+            if (!v) {
+                p->over = 1;
+                return;
+            }
+            p->done = v;
+            p->capdone = cap;
+        }
+        if (u64map_put(&p->dones, key, (uint32_t)p->ndone) < 0) {
+            p->over = 1;
+            return;
+        }
+        at = (uint32_t)p->ndone;
+        p->done[p->ndone++] = (struct callstack_done){func, p->nunder, 0};
+    }
+    p->recent[func & 63] = at + 1;
+    p->done[at].incl_ns += incl;
+}
+
+static void part_done(struct callstack *s, uint64_t func, uint64_t incl)
+{
+    struct callstack_part *p = s->part;
+    uint64_t at = p->recent[func & 63];
+    if (at && p->done[at - 1].func == func && p->done[at - 1].under == p->nunder)
+        p->done[at - 1].incl_ns += incl;
+    else
+        part_done_slow(s, func, incl);
+}
+
 static void place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
     uint64_t below = s->n ? s->frames[s->n - 1].seen : 0, bit = placeholder ? 0 : seen_bit(func);
     int nested = (below & bit) && open_anywhere(s, func);
+    if (s->part && s->n + 1 > s->part->max_n)
+        s->part->max_n = s->n + 1;
     struct callstack_frame *f = &s->frames[s->n++];
-    *f = (struct callstack_frame){.func = func, .start = ts, .excluded_at = s->excluded,
-                                  .depth = s->depth, .placeholder = placeholder,
-                                  .seen = below | bit, .nested = (uint8_t)nested};
+    /* field by field: a compound literal zeroes the whole frame first with
+     * `rep stos`, which was half of this function's time (docs/performance.md) */
+    f->func = func;
+    f->start = ts;
+    f->child_ns = 0;
+    f->excluded_at = s->excluded;
+    f->depth = s->depth;
+    f->seen = below | bit;
+    f->placeholder = placeholder;
+    f->nested = (uint8_t)nested;
+    f->tag.site = 0;
+    f->tag.site_bin = 0;
+    f->tag.node = 0;
+    f->tag.target = f->tag.in_scope = f->tag.selected = f->tag.site_inlined = 0;
+    f->tag.site_caller = 0;
     if (s->hooks && s->hooks->open)
         s->hooks->open(s->ctx, s, f);
 }
@@ -148,6 +217,10 @@ static void complete(struct callstack *s, int64_t ts)
     uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
     if (s->n)
         s->frames[s->n - 1].child_ns += incl;
+    else if (s->part)
+        s->part->child_ns += incl;
+    if (s->part && !s->part->reset && !f->nested && !f->placeholder)
+        part_done(s, f->func, incl);
     s->c.calls++;
     if (s->hooks && s->hooks->close)
         s->hooks->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
@@ -182,11 +255,37 @@ static void exit_after_hole(struct callstack *s, uint64_t func, int64_t ts)
     complete(s, ts);
 }
 
+/* An exit with nothing open in a part: perhaps a bottom frame's return. */
+static void part_under(struct callstack *s, uint64_t func, int64_t ts)
+{
+    struct callstack_part *p = s->part;
+    if (p->nunder == CALLSTACK_PART_MAX) {
+        p->over = 1;
+        return;
+    }
+    if (p->nunder == p->capunder) {
+        size_t cap = p->capunder ? p->capunder * 2 : 16;
+        struct callstack_under *v = realloc(p->under, cap * sizeof *v);
+        if (!v) {
+            p->over = 1;
+            return;
+        }
+        p->under = v;
+        p->capunder = cap;
+    }
+    p->under[p->nunder++] = (struct callstack_under){func, ts, s->excluded, p->child_ns};
+    p->child_ns = 0;
+}
+
 /* An exit that is not simply the top frame's return (see callstack_exit). */
 CALLSTACK_RARE static void exit_other(struct callstack *s, uint64_t func, int64_t ts)
 {
     if (s->overflow) {
         s->overflow--; /* pairs with an enter that was only counted */
+        return;
+    }
+    if (!s->n && s->part && !s->part->reset && !s->holed) {
+        part_under(s, func, ts);
         return;
     }
     if (!s->n) {
@@ -237,8 +336,15 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+static void part_over(struct callstack *s)
+{
+    if (s->part)
+        s->part->over = 1;
+}
+
 void callstack_lost(struct callstack *s, uint64_t n)
 {
+    part_over(s);
     s->c.lost_events = sat_add(s->c.lost_events, n);
     s->unsynced = sat_add(s->unsynced, n);
 }
@@ -313,6 +419,7 @@ static void cut_above(struct callstack *s, int32_t low)
 
 void callstack_resync(struct callstack *s, int32_t low, int32_t after)
 {
+    part_over(s);
     uint64_t lost = s->unsynced;
     s->unsynced = 0;
     if (!resync_plausible(s, low, after, lost)) {
@@ -339,6 +446,7 @@ void callstack_resync(struct callstack *s, int32_t low, int32_t after)
 
 void callstack_hole(struct callstack *s)
 {
+    part_over(s);
     s->holed = 1;
     s->depth_lost = 1;
     s->hole_n = s->n;
@@ -358,6 +466,11 @@ static void clear(struct callstack *s)
 
 void callstack_reset(struct callstack *s)
 {
+    if (s->part && !s->part->reset) { /* the bottom is cut here too */
+        s->part->reset = 1;
+        s->part->reset_ts = s->last_ts;
+        s->part->reset_have_ts = s->have_ts;
+    }
     for (size_t i = 0; i < s->n; i++) {
         if (s->frames[i].placeholder)
             continue;
@@ -372,8 +485,143 @@ void callstack_reset(struct callstack *s)
 
 void callstack_kill(struct callstack *s)
 {
+    part_over(s);
     for (size_t i = 0; i < s->n; i++)
         s->c.dead_frames += !s->frames[i].placeholder;
     s->c.dead_frames += s->overflow;
     clear(s);
+}
+
+/* ---- a stack in parts ---------------------------------------------------- */
+
+int callstack_part(struct callstack *s)
+{
+    if (!(s->part = calloc(1, sizeof *s->part)))
+        return -1;
+    u64map_init(&s->part->dones);
+    return 0;
+}
+
+/* Frames of dst's bottom the part's unders return: how many match, or -1
+ * when one does not (dst's own matching would go another way). */
+static long unders_fit(const struct callstack *dst, const struct callstack_part *p)
+{
+    size_t k = dst->n;
+    long popped = 0;
+    for (size_t i = 0; i < p->nunder && k; i++, k--, popped++) {
+        const struct callstack_frame *f = &dst->frames[k - 1];
+        if (f->placeholder || f->func != p->under[i].func)
+            return -1;
+    }
+    return popped;
+}
+
+/* func is open, no placeholder, in dst's frames [0, n). */
+static int open_in(const struct callstack *dst, size_t n, uint64_t func)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dst->frames[i].func == func && !dst->frames[i].placeholder)
+            return 1;
+    return 0;
+}
+
+int callstack_stitch_fits(const struct callstack *dst, const struct callstack *part)
+{
+    const struct callstack_part *p = part->part;
+    if (!p || p->over || part->holed || part->overflow || part->c.overflow_enters || part->c.lost_events ||
+        part->c.bad_resyncs || dst->part || dst->holed || dst->overflow || dst->depth_lost)
+        return 0;
+    long popped = unders_fit(dst, p);
+    if (popped < 0)
+        return 0;
+    /* every depth the part reached fits over what was left of the bottom */
+    if (dst->n + p->max_n > dst->max_depth || dst->n + part->n > dst->max_depth)
+        return 0;
+    return 1;
+}
+
+int callstack_part_nested(const struct callstack *dst, const struct callstack *part, uint64_t func, uint64_t under)
+{
+    const struct callstack_part *p = part->part;
+    size_t popped = p->nunder < dst->n ? p->nunder : dst->n;
+    size_t u = under < popped ? (size_t)under : popped;
+    return open_in(dst, dst->n - u, func);
+}
+
+/* dst's top frame returned at u (the part's under), as complete() would. */
+static void complete_under(struct callstack *dst, const struct callstack_under *u, uint64_t excluded0)
+{
+    struct callstack_frame *f = &dst->frames[--dst->n];
+    uint64_t span = u->ts > f->start ? (uint64_t)u->ts - (uint64_t)f->start : 0;
+    uint64_t tracer = excluded0 - f->excluded_at + u->excluded;
+    uint64_t incl = span > tracer ? span - tracer : 0;
+    uint64_t child = f->child_ns + u->child_ns;
+    uint64_t self = incl > child ? incl - child : 0;
+    if (dst->n)
+        dst->frames[dst->n - 1].child_ns += incl;
+    dst->c.calls++;
+    if (dst->hooks && dst->hooks->close)
+        dst->hooks->close(dst->ctx, f, u->ts > f->start ? u->ts : f->start, CALLSTACK_RETURNED, incl, self);
+}
+
+static void add_counts(struct callstack_counts *d, const struct callstack_counts *s)
+{
+    d->calls += s->calls;
+    d->unmatched_exits += s->unmatched_exits;
+    d->unclosed_enters += s->unclosed_enters;
+    d->lost_events = sat_add(d->lost_events, s->lost_events);
+    d->lost_frames += s->lost_frames;
+    d->orphan_exits += s->orphan_exits;
+    d->overflow_enters += s->overflow_enters;
+    d->dead_frames += s->dead_frames;
+    d->bad_resyncs += s->bad_resyncs;
+}
+
+int callstack_stitch(struct callstack *dst, struct callstack *part)
+{
+    struct callstack_part *p = part->part;
+    uint64_t excluded0 = dst->excluded;
+    size_t need = dst->n + part->n;
+    while (dst->cap < need) { /* room first, so that nothing is half done */
+        size_t cap = dst->cap ? dst->cap * 2 : 16;
+        struct callstack_frame *f = realloc(dst->frames, (cap < need ? need : cap) * sizeof *f);
+        if (!f)
+            return -1;
+        dst->frames = f;
+        dst->cap = cap < need ? need : cap;
+    }
+    for (size_t i = 0; i < p->nunder; i++) {
+        if (dst->n)
+            complete_under(dst, &p->under[i], excluded0);
+        else
+            dst->c.unmatched_exits++; /* nothing open: as callstack_exit counts it */
+    }
+    if (p->reset) {
+        if (p->reset_have_ts && (!dst->have_ts || p->reset_ts > dst->last_ts))
+            dst->last_ts = p->reset_ts;
+        dst->have_ts |= p->reset_have_ts;
+        callstack_reset(dst);
+    } else if (dst->n)
+        dst->frames[dst->n - 1].child_ns += p->child_ns;
+    int64_t depth0 = p->reset ? 0 : dst->depth;
+    uint64_t seen = dst->n ? dst->frames[dst->n - 1].seen : 0;
+    size_t bottom = dst->n;
+    for (size_t i = 0; i < part->n; i++) {
+        struct callstack_frame f = part->frames[i];
+        f.nested |= !f.placeholder && open_in(dst, bottom, f.func); /* a recursion across the cut */
+        f.excluded_at += excluded0;
+        f.depth += depth0;
+        seen |= f.placeholder ? 0 : seen_bit(f.func); /* of the ids as they are now */
+        f.seen = seen;
+        dst->frames[dst->n++] = f;
+    }
+    dst->depth = depth0 + part->depth;
+    dst->excluded += part->excluded;
+    if (part->have_ts && (!dst->have_ts || part->last_ts > dst->last_ts))
+        dst->last_ts = part->last_ts;
+    dst->have_ts |= part->have_ts;
+    add_counts(&dst->c, &part->c);
+    part->n = 0;
+    part_free(part);
+    return 0;
 }

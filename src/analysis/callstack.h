@@ -73,6 +73,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/u64map.h"
+
 #define CALLSTACK_MAX_DEPTH ((size_t)1 << 16) /* frames kept per thread by default; deeper ones are counted */
 #define CALLSTACK_RUN 64 /* placeholders a resync pushes one by one; more share one frame */
 #define CALLSTACK_TRACER_MAX ((uint64_t)1 << 48) /* ns one TRACER_TIME may exclude (3 days) */
@@ -121,6 +123,50 @@ enum callstack_end {
     CALLSTACK_CUT       /* left without its own exit: no call */
 };
 
+/* A stack whose bottom is not known yet (callstack_part): a part of a
+ * series read on its own (jobs.c), to be put on top of the stack the parts
+ * before it left (callstack_stitch), which gives what one stack reading
+ * both parts in turn gives.  An exit with nothing open below it may be the
+ * return of a frame of the bottom: kept, in order, with what its frame
+ * needs for its times.  A call not nested in the part's own frames may be
+ * nested in the bottom's (a recursion across the cut), and its inclusive
+ * time then counts in an outer call's: its `nested` is decided at the
+ * stitch, so the part keeps the inclusive time of such calls by function
+ * and by how many bottom frames had returned when they were made.  A
+ * reset (thread exit) cuts the bottom: it is kept too, and the part knows
+ * everything after it.  Beyond CALLSTACK_PART_MAX of either, or after what
+ * a part cannot know (a hole, a loss, a resync, a depth beyond the cap,
+ * its process killed), it is `over`: it cannot be stitched. */
+#define CALLSTACK_PART_MAX 65536u /* < 2^20: a key of dones */
+
+struct callstack_under {
+    uint64_t func;
+    int64_t ts;
+    uint64_t excluded; /* the part's `excluded` then */
+    uint64_t child_ns; /* inclusive time of its children the part completed */
+};
+
+struct callstack_done {
+    uint64_t func;
+    uint64_t under;    /* unders before them */
+    uint64_t incl_ns;  /* the inclusive time of those calls, none nested in the part */
+};
+
+struct callstack_part {
+    struct callstack_under *under;
+    size_t nunder, capunder;
+    uint64_t child_ns;  /* completed at the bottom since the last under */
+    struct callstack_done *done;
+    size_t ndone, capdone;
+    struct u64map dones;   /* func << 20 | under -> position in done */
+    uint64_t recent[64];   /* position + 1 in done of a func at the current under, direct-mapped */
+    size_t max_n;          /* the most frames the part held at once */
+    int reset;             /* reset here, after nunder unders: ... */
+    int64_t reset_ts;      /* ... at the part's latest time then, if reset_have_ts */
+    int reset_have_ts;
+    int over;
+};
+
 struct callstack;
 
 struct callstack_hooks {
@@ -146,6 +192,7 @@ struct callstack {
     struct callstack_counts c;
     const struct callstack_hooks *hooks; /* NULL: just count */
     void *ctx;
+    struct callstack_part *part; /* its bottom not known yet (NULL: known) */
 };
 
 void callstack_init(struct callstack *s, size_t max_depth, const struct callstack_hooks *hooks,
@@ -172,5 +219,21 @@ void callstack_reset(struct callstack *s);
 /* The thread's process died (killed): open frames are cut, counted as
  * dead_frames, and the stack starts again from depth 0. */
 void callstack_kill(struct callstack *s);
+/* Read what follows with the bottom unknown (see callstack_part): on an
+ * empty stack, before any event.  0 ok, -1 out of memory. */
+int callstack_part(struct callstack *s);
+/* Whether part (after dst's events, its function ids in dst's numbering:
+ * UINT64_MAX for one dst cannot have open) can go on top of dst, giving
+ * exactly what one stack reading both gives; read only. */
+int callstack_stitch_fits(const struct callstack *dst, const struct callstack *part);
+/* Whether calls of func a part made after `under` unders, not nested in
+ * its own frames, are nested in dst's bottom (their inclusive time is
+ * then not the function's: funcstats.h). */
+int callstack_part_nested(const struct callstack *dst, const struct callstack *part, uint64_t func, uint64_t under);
+/* Put it there (it must fit): the bottom's frames the part returned are
+ * completed through dst's hooks, its own frames pushed, its counts added.
+ * part is left empty, without its part.  0 ok, -1 out of memory (dst as
+ * it was). */
+int callstack_stitch(struct callstack *dst, struct callstack *part);
 
 #endif

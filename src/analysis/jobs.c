@@ -28,6 +28,10 @@ struct job {
     char *diag_text;
     size_t diag_len;
     pthread_t th;
+    /* A part of one series (analysis.h): its run, and its cuts. */
+    struct analysis_run *run;
+    struct analysis_cut from, to;
+    int have_to;
 };
 
 /* Where each of a job's things goes in the caller's analysis. */
@@ -600,6 +604,156 @@ static int apply(struct analysis *a, struct cctree *tree, struct callsites *site
     return sites ? apply_sites(sites, &j->sites, m) : 0;
 }
 
+/* ---- one series in parts ------------------------------------------------ */
+
+static void *part_main(void *arg)
+{
+    struct job *j = arg;
+    analysis_run_range(j->run, &j->from, j->have_to ? &j->to : NULL);
+    return NULL;
+}
+
+/* What the part's analysis holds is what the run reading on from its cut
+ * would have added (the run's own check, analysis_part_check, does the
+ * rest); where its threads go: the run's own, or new ones after them. */
+static int part_mergeable(const struct analysis *a, const struct job *j, struct maps *m)
+{
+    const struct analysis *ja = &j->a;
+    size_t added = 0;
+    if (!j->started || ja->oom || ja->funcs.oom || ja->summary_records || ja->records_over || ja->bins_over ||
+        ja->modules_cut_list || ja->modules_cut_bytes || ja->funcs.other != UINT32_MAX || ja->ntriggers ||
+        ja->triggers_more || ja->triggers_unselected || ja->nsrc != a->nsrc || ja->nprocs > a->nprocs ||
+        ja->nbins > a->nbins || ja->mode_switches)
+        return 0;
+    m->thread = calloc(ja->nthreads + 1, sizeof *m->thread);
+    m->func = calloc(ja->funcs.n + 1, sizeof *m->func);
+    if (!m->thread || !m->func)
+        return 0;
+    for (size_t i = 0; i < ja->nthreads; i++)
+        if (!u64map_get(&a->thread_index, (uint64_t)ja->threads[i].src << 32 | ja->threads[i].tid, &m->thread[i]))
+            m->thread[i] = (uint32_t)(a->nthreads + added++);
+    return a->nthreads + added <= a->max_threads;
+}
+
+static int apply_part_threads(struct analysis *a, const struct analysis *j, const struct maps *m)
+{
+    for (size_t i = 0; i < j->nthreads; i++) {
+        const struct analysis_thread *s = &j->threads[i];
+        if (m->thread[i] == a->nthreads) { /* new: as the part made it */
+            struct analysis_thread t = *s;
+            if (vec_grow(&a->threads, &a->capthreads, a->nthreads, sizeof *a->threads, 16) < 0 ||
+                u64map_put(&a->thread_index, (uint64_t)t.src << 32 | t.tid, (uint32_t)a->nthreads) < 0)
+                return -1;
+            t.index = (uint32_t)a->nthreads;
+            a->threads[a->nthreads++] = t;
+            a->threads_with_events += (uint64_t)(t.has_events != 0);
+            continue;
+        }
+        struct analysis_thread *d = &a->threads[m->thread[i]];
+        if (s->events) {
+            d->first_ns = !d->events || s->first_ns < d->first_ns ? s->first_ns : d->first_ns;
+            d->last_ns = !d->events || s->last_ns > d->last_ns ? s->last_ns : d->last_ns;
+        }
+        d->events += s->events;
+        if (s->has_events && !d->has_events) {
+            d->has_events = 1;
+            a->threads_with_events++;
+        }
+        d->calls += s->calls;
+        d->self_ns = sat_add(d->self_ns, s->self_ns);
+        if (s->name[0])
+            memcpy(d->name, s->name, sizeof d->name);
+    }
+    return 0;
+}
+
+/* The part's functions where analysis_part_check found them (new ones
+ * made in the order the part first saw them, as the run would have). */
+static int apply_part_funcs(struct analysis *a, const struct analysis *j, const struct analysis_part_func *f,
+                            struct maps *m)
+{
+    for (size_t i = 0; i < j->funcs.n; i++) {
+        const struct funcstats_entry *s = &j->funcs.v[i];
+        uint32_t id = f[i].id;
+        if (!f[i].have && funcstats_id(&a->funcs, f[i].bin, f[i].addr, &id) < 0)
+            return -1;
+        m->func[i] = id;
+        struct funcstats_entry *d = &a->funcs.v[id];
+        d->calls = sat_add(d->calls, s->calls);
+        d->incl_ns = sat_add(d->incl_ns, s->incl_ns);
+        d->self_ns = sat_add(d->self_ns, s->self_ns);
+        d->lat_ns = sat_add(d->lat_ns, s->lat_ns);
+        if (hist_merge(&d->lat, &s->lat) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Part j after the run read everything before its cut: merged, else read. */
+static void finish_part(struct analysis *a, struct analysis_run *run, struct job *j, struct analysis_jobs_stats *st)
+{
+    struct maps m;
+    struct analysis_part_func *f = calloc(j->a.funcs.n + 1, sizeof *f);
+    memset(&m, 0, sizeof m);
+    if (f && j->run && part_mergeable(a, j, &m) && analysis_part_check(run, j->run, f)) {
+        if (j->diag && fflush(j->diag) == 0 && j->diag_len)
+            fwrite(j->diag_text, 1, j->diag_len, a->diag);
+        m.src = calloc(j->a.nsrc + 1, sizeof *m.src);
+        for (size_t i = 0; m.src && i < j->a.nsrc; i++)
+            m.src[i] = (uint32_t)i; /* the same sources, cloned */
+        if (!m.src || apply_sources(a, &j->a, &m) < 0 || apply_part_threads(a, &j->a, &m) < 0 ||
+            apply_part_funcs(a, &j->a, f, &m) < 0)
+            a->oom = 1;
+        else {
+            apply_totals(a, &j->a);
+            if (analysis_part_apply(run, j->run, f, m.func, m.thread) == 0 && analysis_part_stopped(j->run))
+                analysis_run_range(run, analysis_part_stopped(j->run), j->have_to ? &j->to : NULL);
+        }
+        st->merged++;
+    } else {
+        analysis_run_range(run, &j->from, j->have_to ? &j->to : NULL);
+        st->reread++;
+    }
+    free(f);
+    maps_free(&m);
+    analysis_part_free(j->run);
+    job_free(j);
+}
+
+/* One series, cut into parts of about equal records, one per job. */
+static void run_parts(struct analysis *a, const struct trace_series *s, size_t njobs, struct analysis_jobs_stats *st)
+{
+    struct analysis_cut cuts[ANALYSIS_MAX_JOBS];
+    size_t n = analysis_series_cuts(s, njobs, cuts);
+    struct analysis_run *run = analysis_run_begin(a, s);
+    struct job *jobs = n && run ? calloc(n, sizeof *jobs) : NULL;
+    if (!run)
+        return;
+    if (!jobs) {
+        analysis_run_range(run, NULL, NULL);
+        analysis_run_end(run);
+        return;
+    }
+    st->jobs = n + 1;
+    for (size_t k = 0; k < n; k++) {
+        struct job *j = &jobs[k];
+        j->from = cuts[k];
+        j->have_to = k + 1 < n;
+        if (j->have_to)
+            j->to = cuts[k + 1];
+        j->started = job_init(j, a, NULL, 0) == 0 && (j->run = analysis_part_begin(&j->a, s)) &&
+                     pthread_create(&j->th, NULL, part_main, j) == 0;
+    }
+    analysis_run_range(run, NULL, &cuts[0]);
+    for (size_t k = 0; k < n; k++)
+        if (jobs[k].started)
+            pthread_join(jobs[k].th, NULL);
+    for (size_t k = 0; k < n; k++)
+        finish_part(a, run, &jobs[k], st);
+    analysis_run_end(run);
+    free(jobs);
+}
+
 /* ---- the whole -------------------------------------------------------- */
 
 static void run_serial(struct analysis *a, const struct trace_series *s, size_t n)
@@ -641,6 +795,11 @@ void analysis_jobs_run(struct analysis *a, const struct trace_files *tf, size_t 
     struct job *jobs = NULL;
     memset(st, 0, sizeof *st);
     st->jobs = 1;
+    /* One series and only the function table to fill: its parts at once. */
+    if (njobs > 1 && tf->nseries == 1 && !tree && !sites && a->nsinks == 1 && !a->filtering && prepared_only(a)) {
+        run_parts(a, &tf->series[0], njobs < ANALYSIS_MAX_JOBS ? njobs : ANALYSIS_MAX_JOBS, st);
+        return;
+    }
     njobs = njobs < tf->nseries ? njobs : tf->nseries;
     njobs = njobs < ANALYSIS_MAX_JOBS ? njobs : ANALYSIS_MAX_JOBS;
     if (njobs <= 1 || !prepared_only(a) || !(jobs = calloc(njobs, sizeof *jobs))) {
