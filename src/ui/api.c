@@ -85,7 +85,7 @@ static int arg_u64(ui_arg_fn arg, void *ctx, const char *name, uint64_t def, uin
 /* A statement's rows as a JSON array of objects, at most limit. */
 static int rows_json(FILE *f, sqlite3_stmt *st, size_t limit)
 {
-    int n = sqlite3_column_count(st), rc;
+    int n = sqlite3_column_count(st), rc = SQLITE_DONE; /* limit 0: no step taken */
     size_t rows = 0;
     fputc('[', f);
     while (rows < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
