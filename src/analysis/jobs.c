@@ -297,6 +297,16 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
+/* A job's (or a part's) row of a function added into the run's. */
+static int entry_add(struct funcstats_entry *d, const struct funcstats_entry *s)
+{
+    d->calls = sat_add(d->calls, s->calls);
+    d->incl_ns = sat_add(d->incl_ns, s->incl_ns);
+    d->self_ns = sat_add(d->self_ns, s->self_ns);
+    d->lat_ns = sat_add(d->lat_ns, s->lat_ns);
+    return hist_merge(&d->lat, &s->lat);
+}
+
 /* The capture markers' counts and payloads, as on_capture_marker keeps them. */
 static void merge_capture(struct analysis_source *d, const struct analysis_source *s)
 {
@@ -507,12 +517,7 @@ static int apply_funcs(struct analysis *a, const struct analysis *j, const struc
         uint32_t id;
         if (funcstats_id(&a->funcs, m->bin[s->bin], s->addr, &id) < 0 || id != m->func[i])
             return -1;
-        struct funcstats_entry *d = &a->funcs.v[id];
-        d->calls = sat_add(d->calls, s->calls);
-        d->incl_ns = sat_add(d->incl_ns, s->incl_ns);
-        d->self_ns = sat_add(d->self_ns, s->self_ns);
-        d->lat_ns = sat_add(d->lat_ns, s->lat_ns);
-        if (hist_merge(&d->lat, &s->lat) < 0)
+        if (entry_add(&a->funcs.v[id], s) < 0)
             return -1;
     }
     return 0;
@@ -678,12 +683,7 @@ static int apply_part_funcs(struct analysis *a, const struct analysis *j, const 
         if (!f[i].have && funcstats_id(&a->funcs, f[i].bin, f[i].addr, &id) < 0)
             return -1;
         m->func[i] = id;
-        struct funcstats_entry *d = &a->funcs.v[id];
-        d->calls = sat_add(d->calls, s->calls);
-        d->incl_ns = sat_add(d->incl_ns, s->incl_ns);
-        d->self_ns = sat_add(d->self_ns, s->self_ns);
-        d->lat_ns = sat_add(d->lat_ns, s->lat_ns);
-        if (hist_merge(&d->lat, &s->lat) < 0)
+        if (entry_add(&a->funcs.v[id], s) < 0)
             return -1;
     }
     return 0;
