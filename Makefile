@@ -204,7 +204,8 @@ clean:
 # by SEED: 300 by default, the issue's measure (hours; N=0: every one, days),
 # CHANGED=1 (or BASE=rev) takes the lines changed against HEAD (or rev),
 # FILES='src/select/*' one area, KEYS='FILE:LINE:COL:KIND ...' given
-# mutants again, ASAN=1 the ASan build.
+# mutants again, ASAN=1 the ASan build, RESUME=LOG the verdicts an earlier
+# run of the same sample printed, taken as they are (a run in pieces).
 # Niced: the machine is shared.
 N              ?= 300
 SEED           ?= 1
@@ -213,7 +214,7 @@ MUTATE_TIMEOUT ?= 300
 mutate: $(TOOL_DIR)/mutate
 	nice -n 10 $(TOOL_DIR)/mutate -n $(N) -s $(SEED) -t $(MUTATE_TIMEOUT) -j $(PROVE_JOBS) \
 	    $(if $(BASE),-b '$(BASE)',$(if $(CHANGED),-b HEAD)) $(foreach f,$(FILES),-f '$(f)') \
-	    $(foreach k,$(KEYS),-k '$(k)') $(if $(ASAN),-a) $(if $(ALL),-A)
+	    $(foreach k,$(KEYS),-k '$(k)') $(if $(ASAN),-a) $(if $(ALL),-A) $(if $(RESUME),-r '$(RESUME)')
 
 # Benchmarks (bench/README.md): `make bench`, or `make bench QUICK=1` for the
 # under-a-minute run the test suite uses to keep the harness from rotting.

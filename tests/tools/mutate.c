@@ -108,6 +108,8 @@ struct mutant {
     char kind[8];
     char *text;              /* the whole mutated line */
     int equiv;
+    int done;                /* -r: its verdict from an earlier log, plus 1 */
+    char *by;                /* -r: " by TEST" as that log said, or NULL */
 };
 
 struct mapent { char *glob; char *tests; };
@@ -996,13 +998,46 @@ static void print_diff(const struct mutant *m, const char *what)
 enum { KILLED, SURVIVED, TIMEDOUT, STILLBORN, EQUIV, NSTATE };
 static const char *const state_name[NSTATE] = {"killed", "survived", "timed-out", "stillborn", "equivalent"};
 
+/* -r LOG: the verdicts an earlier run of the same sample printed ("[i/n]
+ * STATE KEY (...)"), so a sample of many hours can be run in pieces, one
+ * interrupted run taken up by the next.  Only lines naming a mutant of
+ * this sample count; the rest of the log is ignored.  Returns how many. */
+static size_t read_resume(const char *path, size_t n)
+{
+    char *text = slurp_file(path, NULL);
+    size_t got = 0;
+    char *save = NULL, key[PATH_MAX + 64];
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char st[16], k[PATH_MAX + 64];
+        if (l[0] != '[' || sscanf(l, "[%*u/%*u] %15s %4159s", st, k) != 2)
+            continue;
+        int v = -1;
+        for (int j = 0; j < NSTATE; j++)
+            if (!strcmp(st, state_name[j]))
+                v = j;
+        for (size_t i = 0; v >= 0 && i < n; i++) {
+            mutant_key(&g_mut[i], key, sizeof key);
+            if (!g_mut[i].done && !strcmp(key, k)) {
+                g_mut[i].done = v + 1;
+                const char *b = strstr(l, ") by ");
+                g_mut[i].by = b ? xstrdup(b + 1) : NULL;
+                got++;
+                break;
+            }
+        }
+    }
+    free(text);
+    return got;
+}
+
 int main(int argc, char **argv)
 {
     const char *globs[MAX_GLOBS], *keys[MAX_GLOBS], *base = NULL, *map = "tests/mutate.map", *equiv = "tests/mutate.equiv";
     int nglobs = 0, nkeys = 0, secs = 300, jobs = 2, list = 0, opt;
     long want = 0;
     uint64_t seed = 1;
-    while ((opt = getopt(argc, argv, "n:s:b:f:k:m:e:t:j:laA")) != -1) {
+    const char *resume = NULL;
+    while ((opt = getopt(argc, argv, "n:s:b:f:k:m:e:t:j:r:laA")) != -1) {
         switch (opt) {
         case 'n': want = strtol(optarg, NULL, 10); break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
@@ -1021,12 +1056,13 @@ int main(int argc, char **argv)
         case 'e': equiv = optarg; break;
         case 't': secs = atoi(optarg); break;
         case 'j': jobs = atoi(optarg); break;
+        case 'r': resume = optarg; break;
         case 'l': list = 1; break;
         case 'a': g_build = "build/asan"; break;
         case 'A': g_all = 1; break;
         default:
             fprintf(stderr, "usage: mutate [-n N] [-s SEED] [-b BASE] [-f GLOB]... [-k KEY]... [-m MAP] [-e EQUIV] "
-                            "[-t SECS] [-j JOBS] [-a] [-A] [-l]\n");
+                            "[-t SECS] [-j JOBS] [-r LOG] [-a] [-A] [-l]\n");
             return 2;
         }
     }
@@ -1110,6 +1146,10 @@ int main(int argc, char **argv)
         printf("mutate: score: no mutants\n");
         return 0;
     }
+    if (resume) {
+        size_t got = read_resume(resume, n);
+        printf("mutate: %zu of the %zu verdicts taken from %s\n", got, n, resume);
+    }
 
     /* The scratch copy, built, and each area's tests passing unmutated. */
     const char *tmp = getenv("TMPDIR");
@@ -1145,7 +1185,7 @@ int main(int argc, char **argv)
         die("cannot make %s", tmp_dir);
     for (size_t i = 0; i < n; i++) {
         const char *t = g_src[g_mut[i].file].tests;
-        int seen = g_mut[i].equiv;
+        int seen = g_mut[i].equiv || g_mut[i].done;
         for (size_t k = 0; k < i && !seen; k++)
             seen = !g_mut[k].equiv && g_src[g_mut[k].file].tests == t;
         if (seen)
@@ -1187,6 +1227,10 @@ int main(int argc, char **argv)
         char why[PATH_MAX + 8] = "";
         if (m->equiv) {
             state[i] = EQUIV;
+        } else if (m->done) {
+            state[i] = m->done - 1;
+            if (m->by)
+                snprintf(why, sizeof why, "%s", m->by);
         } else {
             char *path = xasprintf("%s/%s", g_scratch, s->path);
             write_file(path, s, m->line - 1, m->text);
