@@ -23,11 +23,13 @@
 #include "api.h"
 #include "lib/textesc.h"
 #include "live.h"
+#include "project.h"
 #include "web.h"
 
 struct ui_server {
     struct MHD_Daemon *d;
     struct ui_traces *t;
+    struct ui_project *p;  /* the Project page's, dir NULL without --project */
     int fd;
     int check_host;        /* 0 when bound to a wildcard address */
     char hosts[3][300];    /* the Host headers taken */
@@ -271,16 +273,91 @@ static int host_ok(const struct ui_server *s, const char *host)
     return 0;
 }
 
+/* A POST's Origin, when the browser sends one, must be this server: a
+ * form or a script on another site's page cannot change anything here
+ * (the token already keeps them out; this refuses them before the body). */
+static int origin_ok(const struct ui_server *s, const char *origin)
+{
+    if (!origin)
+        return 1;
+    if (strncmp(origin, "http://", 7))
+        return 0;
+    if (!s->check_host) /* a wildcard address: any name may reach it, the URL token guards */
+        return 1;
+    return host_ok(s, origin + 7);
+}
+
+/* A POST's body as it arrives, at most UI_PROJECT_MAX bytes kept; more is
+ * counted as too large and refused when the body has ended. */
+struct body {
+    size_t len;
+    int over;
+    char data[UI_PROJECT_MAX];
+};
+
+static void request_done(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode why)
+{
+    (void)cls, (void)c, (void)why;
+    free(*req_cls);
+    *req_cls = NULL;
+}
+
+/* POST /api/project/preview and /save: checked, its body gathered, then
+ * answered by project.c.  Only these take a body. */
+static enum MHD_Result handle_post(struct ui_server *s, struct MHD_Connection *c, const char *rest,
+                                   const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+    struct body *b = *req_cls;
+    if (!b) { /* the headers: everything is checked before a byte of the body is read */
+        if (strcmp(rest, "/api/project/preview") && strcmp(rest, "/api/project/save"))
+            return refuse(c, 405, "GET and HEAD only here");
+        if (!s->p->dir)
+            return refuse(c, 404, "no project: start callsight ui with --project DIR");
+        const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Callsight-Token");
+        if (!tok || strlen(tok) != 32 || !token_ok(tok, s->p->token, 32))
+            return refuse(c, 403, "a change needs this run's token in X-Callsight-Token (GET /api/project)");
+        if (!origin_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
+            return refuse(c, 403, "a change must come from this server's own page (Origin)");
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > UI_PROJECT_MAX)
+            return refuse(c, 413, "a trace.config of at most 64 KiB");
+        if (!(b = calloc(1, sizeof *b)))
+            return MHD_NO;
+        *req_cls = b;
+        return MHD_YES;
+    }
+    if (*upload_data_size) { /* a piece of the body */
+        size_t n = *upload_data_size;
+        if (b->over || n > sizeof b->data - b->len)
+            b->over = 1;
+        else {
+            memcpy(b->data + b->len, upload_data, n);
+            b->len += n;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (b->over)
+        return refuse(c, 413, "a trace.config of at most 64 KiB");
+    struct ui_reply r;
+    ui_project_api(s->p, s->t, rest + 5, 1, b->data, b->len,
+                   MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Callsight-Base"), get_arg, c, &r);
+    if (!r.body)
+        return refuse(c, 500, "out of memory");
+    return send_reply(c, r.status, r.type, r.body, r.len, MHD_RESPMEM_MUST_FREE);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size,
                               void **req_cls)
 {
     struct ui_server *s = cls;
-    (void)version, (void)upload_data, (void)req_cls;
-    if (*upload_data_size)
+    int post = !strcmp(method, "POST");
+    (void)version;
+    if (*upload_data_size && !post)
         return refuse(c, 413, "no request bodies here");
-    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return refuse(c, 405, "GET and HEAD only");
+    if (strcmp(method, "GET") && strcmp(method, "HEAD") && !post)
+        return refuse(c, 405, "GET, HEAD and the Project page's POSTs only");
     if (strlen(url) > UI_URL_MAX)
         return refuse(c, 414, "URL too long");
     if (!host_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host")))
@@ -296,6 +373,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_arg, &a);
     if (a.n > UI_ARGS_MAX || a.too_long)
         return refuse(c, 414, "too many or too long query parameters");
+    if (post)
+        return handle_post(s, c, rest, upload_data, upload_data_size, req_cls);
+    if (!strcmp(rest, "/api/project") || !strncmp(rest, "/api/project/", 13)) {
+        struct ui_reply r;
+        ui_project_api(s->p, s->t, rest + 5, 0, NULL, 0, NULL, get_arg, c, &r);
+        if (!r.body)
+            return refuse(c, 500, "out of memory");
+        return send_reply(c, r.status, r.type, r.body, r.len, MHD_RESPMEM_MUST_FREE);
+    }
     if (!strcmp(rest, "/"))
         return send_page(c, "index.html");
     if (!strcmp(rest, "/api/live"))
@@ -312,8 +398,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return send_page(c, rest + 1);
 }
 
-int ui_server_start(struct ui_server **out, struct ui_traces *t, const char *host, const char *port, char *url,
-                    size_t urllen, char *err, size_t errlen)
+int ui_server_start(struct ui_server **out, struct ui_traces *t, struct ui_project *p, const char *host,
+                    const char *port, char *url, size_t urllen, char *err, size_t errlen)
 {
     struct ui_server *s = calloc(1, sizeof *s);
     if (!s) {
@@ -321,7 +407,13 @@ int ui_server_start(struct ui_server **out, struct ui_traces *t, const char *hos
         return -1;
     }
     s->t = t;
+    s->p = p;
     s->fd = -1;
+    if (p->dir && make_token(p->token) < 0) {
+        snprintf(err, errlen, "getrandom: %s", strerror(errno));
+        free(s);
+        return -1;
+    }
     if (listen_on(s, host, port, url, urllen, err, errlen) < 0) {
         if (s->fd >= 0)
             close(s->fd);
@@ -332,7 +424,8 @@ int ui_server_start(struct ui_server **out, struct ui_traces *t, const char *hos
                             s, MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)UI_CONNS_MAX,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)UI_CONNS_MAX,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)UI_TIMEOUT_S,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+                            MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, errlen, "cannot start the web server (libmicrohttpd)");
         close(s->fd);

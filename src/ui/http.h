@@ -7,14 +7,17 @@
  * and port it serves (a DNS-rebinding page's requests name the attacker's
  * host), unless bound to a wildcard address; bound anywhere but loopback,
  * every URL must begin with a random token the server prints; it takes
- * GET and HEAD only, URLs and query parameters of bounded size, and a
- * bounded number of connections, each with a timeout.
+ * GET and HEAD, and POST only for the Project page's changes (project.h:
+ * a second token in a header, the Origin checked, a bounded body), URLs
+ * and query parameters of bounded size, and a bounded number of
+ * connections, each with a timeout.
  */
 #ifndef CALLSIGHT_UI_HTTP_H
 #define CALLSIGHT_UI_HTTP_H
 
 #include <stddef.h>
 
+#include "project.h"
 #include "traces.h"
 
 #define UI_URL_MAX 1024    /* a request's URL, query included */
@@ -25,10 +28,11 @@
 
 struct ui_server;
 
-/* Listen on host:port (port "0": any free one) and serve t.  The URL to
- * open (with the token when there is one) in url.  0, or -1 with err set. */
-int ui_server_start(struct ui_server **s, struct ui_traces *t, const char *host, const char *port, char *url,
-                    size_t urllen, char *err, size_t errlen);
+/* Listen on host:port (port "0": any free one) and serve t, and p's
+ * project when p->dir is set (its POST token made here).  The URL to open
+ * (with the token when there is one) in url.  0, or -1 with err set. */
+int ui_server_start(struct ui_server **s, struct ui_traces *t, struct ui_project *p, const char *host,
+                    const char *port, char *url, size_t urllen, char *err, size_t errlen);
 void ui_server_stop(struct ui_server *s);
 
 #endif

@@ -1,6 +1,6 @@
 // app.js - callsight ui's pages: one document, a page per hash route
 // (#/traces, #/report?t=0, #/function?t=0&id=3, #/flame?t=0, #/timeline?t=0,
-// #/live?t=0, #/diff?a=0&b=1).  Each page
+// #/live?t=0, #/diff?a=0&b=1, #/project).  Each page
 // module exports render(main, params) and draws into main from the API.
 import { h } from './dom.js';
 import * as traces from './traces.js';
@@ -10,12 +10,13 @@ import * as flame from './flame.js';
 import * as timeline from './timeline.js';
 import * as live from './live.js';
 import * as diff from './diff.js';
+import * as project from './project.js';
 
-const pages = { traces, report, function: func, flame, timeline, live, diff };
+const pages = { traces, report, function: func, flame, timeline, live, diff, project };
 
 function nav(params) {
   const t = params.get('t');
-  const items = [['traces', 'Traces'], ['diff', 'Diff']];
+  const items = [['traces', 'Traces'], ['diff', 'Diff'], ['project', 'Project']];
   if (t !== null) items.push(['report', 'Report'], ['flame', 'Flame graph'], ['timeline', 'Timeline'], ['live', 'Live']);
   const el = document.getElementById('nav');
   el.replaceChildren(...items.map(([p, label]) =>
