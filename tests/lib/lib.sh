@@ -20,6 +20,15 @@ _shms=""
 cleanup() {
     for p in $_pids; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
     for p in $_pids; do wait "$p" 2>/dev/null; done
+    # A check failed: what serve said goes out with it (as TAP comments), so
+    # that a failure seen only on another machine (CI) can be read there.
+    if [ "$_failed" = 1 ]; then
+        for f in "$T"/serve.*.log; do
+            [ -f "$f" ] || continue
+            echo "# the last lines of $(basename "$f"):"
+            tail -n 25 "$f" | cut -c1-300 | sed 's/^/#   /'
+        done
+    fi
     for s in $_shms; do rm -f "/dev/shm/${s#/}"; done
     rm -rf "$T"
 }

@@ -133,7 +133,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/d1" && mount -t tmpfs -o size=20m,mode=075
         sleep 0.02
     done
     served=$(grep -c "^callsight serve: conn [0-9]* closed" "$SERVE_LOG")
-    refused=$(grep -c "^callsight serve: connection from $P refused: the directory holds" "$SERVE_LOG")
+    refused=$(grep -Ec "^callsight serve: connection from $P refused: the directory holds" "$SERVE_LOG")
     is "$((served + refused))" 30 "--max-total-mb 8: of 30 connections at once $served were served, $refused refused once the cap was reached"
     # The cap covers the trace files (du would add the directory's own
     # size); each connection's header and last marker (80 + 32 bytes) are
