@@ -512,7 +512,7 @@ analyze_row() {
 analyze_row A1 "analyze: serve's stream file(s), dropped $AN_STREAM_DROP" "$WL" "$T/an-stream"
 AN_RATE_A1=$AN_RATE AN_EV_A1=$AN_EV
 analyze_row A2 "analyze: per-thread files (file mode)" "$WL" "$T/an-files"
-AN_RATE_A2=$AN_RATE RSS_BIG=$AN_RSS
+AN_RATE_A2=$AN_RATE RSS_BIG=$AN_RSS AN_EV_A2=$AN_EV
 # --jobs 2 on the same traces: the ratio to the one-job rows just above.
 # A1's trace is one connection, one series: it is cut into parts (issue 33).
 analyze_row A1j "analyze --jobs 2: A1's stream file(s)" "$WL" "$T/an-stream" 2 "one series, cut into 2 parts"
@@ -536,6 +536,51 @@ analyze_row A3 "analyze: per-thread files, a trace 1/10 as long" "$WL" "$T/an-sm
 RSS_SMALL=$AN_RSS
 row A4 "analyze peak RSS, A2's trace vs A3's (10x the events)" "$(fmt %.2f "$(calc "$RSS_BIG / $RSS_SMALL")")" "x" \
     "1.00 = memory independent of trace length; $((RSS_BIG / 1024)) vs $((RSS_SMALL / 1024)) MiB"
+
+# callsight ui on A2's trace (issue 36): U1 from opening the trace to the
+# report's answer (analyze's JSON alone; the database and folded stacks are
+# made after it, in the background), U2 until the database is there (the
+# first timeline's answer), U3 the whole trace's timeline once made, U4 a
+# 1 ms window's (a pan: 20 windows across the trace, median and max).
+if command -v curl > /dev/null 2>&1; then
+    say "ui: A2's trace through callsight ui's API"
+    settle
+    "$CS" ui "$T/an-files" --exe "$WL" --port 0 > "$T/ui.log" 2>&1 &
+    UI_PID=$!
+    pids="$pids $UI_PID"
+    UI_URL=""
+    for _ in $(seq 200); do
+        UI_URL=$(grep -o 'http://[^#]*' "$T/ui.log" | head -n 1)
+        [ -n "$UI_URL" ] && break
+        sleep 0.05
+    done
+    [ -n "$UI_URL" ] || die "callsight ui did not start: $(head -c 200 "$T/ui.log")"
+    ui_time() { curl -s -m 600 -o "$T/ui.body" -w '%{time_total}' "$UI_URL$1"; }
+    U1=$(ui_time 'api/report?t=0')
+    U2=$(ui_time 'api/timeline?t=0')
+    U3=$(ui_time 'api/timeline?t=0')
+    ui_time 'api/sources?t=0' > /dev/null
+    UI_SPAN=$(sed -n 's/.*{"key": "span_ns", "value": \([0-9]*\)}.*/\1/p' "$T/ui.body" | head -n 1)
+    UI_SPAN=${UI_SPAN:-0}
+    : > "$T/ui.pan"
+    for k in $(seq 0 19); do
+        from=$(calc "int($UI_SPAN * $k / 20)")
+        ui_time "api/timeline?t=0&from=$from&to=$((from + 1000000))" >> "$T/ui.pan"
+        echo >> "$T/ui.pan"
+    done
+    kill -TERM "$UI_PID" 2> /dev/null
+    wait "$UI_PID" 2> /dev/null
+    pids=${pids% $UI_PID}
+    row U1 "ui: opening A2's trace ($(fmt %.1f "$(calc "$AN_EV_A2 / 1e6")")M events) to the report's answer" \
+        "$(fmt %.2f "$U1")" "s" "target <= 2 s (issue 36); analyze's JSON alone, the rest made after it"
+    row U2 "ui: ... to the database's first answer (a timeline of the whole trace)" "$(fmt %.1f "$U2")" "s" \
+        "made in the background once the report is out: analyze --format sqlite (Q1)"
+    row U3 "ui: the whole trace's timeline, once made" "$(fmt %.1f "$(calc "$U3 * 1000")")" "ms" "only calls long enough to see"
+    row U4 "ui: a 1 ms window of the timeline (a pan), median of 20 across the trace" \
+        "$(fmt %.1f "$(calc "$(median < "$T/ui.pan") * 1000")")" "ms" "max $(fmt %.1f "$(calc "$(sort -g "$T/ui.pan" | tail -n 1) * 1000")") ms"
+else
+    U1=nan
+fi
 
 # The database of --format sqlite (docs/sql.md) against the sqlite3 shell
 # given the same rows: Q1 is analyze's whole build (reading the traces,
@@ -724,6 +769,8 @@ row Tg "analyzer: memory independent of trace length" "$(verdict "$RSS_BIG <= 1.
 row Tq "sqlite: rows/s >= the sqlite3 shell's .import, peak RSS < 100 MB (issue 34)" \
     "$(verdict "$Q2_RATE > 0 && $Q1_RATE >= $Q2_RATE && $Q1_RSS < 100000")" "" \
     "Q1 $(fmt %.2f "$(calc "$Q1_RATE / 1e6")") vs Q2 $(fmt %.2f "$(calc "$Q2_RATE / 1e6")") M rows/s, $((Q1_RSS / 1024)) MiB at $(fmt %.1f "$(calc "$Q_ROWS / 1e6")")M calls"
+row Tu "ui: a trace's report answered within 2 s of opening it (issue 36)" "$(verdict "$U1 <= 2")" "" \
+    "U1 $(fmt %.2f "$U1") s on A2's trace; the timeline's pans U4 (median) after the database, U2"
 row Th "serve: >= 1 GB/s of raw events per connection" "$(verdict "$INGEST1 >= 1000")" "" \
     "S8 $(fmt %.0f "$INGEST1") MB/s"
 row Tj "top: keeps up with a stream of 10M events/s (issue 17)" "$(verdict "$TOP_RATE >= 10e6")" "" \

@@ -611,9 +611,9 @@ static int report_copy(struct ui_traces *t, const char *name, char *path, size_t
             snprintf(err, errlen, "a and b: the two traces, N or N/DIR (see /api/traces)");
         return status;
     }
-    if (ui_trace_use(t, tr) < 0) {
-        snprintf(err, errlen, "%s", tr->err);
-        ui_trace_unlock(tr);
+    if (ui_trace_use(t, tr, UI_JSON) < 0) {
+        snprintf(err, errlen, "%s", tr->part[UI_JSON].err);
+        ui_trace_unlock(tr, UI_JSON);
         return 500;
     }
     snprintf(path, len, "%s/diff.XXXXXX", t->tmp);
@@ -625,7 +625,7 @@ static int report_copy(struct ui_traces *t, const char *name, char *path, size_t
         bad = 1;
     if (bad && fd >= 0)
         unlink(path);
-    ui_trace_unlock(tr);
+    ui_trace_unlock(tr, UI_JSON);
     return bad ? 500 : 0;
 }
 
@@ -691,6 +691,7 @@ void ui_api(struct ui_traces *t, const char *what, ui_arg_fn arg, void *ctx, str
         return;
     }
     static const char *const per_trace[] = {"report", "sources", "function", "flame", "timeline"};
+    static const enum ui_part needs[] = {UI_JSON, UI_DB, UI_DB, UI_FOLDED, UI_DB};
     size_t k = 0;
     while (k < sizeof per_trace / sizeof per_trace[0] && strcmp(what, per_trace[k]))
         k++;
@@ -706,9 +707,9 @@ void ui_api(struct ui_traces *t, const char *what, ui_arg_fn arg, void *ctx, str
         reply_error(r, status, name ? err : "t: the trace, N or N/DIR (see /api/traces)");
         return;
     }
-    if (ui_trace_use(t, tr) < 0) {
-        reply_error(r, 500, tr->err);
-        ui_trace_unlock(tr);
+    if (ui_trace_use(t, tr, needs[k]) < 0) {
+        reply_error(r, 500, tr->part[needs[k]].err);
+        ui_trace_unlock(tr, needs[k]);
         return;
     }
     switch (k) {
@@ -718,5 +719,5 @@ void ui_api(struct ui_traces *t, const char *what, ui_arg_fn arg, void *ctx, str
     case 3: api_flame(tr, arg, ctx, r); break;
     default: api_timeline(tr, arg, ctx, r); break;
     }
-    ui_trace_unlock(tr);
+    ui_trace_unlock(tr, needs[k]);
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,17 @@
 
 #define OUT_MAX (256u << 20) /* a report or folded file read back: at most this */
 
+static const char *const part_format[UI_PARTS] = {"json", "sqlite", "folded"};
+static const char *const part_file[UI_PARTS] = {"json", "db", "folded"};
+
+static void *builder(void *arg);
+
 int ui_traces_open(struct ui_traces *t, const char *self, char **dirs, size_t ndirs, const char **exes,
                    size_t nexes, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->wake, NULL);
     t->self = self;
     if (ndirs > UI_DIRS_MAX || nexes > UI_EXES_MAX) {
         snprintf(err, errlen, "at most %d directories and %d --exe", UI_DIRS_MAX, UI_EXES_MAX);
@@ -56,12 +63,15 @@ int ui_traces_open(struct ui_traces *t, const char *self, char **dirs, size_t nd
         ui_traces_close(t);
         return -1;
     }
+    /* without it the other parts are made when first asked for */
+    t->builder_on = pthread_create(&t->builder, NULL, builder, t) == 0;
     return 0;
 }
 
 static void trace_free(struct ui_trace *tr)
 {
-    pthread_mutex_destroy(&tr->lock);
+    for (int p = 0; p < UI_PARTS; p++)
+        pthread_mutex_destroy(&tr->part[p].lock);
     sqlite3_close(tr->db);
     free(tr->json);
     free(tr->folded);
@@ -87,6 +97,15 @@ static void tmp_remove(const char *tmp)
 
 void ui_traces_close(struct ui_traces *t)
 {
+    pthread_mutex_lock(&t->lock);
+    t->stop = 1;
+    for (size_t i = 0; i < t->nkids; i++)
+        kill(t->kids[i], SIGTERM);
+    pthread_cond_broadcast(&t->wake);
+    pthread_mutex_unlock(&t->lock);
+    if (t->builder_on)
+        pthread_join(t->builder, NULL);
+    t->builder_on = 0;
     for (size_t i = 0; i < t->n; i++)
         trace_free(t->v[i]);
     t->n = 0;
@@ -97,6 +116,7 @@ void ui_traces_close(struct ui_traces *t)
         free(t->reals[i]);
     t->ndirs = 0;
     pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->wake);
 }
 
 static int is_trace_file(const char *name)
@@ -201,7 +221,8 @@ static struct ui_trace *trace_new(const char *real, const char *name, size_t giv
     struct ui_trace *tr = calloc(1, sizeof *tr);
     if (!tr)
         return NULL;
-    pthread_mutex_init(&tr->lock, NULL);
+    for (int p = 0; p < UI_PARTS; p++)
+        pthread_mutex_init(&tr->part[p].lock, NULL);
     tr->real = strdup(real);
     tr->name = strdup(name);
     tr->given = (int)given;
@@ -276,9 +297,38 @@ static size_t trace_index(struct ui_traces *t, struct ui_trace *tr)
     return i;
 }
 
+/* The analyze processes running, so that closing can end them. */
+static pid_t kid_start(struct ui_traces *t, char **argv, int log_fd, char *err, size_t errlen)
+{
+    pid_t pid = -1;
+    pthread_mutex_lock(&t->lock);
+    if (t->stop)
+        snprintf(err, errlen, "callsight ui is stopping");
+    else if (t->nkids == sizeof t->kids / sizeof t->kids[0])
+        snprintf(err, errlen, "too many analyses at once");
+    else if ((pid = proc_start(argv, NULL, log_fd, NULL, NULL, err, errlen)) > 0)
+        t->kids[t->nkids++] = pid;
+    pthread_mutex_unlock(&t->lock);
+    return pid;
+}
+
+static int kid_wait(struct ui_traces *t, pid_t pid)
+{
+    int status = proc_wait(pid);
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < t->nkids; i++)
+        if (t->kids[i] == pid) {
+            t->kids[i] = t->kids[--t->nkids];
+            break;
+        }
+    pthread_mutex_unlock(&t->lock);
+    return status;
+}
+
 /* Run `callsight analyze REAL --exe ... --format FORMAT -o OUT`, its messages
- * to log_fd.  0, or -1 with tr->err set. */
-static int run_analyze(struct ui_traces *t, struct ui_trace *tr, const char *format, const char *out, int log_fd)
+ * to log_fd.  0, or -1 with the reason in why (256 bytes). */
+static int run_analyze(struct ui_traces *t, struct ui_trace *tr, const char *format, const char *out, int log_fd,
+                       char *why)
 {
     char *argv[8 + 2 * UI_EXES_MAX];
     char err[256];
@@ -295,12 +345,12 @@ static int run_analyze(struct ui_traces *t, struct ui_trace *tr, const char *for
     argv[n++] = "-o";
     argv[n++] = (char *)out;
     argv[n] = NULL;
-    pid_t pid = proc_start(argv, NULL, log_fd, NULL, NULL, err, sizeof err);
+    pid_t pid = kid_start(t, argv, log_fd, err, sizeof err);
     if (pid < 0) {
-        snprintf(tr->err, sizeof tr->err, "%s", err);
+        snprintf(why, 256, "%s", err);
         return -1;
     }
-    int status = proc_wait(pid);
+    int status = kid_wait(t, pid);
     if (status != 0) {
         char line[200] = "";
         if (lseek(log_fd, 0, SEEK_SET) == 0) {
@@ -308,7 +358,7 @@ static int run_analyze(struct ui_traces *t, struct ui_trace *tr, const char *for
             line[got > 0 ? got : 0] = '\0';
             line[strcspn(line, "\n")] = '\0';
         }
-        snprintf(tr->err, sizeof tr->err, "analyze --format %s failed (status %d): %s", format, status, line);
+        snprintf(why, 256, "analyze --format %s failed (status %d): %s", format, status, line);
         return -1;
     }
     return 0;
@@ -383,70 +433,117 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static void drop_build(struct ui_trace *tr)
+static void drop_part(struct ui_trace *tr, enum ui_part part)
 {
-    sqlite3_close(tr->db);
-    free(tr->json);
-    free(tr->folded);
-    tr->db = NULL, tr->json = tr->folded = NULL;
-    tr->json_len = tr->folded_len = 0;
-    tr->built = 0;
+    if (part == UI_JSON) {
+        free(tr->json);
+        tr->json = NULL, tr->json_len = 0;
+    } else if (part == UI_DB) {
+        sqlite3_close(tr->db);
+        tr->db = NULL;
+    } else {
+        free(tr->folded);
+        tr->folded = NULL, tr->folded_len = 0;
+    }
+    tr->part[part].built = 0;
 }
 
-static int build(struct ui_traces *t, struct ui_trace *tr, uint64_t key)
+/* Make one part of tr's analysis for the files of key, its lock held. */
+static int build(struct ui_traces *t, struct ui_trace *tr, enum ui_part part, uint64_t key)
 {
+    struct ui_built *b = &tr->part[part];
     size_t i = trace_index(t, tr);
-    char json[512], db[512], folded[512], log[512];
-    snprintf(json, sizeof json, "%s/%zu.json", t->tmp, i);
-    snprintf(db, sizeof db, "%s/%zu.db", t->tmp, i);
-    snprintf(folded, sizeof folded, "%s/%zu.folded", t->tmp, i);
-    snprintf(log, sizeof log, "%s/%zu.log", t->tmp, i);
-    drop_build(tr);
-    tr->key = key;
+    char out[512], log[512];
+    snprintf(out, sizeof out, "%s/%zu.%s", t->tmp, i, part_file[part]);
+    snprintf(log, sizeof log, "%s/%zu.%s.log", t->tmp, i, part_file[part]);
+    drop_part(tr, part);
+    b->key = key;
     int fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
-        snprintf(tr->err, sizeof tr->err, "the analysis log: %s", strerror(errno));
+        snprintf(b->err, sizeof b->err, "the analysis log: %s", strerror(errno));
         return -1;
     }
-    int rc = run_analyze(t, tr, "json", json, fd);
-    if (!rc)
-        rc = run_analyze(t, tr, "sqlite", db, fd);
-    if (!rc)
-        rc = run_analyze(t, tr, "folded", folded, fd);
+    int rc = run_analyze(t, tr, part_format[part], out, fd, b->err);
     close(fd);
     if (rc)
         return -1;
-    tr->json = slurp(json, &tr->json_len);
-    tr->folded = slurp(folded, &tr->folded_len);
-    if (!tr->json || !tr->folded) {
-        snprintf(tr->err, sizeof tr->err, "reading analyze's output: %s", strerror(errno ? errno : ENOMEM));
-        drop_build(tr);
-        return -1;
+    if (part == UI_DB) {
+        if (sqlite3_open_v2(out, &tr->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+            snprintf(b->err, sizeof b->err, "the analysis database: %s",
+                     tr->db ? sqlite3_errmsg(tr->db) : "out of memory");
+            drop_part(tr, part);
+            return -1;
+        }
+    } else {
+        size_t len;
+        char *text = slurp(out, &len);
+        if (!text) {
+            snprintf(b->err, sizeof b->err, "reading analyze's output: %s", strerror(errno ? errno : ENOMEM));
+            return -1;
+        }
+        if (part == UI_JSON)
+            tr->json = text, tr->json_len = len;
+        else
+            tr->folded = text, tr->folded_len = len;
     }
-    if (sqlite3_open_v2(db, &tr->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(tr->err, sizeof tr->err, "the analysis database: %s", tr->db ? sqlite3_errmsg(tr->db) : "out of memory");
-        drop_build(tr);
-        return -1;
-    }
-    tr->built = 1;
-    tr->err[0] = '\0';
+    b->built = 1;
+    b->err[0] = '\0';
     return 0;
 }
 
-int ui_trace_use(struct ui_traces *t, struct ui_trace *tr)
+/* A report was made: the rest of the trace's analysis in the background. */
+static void enqueue(struct ui_traces *t, struct ui_trace *tr)
 {
-    pthread_mutex_lock(&tr->lock);
-    struct ui_dirstat st;
-    if (ui_dirstat(tr->real, &st) < 0) {
-        snprintf(tr->err, sizeof tr->err, "cannot read the directory: %s", strerror(errno));
-        return -1;
+    pthread_mutex_lock(&t->lock);
+    if (t->builder_on && !tr->queued && t->nqueue < UI_TRACES_MAX) {
+        tr->queued = 1;
+        t->queue[t->nqueue++] = tr;
+        pthread_cond_signal(&t->wake);
     }
-    if (tr->key == st.key)
-        return tr->built ? 0 : -1;
-    return build(t, tr, st.key);
+    pthread_mutex_unlock(&t->lock);
 }
 
-void ui_trace_unlock(struct ui_trace *tr)
+static void *builder(void *arg)
 {
-    pthread_mutex_unlock(&tr->lock);
+    struct ui_traces *t = arg;
+    pthread_mutex_lock(&t->lock);
+    while (!t->stop) {
+        if (!t->nqueue) {
+            pthread_cond_wait(&t->wake, &t->lock);
+            continue;
+        }
+        struct ui_trace *tr = t->queue[0];
+        memmove(t->queue, t->queue + 1, --t->nqueue * sizeof t->queue[0]);
+        tr->queued = 0;
+        pthread_mutex_unlock(&t->lock);
+        for (enum ui_part p = UI_DB; p < UI_PARTS; p++) {
+            ui_trace_use(t, tr, p); /* a failure is kept in the part, for whoever asks */
+            ui_trace_unlock(tr, p);
+        }
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+int ui_trace_use(struct ui_traces *t, struct ui_trace *tr, enum ui_part part)
+{
+    struct ui_built *b = &tr->part[part];
+    pthread_mutex_lock(&b->lock);
+    struct ui_dirstat st;
+    if (ui_dirstat(tr->real, &st) < 0) {
+        snprintf(b->err, sizeof b->err, "cannot read the directory: %s", strerror(errno));
+        return -1;
+    }
+    if (b->key == st.key)
+        return b->built ? 0 : -1;
+    int rc = build(t, tr, part, st.key);
+    if (rc == 0 && part == UI_JSON)
+        enqueue(t, tr);
+    return rc;
+}
+
+void ui_trace_unlock(struct ui_trace *tr, enum ui_part part)
+{
+    pthread_mutex_unlock(&tr->part[part].lock);
 }

@@ -23,21 +23,34 @@
 #define UI_DIRS_MAX 16   /* directories on the command line */
 #define UI_EXES_MAX 16   /* --exe */
 
-/* One trace directory and its analysis.  lock is held while it is built
- * and while a request reads it. */
-struct ui_trace {
+/* A trace's analysis comes in three parts, each made by its own run of
+ * analyze and used as soon as it is there: the report (JSON: the Report
+ * page, in analyze's time for the JSON alone), the database (a function's
+ * page, the timeline, the sources: the slowest to make, SQLite's load and
+ * indexes) and the folded stacks (the flame graph). */
+enum ui_part { UI_JSON, UI_DB, UI_FOLDED, UI_PARTS };
+
+/* One part's state; lock is held while it is built and while a request
+ * reads it, so a slow part never holds up a request for another. */
+struct ui_built {
     pthread_mutex_t lock;
+    uint64_t key;   /* the trace files' names, sizes and times it was built from (0: not built) */
+    int built;      /* the part is current for key */
+    char err[256];  /* why the last build failed */
+};
+
+/* One trace directory and its analysis. */
+struct ui_trace {
     char *real;     /* its realpath */
     char *name;     /* "N" or "N/REL", as the API names it */
     int given;      /* index of the directory given it is in */
-    uint64_t key;   /* the trace files' names, sizes and times it was built from (0: not built) */
-    int built;      /* json, db and folded are current for key */
-    char *json;     /* analyze's JSON report */
+    struct ui_built part[UI_PARTS];
+    char *json;     /* analyze's JSON report (UI_JSON) */
     size_t json_len;
-    sqlite3 *db;    /* the same pass's database, read-only */
-    char *folded;   /* the same pass's folded stacks */
+    sqlite3 *db;    /* the database of another pass, read-only (UI_DB) */
+    char *folded;   /* folded stacks (UI_FOLDED) */
     size_t folded_len;
-    char err[256];  /* why the last build failed */
+    int queued;     /* waiting for the background builder (the traces' lock) */
 };
 
 struct ui_traces {
@@ -48,9 +61,20 @@ struct ui_traces {
     const char *exes[UI_EXES_MAX]; /* --exe, passed to analyze */
     size_t nexes;
     char tmp[256];                 /* private directory for the builds, removed by close */
-    pthread_mutex_t lock;          /* guards v and n */
+    pthread_mutex_t lock;          /* guards v, n, the queue, stop and kids */
     struct ui_trace *v[UI_TRACES_MAX];
     size_t n;
+    /* Once a report is made, the database and folded stacks of the same
+     * trace are made in the background, one trace at a time, so that the
+     * other pages find them ready. */
+    pthread_t builder;
+    int builder_on;
+    pthread_cond_t wake;
+    struct ui_trace *queue[UI_TRACES_MAX];
+    size_t nqueue;
+    int stop;                      /* closing: no analyze started, those running killed */
+    pid_t kids[8 + UI_TRACES_MAX]; /* analyze processes running */
+    size_t nkids;
 };
 
 /* Takes the directories (each must exist) and exes; makes the private
@@ -64,10 +88,11 @@ void ui_traces_close(struct ui_traces *t);
  * no trace files, 503 too many open) and why in err. */
 struct ui_trace *ui_traces_find(struct ui_traces *t, const char *name, int *status, char *err, size_t errlen);
 
-/* Lock tr and make its analysis current: 0 (locked and built), or -1
- * (locked, tr->err says why).  ui_trace_unlock in both cases. */
-int ui_trace_use(struct ui_traces *t, struct ui_trace *tr);
-void ui_trace_unlock(struct ui_trace *tr);
+/* Lock tr's part and make it current: 0 (locked and built), or -1
+ * (locked, tr->part[part].err says why).  ui_trace_unlock in both cases.
+ * A report made sends the trace to the background builder. */
+int ui_trace_use(struct ui_traces *t, struct ui_trace *tr, enum ui_part part);
+void ui_trace_unlock(struct ui_trace *tr, enum ui_part part);
 
 /* The trace files in dir: how many, their bytes, the newest modification
  * time (s since the epoch) and whether any is a stream's (trace.stream.*);
