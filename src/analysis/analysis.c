@@ -2735,6 +2735,11 @@ int analysis_part_apply(struct analysis_run *run, struct analysis_run *part, con
 
 /* ---- totals ------------------------------------------------------------- */
 
+int analysis_source_cut_at_end(const struct analysis_source *s)
+{
+    return s->loss_at && s->loss_at == s->records;
+}
+
 uint64_t analysis_source_dropped(const struct analysis_source *s)
 {
     /* The same lost events counted two ways: never add them. */

@@ -394,6 +394,10 @@ void analysis_note(struct analysis *a, size_t src, const char *fmt, ...)
  * plus the records lost in stream gaps of known size. */
 uint64_t analysis_dropped(const struct analysis *a);
 uint64_t analysis_source_dropped(const struct analysis_source *s);
+/* 1 when the source's last record is serve's gap or cut marker: its
+ * connection was cut and nothing followed (a resumed stream goes on past
+ * its cut, and is not). */
+int analysis_source_cut_at_end(const struct analysis_source *s);
 /* "pid" or "stream". */
 const char *analysis_source_word(const struct analysis_source *s);
 /* "thread 8" or "thread 8 (name)". */

@@ -395,7 +395,7 @@ static enum live_state source_state(const struct live *l, const struct live_sour
                                     const struct analysis_source *a)
 {
     int64_t quiet = l->now - s->newest_mtime;
-    if (a->loss_at && a->loss_at == a->records)
+    if (analysis_source_cut_at_end(a))
         return a->loss_mark == TRACE_MARK_STREAM_CUT && quiet < l->reconnect_s ? LIVE_RECONNECTING : LIVE_CUT;
     if ((s->i_records && l->refreshes > 1) || quiet < l->streaming_s)
         return s->i_dropped ? LIVE_DROPPING : LIVE_STREAMING;

@@ -114,6 +114,8 @@ static void write_sources(FILE *out, const struct analysis *a)
             json_u64(out, "recorder_on", s->rec_on, ", ");
             json_u64(out, "recorder_overwritten", s->rec_over, ", ");
         }
+        if (analysis_source_cut_at_end(s)) /* only then, as recorder_on */
+            fputs("\"cut_at_end\": true, ", out);
         write_source_losses(out, s);
     }
     fputs(a->nsrc ? "\n  ],\n" : "],\n", out);

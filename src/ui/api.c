@@ -142,16 +142,21 @@ static int64_t query_int(sqlite3 *db, const char *sql, int64_t p, int64_t def)
 
 /* ---- /api/traces ---- */
 
-static void trace_entry(FILE *f, int first, const char *name, const char *path, const char *real)
+static void trace_entry(struct ui_traces *t, FILE *f, int first, const char *name, const char *path, const char *real)
 {
     struct ui_dirstat st;
     if (ui_dirstat(real, &st) < 0 || !st.files)
         return;
     int64_t age = (int64_t)time(NULL) - st.newest;
-    /* From the files' times alone: a stream written in the last 5 s is
-     * streaming, in the last minute idle; local files written in the last
-     * 5 s are growing; anything older has ended. */
-    const char *state = age < 5 ? (st.stream ? "streaming" : "growing") : st.stream && age < 60 ? "idle" : "ended";
+    /* From the files' times: a stream written in the last 5 s is
+     * streaming; after that cut when its report (made when the trace was
+     * opened, of these very files) says a connection ended cut, else idle
+     * for a minute; local files written in the last 5 s are growing;
+     * anything older has ended. */
+    const char *state = age < 5 ? (st.stream ? "streaming" : "growing")
+                        : st.stream && ui_traces_cut(t, real, st.key) ? "cut"
+                        : st.stream && age < 60 ? "idle"
+                                                : "ended";
     fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", f);
     textesc_put_json(f, name);
     fputs(", \"path\": ", f);
@@ -174,7 +179,7 @@ static void api_traces(struct ui_traces *t, struct ui_reply *r)
         struct ui_dirstat st;
         snprintf(name, sizeof name, "%zu", i);
         if (ui_dirstat(t->reals[i], &st) == 0 && st.files && listed < UI_TRACES_MAX)
-            trace_entry(o.f, !listed++, name, t->dirs[i], t->reals[i]);
+            trace_entry(t, o.f, !listed++, name, t->dirs[i], t->reals[i]);
         char *subs[UI_TRACES_MAX];
         size_t n = ui_traces_list_sub(t, i, subs, UI_TRACES_MAX);
         for (size_t k = 0; k < n; k++) {
@@ -183,7 +188,7 @@ static void api_traces(struct ui_traces *t, struct ui_reply *r)
             snprintf(path, sizeof path, "%s/%s", t->dirs[i], rel);
             snprintf(real, sizeof real, "%s/%s", t->reals[i], rel);
             if (listed < UI_TRACES_MAX)
-                trace_entry(o.f, !listed++, subs[k], path, real);
+                trace_entry(t, o.f, !listed++, subs[k], path, real);
             free(subs[k]);
         }
     }

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "lib/proc.h"
 
 #define OUT_MAX (256u << 20) /* a report or folded file read back: at most this */
@@ -448,6 +450,35 @@ static void drop_part(struct ui_trace *tr, enum ui_part part)
     tr->part[part].built = 0;
 }
 
+/* Whether any source of analyze's JSON report has "cut_at_end": true. */
+static int report_cut_at_end(const char *json, size_t len)
+{
+    json_t *root = json_loadb(json, len, 0, NULL);
+    json_t *srcs = json_object_get(root, "sources");
+    size_t i;
+    json_t *s;
+    int cut = 0;
+    json_array_foreach(srcs, i, s) cut |= json_is_true(json_object_get(s, "cut_at_end"));
+    json_decref(root);
+    return cut;
+}
+
+int ui_traces_cut(struct ui_traces *t, const char *real, uint64_t key)
+{
+    struct ui_trace *tr = NULL;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < t->n && !tr; i++)
+        if (!strcmp(t->v[i]->real, real))
+            tr = t->v[i];
+    pthread_mutex_unlock(&t->lock);
+    struct ui_built *b = tr ? &tr->part[UI_JSON] : NULL;
+    if (!b || pthread_mutex_trylock(&b->lock) != 0)
+        return 0;
+    int cut = b->built && b->key == key && tr->cut_at_end;
+    pthread_mutex_unlock(&b->lock);
+    return cut;
+}
+
 /* Make one part of tr's analysis for the files of key, its lock held. */
 static int build(struct ui_traces *t, struct ui_trace *tr, enum ui_part part, uint64_t key)
 {
@@ -481,9 +512,10 @@ static int build(struct ui_traces *t, struct ui_trace *tr, enum ui_part part, ui
             snprintf(b->err, sizeof b->err, "reading analyze's output: %s", strerror(errno ? errno : ENOMEM));
             return -1;
         }
-        if (part == UI_JSON)
+        if (part == UI_JSON) {
             tr->json = text, tr->json_len = len;
-        else
+            tr->cut_at_end = report_cut_at_end(text, len);
+        } else
             tr->folded = text, tr->folded_len = len;
     }
     b->built = 1;

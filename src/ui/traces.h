@@ -51,6 +51,7 @@ struct ui_trace {
     char *folded;   /* folded stacks (UI_FOLDED) */
     size_t folded_len;
     int queued;     /* waiting for the background builder (the traces' lock) */
+    int cut_at_end; /* the report says a source's connection was cut and did not resume */
 };
 
 struct ui_traces {
@@ -105,6 +106,12 @@ struct ui_dirstat {
     uint64_t key;
 };
 int ui_dirstat(const char *dir, struct ui_dirstat *st);
+
+/* 1 when the trace at real (a realpath) was opened and its report, current
+ * for key (ui_dirstat's), says a source's connection was cut at its end
+ * (analyze's "cut_at_end"); 0 otherwise, and while its report is being
+ * made (never waited for). */
+int ui_traces_cut(struct ui_traces *t, const char *real, uint64_t key);
 
 /* The names of the directories directly under given directory i that hold
  * trace files, as "i/REL", at most max, each malloc'd; their number. */
