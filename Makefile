@@ -49,7 +49,10 @@ deps:
 deps-test:
 	@scripts/deps.sh check test >/dev/null 2>&1 || scripts/deps.sh install test
 
-$(BUILD)/obj/%.o: src/%.c
+# Everything compiled against a system library waits for deps (order-only:
+# it never forces a rebuild), so that `make -j` on a fresh machine does not
+# compile before scripts/deps.sh has installed the headers.
+$(BUILD)/obj/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -D_GNU_SOURCE -Isrc -Iruntime -c $< -o $@
 
@@ -78,7 +81,7 @@ dist: $(DIST)/trace.c $(DIST)/trace_stream.c $(DIST)/trace.h
 
 # This machine's trace_stream takes --auth-key (-DTS_AUTH, libcrypto, which
 # the host tool links anyway); a device's may be built without it.
-$(BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h
+$(BUILD)/trace_stream: $(DIST)/trace_stream.c $(DIST)/trace.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -DTS_AUTH -o $@ $< $(LDFLAGS_ALL) -lzstd -lcrypto
 
@@ -134,7 +137,7 @@ TOOLS     := streamgen ringwriter attack hostile lockhog rateproxy mutate
 TOOL_BIN  := $(TOOLS:%=$(TOOL_DIR)/%)
 TOOL_LIBS_streamgen := -lzstd
 TOOL_LIBS_attack    := -lzstd
-$(TOOL_BIN): $(TOOL_DIR)/%: tests/tools/%.c
+$(TOOL_BIN): $(TOOL_DIR)/%: tests/tools/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Iruntime -o $@ $< $(LDFLAGS_ALL) $(TOOL_LIBS_$*)
 # An LD_PRELOAD shim goes into programs built with or without ASan, so it
