@@ -24,6 +24,15 @@ function nav(params) {
              class: location.hash.startsWith('#/' + p) ? 'here' : null }, label)));
 }
 
+// What a page that waits for a part made after the report says meanwhile
+// (docs/ui.md: the database and the folded stacks are made in the
+// background once the report is out, and take longer on a large trace).
+const loading = {
+  function: 'Loading… (a trace\'s database is made once, after its report: on 10 M events about 15 s)',
+  timeline: 'Loading… (a trace\'s database is made once, after its report: on 10 M events about 15 s)',
+  flame: 'Loading… (a trace\'s folded stacks are made once, after its report)',
+};
+
 let current = 0;
 
 async function route() {
@@ -42,7 +51,7 @@ async function route() {
     main.replaceChildren(h('p', { class: 'error' }, 'No such page: ' + m[1]));
     return;
   }
-  main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+  main.replaceChildren(h('p', { class: 'loading' }, loading[m[1]] || 'Loading…'));
   try {
     const el = await page.render(params);
     if (mine === current) main.replaceChildren(el);
