@@ -8,7 +8,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 8
+plan 12
 
 need_tools streamgen
 GEN=$TOOLBIN/streamgen
@@ -54,7 +54,38 @@ touch -d '-30 seconds' "$T"/traces/cut/trace.*
 is "$(states)" "0/clean:stream:ended 0/cut:stream:idle" "the cut trace's files changed: idle by their times, not cut from an old report"
 is "$(get 'api/report?t=0/cut')$(states)" "2000/clean:stream:ended 0/cut:stream:cut" "opened again: cut"
 
-# 7-8. It stops cleanly.
+# 7-10. The Traces page: a new ui (nothing opened), its analyze button on
+# each row reads the report and then the state again.
+stop_ui
+is "$UI_RC" 0 "SIGTERM: exit 0"
+touch -d '-2 minutes' "$T"/traces/cut/trace.*
+start_ui "$T/traces" --exe "$GEN"
+if ! command -v chromedriver >/dev/null || ! command -v chromium >/dev/null; then
+    for _ in 7 8 9; do skip "no chromium or chromedriver (scripts/deps.sh install test)"; done
+else
+    row() { echo "[...document.querySelectorAll('#traces tbody tr')].find((r) => r.dataset.name === '$1')"; }
+    cell() { echo "[...$(row "$1").querySelectorAll('td')].slice(3).map((c) => c.textContent).join('|')"; }
+    cat >"$T/steps.json" <<J
+[
+{"go": "${UI_URL}#/traces", "ready": "traces"},
+{"js": "return $(cell 0/cut)"},
+{"click": "tr[data-name='0/cut'] td.loss button"},
+{"click": "tr[data-name='0/clean'] td.loss button"},
+{"wait": "return ![...document.querySelectorAll('#traces td.loss')].some((c) => c.querySelector('button'))"},
+{"wait": "return $(row 0/cut).querySelector('td.state').textContent !== 'ended'"},
+{"js": "return $(cell 0/cut) + ' / ' + $(cell 0/clean)"},
+{"logs": true}
+]
+J
+    timeout 150 python3 "$TESTS/tools/uidrive.py" "$T/steps.json" >"$T/out" 2>"$T/err" || diag "$(grep error "$T/out") $(head -c 300 "$T/err")"
+    is "$(sed -n 2p "$T/out" | json 'd.get("value")')" "ended|2|64,192|analyze" "the page before: 0/cut ended by its times, 2 files, its analyze button"
+    is "$(sed -n 7p "$T/out" | json 'd.get("value")')" \
+        "cut|2|64,192|2,000 events, 0 lost, 1 cut / ended|1|32,080|1,000 events, 0 lost" \
+        "analyzed: 0/cut's 2000 events, 1 source cut, its state now cut; 0/clean's 1000, ended"
+    is "$(tail -n 1 "$T/out")" '{"logs": []}' "traces page: no console errors"
+fi
+
+# 10-11. It stops cleanly.
 stop_ui
 is "$UI_RC" 0 "SIGTERM: exit 0"
 is "$(ls -A "$TMPDIR")" "" "its temporary files removed"

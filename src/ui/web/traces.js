@@ -3,13 +3,19 @@
 import { h, count, link } from './dom.js';
 import { get } from './api.js';
 
-async function loss(cell, name) {
+// From the report (analyze's JSON, the part made first: docs/ui.md), and
+// then the trace's state again, which the report may have made `cut`.
+async function loss(cell, state, name) {
   try {
-    const s = await get('sources', { t: name });
-    const meta = Object.fromEntries(s.meta.map((r) => [r.key, r.value]));
-    cell.replaceChildren(`${count(meta.events)} events, ${count(meta.dropped)} lost` +
-      (s.sources.some((r) => r.cuts > 0) ? ', cut' : ''));
-    cell.dataset.dropped = meta.dropped;
+    const r = await get('report', { t: name });
+    const cuts = r.sources.reduce((n, s) => n + (s.cuts || 0), 0);
+    const open = r.sources.filter((s) => s.cut_at_end).length;
+    cell.replaceChildren(`${count(r.summary.events)} events, ${count(r.summary.dropped)} lost` +
+      (open ? `, ${count(open)} cut` : '') + (cuts > open ? `, ${count(cuts - open)} cut and resumed` : ''));
+    cell.dataset.dropped = r.summary.dropped;
+    const { traces } = await get('traces');
+    const now = traces.find((t) => t.name === name);
+    if (now) state.replaceChildren(now.state);
   } catch (e) {
     cell.replaceChildren(h('span', { class: 'error' }, String(e.message || e)));
   }
@@ -19,11 +25,12 @@ export async function render() {
   const { traces } = await get('traces');
   if (!traces.length) return h('p', {}, 'No trace files in the directories given.');
   const rows = traces.map((t) => {
-    const cell = h('td', { class: 'loss' }, h('button', { onclick: () => loss(cell, t.name) }, 'analyze'));
+    const state = h('td', { class: 'state' }, t.state);
+    const cell = h('td', { class: 'loss' }, h('button', { onclick: () => loss(cell, state, t.name) }, 'analyze'));
     return h('tr', { 'data-name': t.name },
       h('td', {}, h('input', { type: 'checkbox', class: 'pick', value: t.name })),
       h('td', {}, h('a', { href: link('report', { t: t.name }) }, t.path)),
-      h('td', {}, t.mode), h('td', {}, t.state),
+      h('td', {}, t.mode), state,
       h('td', { class: 'num' }, count(t.files)), h('td', { class: 'num' }, count(t.bytes)), cell);
   });
   const diff = () => {
