@@ -62,8 +62,11 @@ static void help(FILE *out)
           "token guards), as are methods other than GET and HEAD (405; the Project\n"
           "page's saves and previews are POSTs carrying a second token), URLs over\n"
           "1024 bytes or query values over 256 (414) and names of directories\n"
-          "outside those given (403).  At most 32 connections, 30 s idle each, and\n"
-          "4 live streams (503 beyond).\n"
+          "outside those given (403).  On loopback only this user's (and root's)\n"
+          "connections are served: another user's is closed unanswered.  API\n"
+          "requests a browser marks as made by another site's page are refused\n"
+          "(403).  At most 32 connections, 30 s idle each, and 4 live streams\n"
+          "(503 beyond).\n"
           "\n"
           "Stops on Ctrl-C (SIGINT) or SIGTERM.  Exit status: 0 stopped, 1 could not\n"
           "start (a directory, the address), 2 usage.\n",

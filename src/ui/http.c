@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "lib/peeruid.h"
 #include "lib/textesc.h"
 #include "live.h"
 #include "project.h"
@@ -34,6 +36,8 @@ struct ui_server {
     int check_host;        /* 0 when bound to a wildcard address */
     char hosts[3][300];    /* the Host headers taken */
     char token[33];        /* "" on loopback */
+    unsigned port;         /* the port it listens on */
+    atomic_uint refused;   /* connections of other users (accept_peer) */
 };
 
 static int is_loopback(const struct sockaddr *sa)
@@ -47,6 +51,30 @@ static int is_loopback(const struct sockaddr *sa)
         return IN6_IS_ADDR_LOOPBACK(a);
     }
     return 0;
+}
+
+/*
+ * Every user of the machine can connect to 127.0.0.1, and on loopback no
+ * token is asked for: so a connection from this machine is taken only from
+ * this user's own sockets (or root's), as a ring or a control socket is
+ * its owner's alone.  Peers elsewhere need the URL's token instead.
+ */
+static enum MHD_Result accept_peer(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct ui_server *s = cls;
+    if (!is_loopback(addr))
+        return MHD_YES;
+    uid_t uid = (uid_t)-1;
+    int known = peeruid_tcp(addr, addrlen, s->port, "/proc/net", &uid) == 0;
+    if (known && (uid == geteuid() || uid == 0))
+        return MHD_YES;
+    if (atomic_fetch_add(&s->refused, 1) < 5) {
+        char who[32];
+        snprintf(who, sizeof who, known ? "uid %u" : "a user not found", (unsigned)uid);
+        fprintf(stderr, "callsight ui: refused a connection from another user of this machine (%s): only uid %u "
+                        "is served\n", who, (unsigned)geteuid());
+    }
+    return MHD_NO;
 }
 
 static int is_wildcard(const struct sockaddr *sa)
@@ -287,6 +315,22 @@ static int origin_ok(const struct ui_server *s, const char *origin)
     return host_ok(s, origin + 7);
 }
 
+/* Sec-Fetch-Site, which browsers send with every request: an API request
+ * made by another site's page (an <img>, a form, a script: cross-site or
+ * same-site) is refused, even a GET, since every answer may start an
+ * analysis or the compiler, and the subtree writes the call graph's files
+ * into the project.  Clients that send none (curl, scripts) are taken. */
+static int fetch_site_ok(const char *site)
+{
+    return !site || !strcmp(site, "same-origin") || !strcmp(site, "none");
+}
+
+static int project_token_ok(const struct ui_server *s, struct MHD_Connection *c)
+{
+    const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Callsight-Token");
+    return tok && strlen(tok) == 32 && s->p->dir && token_ok(tok, s->p->token, 32);
+}
+
 /* A POST's body as it arrives, at most UI_PROJECT_MAX bytes kept; more is
  * counted as too large and refused when the body has ended. */
 struct body {
@@ -313,8 +357,7 @@ static enum MHD_Result handle_post(struct ui_server *s, struct MHD_Connection *c
             return refuse(c, 405, "GET and HEAD only here");
         if (!s->p->dir)
             return refuse(c, 404, "no project: start callsight ui with --project DIR");
-        const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Callsight-Token");
-        if (!tok || strlen(tok) != 32 || !token_ok(tok, s->p->token, 32))
+        if (!project_token_ok(s, c))
             return refuse(c, 403, "a change needs this run's token in X-Callsight-Token (GET /api/project)");
         if (!origin_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
             return refuse(c, 403, "a change must come from this server's own page (Origin)");
@@ -373,8 +416,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_arg, &a);
     if (a.n > UI_ARGS_MAX || a.too_long)
         return refuse(c, 414, "too many or too long query parameters");
+    if (!strncmp(rest, "/api/", 5) && !fetch_site_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site")))
+        return refuse(c, 403, "the API answers this server's own pages only (Sec-Fetch-Site)");
     if (post)
         return handle_post(s, c, rest, upload_data, upload_data_size, req_cls);
+    if (!strcmp(rest, "/api/project/select") && !project_token_ok(s, c))
+        return refuse(c, 403, "the subtree runs the compiler: it needs this run's token in X-Callsight-Token "
+                              "(GET /api/project)");
     if (!strcmp(rest, "/api/project") || !strncmp(rest, "/api/project/", 13)) {
         struct ui_reply r;
         ui_project_api(s->p, s->t, rest + 5, 0, NULL, 0, NULL, get_arg, c, &r);
@@ -420,7 +468,12 @@ int ui_server_start(struct ui_server **out, struct ui_traces *t, struct ui_proje
         free(s);
         return -1;
     }
-    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, handle,
+    struct sockaddr_storage self;
+    socklen_t selflen = sizeof self;
+    if (getsockname(s->fd, (struct sockaddr *)&self, &selflen) == 0)
+        s->port = ntohs(self.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&self)->sin6_port
+                                                   : ((struct sockaddr_in *)&self)->sin_port);
+    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, accept_peer, s, handle,
                             s, MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)UI_CONNS_MAX,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)UI_CONNS_MAX,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)UI_TIMEOUT_S,

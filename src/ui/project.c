@@ -95,13 +95,20 @@ static void version_of(const char *text, size_t len, int exists, char *out)
         snprintf(out, 17, "none");
 }
 
-/* trace.config now: 1 read (*text, *len), 0 there is none, -1 error (msg). */
+/* trace.config now: 1 read (*text, *len), 0 there is none, -1 error (msg),
+ * -2 it is a symbolic link (msg): read no more through one than written,
+ * since it could name any file this user may read. */
 static int read_config(const struct ui_project *p, char **text, size_t *len, char *msg, size_t msglen)
 {
     struct stat st;
     *text = NULL, *len = 0;
-    if (lstat(p->config, &st) != 0 && errno == ENOENT)
+    int there = lstat(p->config, &st) == 0;
+    if (!there && errno == ENOENT)
         return 0;
+    if (there && S_ISLNK(st.st_mode)) {
+        snprintf(msg, msglen, "trace.config is a symbolic link: not read through; edit it by hand");
+        return -2;
+    }
     if (fileopen_read(p->config, UI_PROJECT_MAX, text, len, msg, msglen) < 0)
         return -1;
     return 1;
@@ -113,7 +120,7 @@ static void api_get(struct ui_project *p, struct ui_reply *r)
     size_t len;
     int have = read_config(p, &text, &len, msg, sizeof msg);
     if (have < 0) {
-        reply_error(r, 500, msg);
+        reply_error(r, have == -2 ? 409 : 500, msg);
         return;
     }
     version_of(text, len, have, ver);
@@ -280,7 +287,7 @@ static void api_save(struct ui_project *p, const char *body, size_t len, const c
     size_t nlen;
     int have = read_config(p, &now, &nlen, msg, sizeof msg);
     if (have < 0) {
-        reply_error(r, 500, msg);
+        reply_error(r, have == -2 ? 409 : 500, msg);
         return;
     }
     version_of(now, nlen, have, ver);

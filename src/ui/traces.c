@@ -148,8 +148,10 @@ int ui_dirstat(const char *dir, struct ui_dirstat *st)
     struct dirent *e;
     while ((e = readdir(d))) {
         struct stat s;
-        if (!is_trace_file(e->d_name) || fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0 ||
-            !S_ISREG(s.st_mode))
+        if (!is_trace_file(e->d_name) || fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        st->links += S_ISLNK(s.st_mode);
+        if (!S_ISREG(s.st_mode))
             continue;
         st->files++;
         st->bytes += (uint64_t)s.st_size;
@@ -267,6 +269,15 @@ struct ui_trace *ui_traces_find(struct ui_traces *t, const char *name, int *stat
     if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || ui_dirstat(real, &ds) < 0 || !ds.files) {
         *status = 404;
         snprintf(err, errlen, "not a directory of trace files");
+        free(real);
+        return NULL;
+    }
+    /* analyze follows a link in a directory; here it could lead outside
+     * the directories given, so such a trace is not analyzed at all */
+    if (ds.links) {
+        *status = 403;
+        snprintf(err, errlen, "it holds a symbolic link named like a trace file: not read through (only the "
+                              "directories given are served)");
         free(real);
         return NULL;
     }

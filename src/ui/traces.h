@@ -104,6 +104,7 @@ struct ui_dirstat {
     int64_t newest;
     int stream;
     uint64_t key;
+    size_t links;   /* symbolic links named like trace files (not counted above) */
 };
 int ui_dirstat(const char *dir, struct ui_dirstat *st);
 

@@ -16,7 +16,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 33
+plan 36
 
 P=$T/proj
 mkdir -p "$P/src" "$P/test"
@@ -79,10 +79,13 @@ is "$(cat "$T/d2.got")" "$(cat "$T/d2.want")" "... its preview is scan's, functi
 grep -q 'off .*leaf' "$T/d2.got"
 ok $? "... where leaf is off"
 
-is "$(get 'api/project/select?function=util&depth=1')" 200 "the subtree of util, 1 level: 200"
+# The subtree runs the compiler and writes callsight-obj/: the token, as a change.
+is "$(get 'api/project/select?function=util&depth=1')" 403 "the subtree without the token: 403"
+is "$(get 'api/project/select?function=util&depth=1' -H "X-Callsight-Token: $OFF")" 403 "with a token one digit off: 403"
+is "$(get 'api/project/select?function=util&depth=1' -H "X-Callsight-Token: $TOK")" 200 "the subtree of util, 1 level: 200"
 is "$(json 'd["status"]' <"$T/body") $(json 'd["output"]' <"$T/body")" \
     "0 $("$CS" select "$P" --function util --depth 1 --list 2>&1)" "... it is select --list's output"
-is "$(get 'api/project/select?function=util&depth=x')$(get 'api/project/select')" "400400" \
+is "$(get 'api/project/select?function=util&depth=x' -H "X-Callsight-Token: $TOK")$(get 'api/project/select' -H "X-Callsight-Token: $TOK")" "400400" \
     "a depth that is not a number, or no function: 400"
 
 head -c 65537 /dev/zero | tr '\0' '#' >"$T/big"
@@ -109,9 +112,10 @@ is "$(post save "$T/d2" -H "X-Callsight-Token: $TOK" -H "X-Callsight-Base: $VER"
 
 mv "$P/trace.config" "$T/real.config"
 ln -s "$T/real.config" "$P/trace.config"
-get api/project >/dev/null
-SV=$(json 'd["version"]' <"$T/body")
-is "$(post save "$T/d2" -H "X-Callsight-Token: $TOK" -H "X-Callsight-Base: $SV")" 409 "a symlinked trace.config: save refused"
+SV=$(get api/project)
+is "$SV $(json 'd["error"]' <"$T/body")" "409 trace.config is a symbolic link: not read through; edit it by hand" \
+    "a symlinked trace.config is not read through either (it could name any file): 409"
+is "$(post save "$T/d2" -H "X-Callsight-Token: $TOK" -H "X-Callsight-Base: $VER")" 409 "a symlinked trace.config: save refused"
 cmp -s "$T/d1" "$T/real.config" && [ -L "$P/trace.config" ]
 ok $? "... the link and its target untouched"
 rm "$P/trace.config"

@@ -86,7 +86,7 @@ export async function render() {
     const q = { function: fn.value };
     if (depth.value !== '') q.depth = depth.value;
     try {
-      const r = await get('project/select', q);
+      const r = await get('project/select', q, { 'X-Callsight-Token': p.token });
       subOut.textContent = r.output;
       line = r.status === 0 ? 'include-func ' + fn.value + (depth.value !== '' ? ' ' + depth.value : '') : '';
     } catch (e) {
