@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +86,17 @@ static int usage_error(const char *msg, const char *arg)
     return 2;
 }
 
+/* Why path cannot be the traced binary analyze reads, or NULL. */
+static const char *exe_problem(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return "not a regular file";
+    return access(path, R_OK) == 0 ? NULL : strerror(errno);
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -141,6 +153,17 @@ int cmd_ui(int argc, char **argv)
         return usage_error("--exe BIN is required: the traced binary, for names, as analyze needs it", NULL);
     if ((cc || cxx) && !project)
         return usage_error("--cc and --cxx are for --project's scan and select", NULL);
+
+    /* Said now rather than on the first page opened: analyze would refuse it there. */
+    for (size_t i = 0; i < nexes; i++) {
+        const char *why = exe_problem(exes[i]);
+        if (why) {
+            fputs(PROG ": --exe ", stderr);
+            textesc_put(stderr, exes[i]);
+            fprintf(stderr, ": %s\n", why);
+            return 1;
+        }
+    }
 
     char self[4096], err[512], url[512];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

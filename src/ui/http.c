@@ -397,7 +397,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     struct ui_server *s = cls;
     int post = !strcmp(method, "POST");
     (void)version;
-    if (*upload_data_size && !post)
+    const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (!post && (*upload_data_size || (clen && strcmp(clen, "0")) ||
+                  MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding")))
         return refuse(c, 413, "no request bodies here");
     if (strcmp(method, "GET") && strcmp(method, "HEAD") && !post)
         return refuse(c, 405, "GET, HEAD and the Project page's POSTs only");

@@ -15,7 +15,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 source "$TESTS/lib/tiny_trace.sh"
 source "$TESTS/lib/ui_lib.sh"
 
-plan 12
+plan 15
 
 tiny_build
 named_trace "$T/traces/tr"
@@ -43,7 +43,12 @@ is "$(json 'd["error"]' <"$T/body")" \
     "it holds a symbolic link named like a trace file: not read through (only the directories given are served)" \
     "saying why"
 
-# 7-10. Other users of the machine.
+# 7-8. A GET with a body (by its length or chunked): 413, as docs/ui.md says.
+is "$(get 'api/traces' -X GET --data-binary 'abc')$(get 'api/traces' -X GET -H 'Transfer-Encoding: chunked' --data-binary 'abc')" \
+    "413413" "a GET with a body, by Content-Length or chunked: 413"
+is "$(get 'api/traces' -H 'Content-Length: 0')" 200 "Content-Length: 0 is no body: 200"
+
+# 9-12. Other users of the machine.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
     chmod 755 "$T"
     as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
@@ -57,10 +62,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
     is "$(grep -c 'refused a connection from another user' "$UI_LOG")" 5 "8 refused, 5 lines"
     is "$(get 'api/traces')" 200 "its own user (root) is still served"
 else
-    for _ in 7 8 9 10; do skip "needs root, setpriv and a user nobody"; done
+    for _ in 9 10 11 12; do skip "needs root, setpriv and a user nobody"; done
 fi
 
-# 11-12. It stops cleanly.
+# 13-14. It stops cleanly.
 stop_ui
 is "$UI_RC" 0 "SIGTERM: exit 0"
 is "$(ls -A "$TMPDIR")" "" "its temporary files removed"
+
+# 15. An --exe that is not there is said at start, not on the first page.
+"$CS" ui "$T/traces" --exe "$T/no-such-binary" --port 0 >"$T/noexe.out" 2>&1
+is "$? $(cat "$T/noexe.out")" "1 callsight ui: --exe $T/no-such-binary: No such file or directory" \
+    "--exe missing: exit 1 at start, saying so"
