@@ -100,9 +100,15 @@ void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, ui
     funcstats_entry_add_summary(&fs->v[id], calls, incl_ns, self_ns);
 }
 
+/* Rounded to the nearest ns (halves up), as the text report rounds its
+ * mean, so that the JSON, the database and the pages read from them say
+ * what the text says (418.52 ns is 419 in each); without overflow. */
 uint64_t funcstats_mean(const struct funcstats_entry *e)
 {
-    return e->calls ? e->lat_ns / e->calls : 0;
+    if (!e->calls)
+        return 0;
+    uint64_t q = e->lat_ns / e->calls, r = e->lat_ns % e->calls;
+    return q + (r >= e->calls - r);
 }
 
 struct by_key {

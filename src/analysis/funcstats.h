@@ -76,7 +76,8 @@ enum funcstats_key { FUNCSTATS_BY_SELF, FUNCSTATS_BY_CALLS, FUNCSTATS_BY_INCL, F
 /* The same as funcstats_by_self, by key (ties: self, calls, binary,
  * address); FUNCSTATS_BY_NAME gives self order. */
 uint32_t *funcstats_by(const struct funcstats *fs, enum funcstats_key key);
-/* A function's mean inclusive time per call (lat_ns / calls), 0 without calls. */
+/* A function's mean inclusive time per call (lat_ns / calls, to the nearest
+ * ns, halves up), 0 without calls. */
 uint64_t funcstats_mean(const struct funcstats_entry *e);
 
 #endif
