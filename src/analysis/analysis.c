@@ -707,7 +707,7 @@ static int64_t add_ns(int64_t base, int64_t d)
     return base + d;
 }
 
-static int in_window(const struct analysis *a, int64_t ts)
+static inline int in_window(const struct analysis *a, int64_t ts)
 {
     const struct analysis_filter *f = &a->filter;
     if (f->has_since && ts < add_ns(a->start_ns, f->since_ns))
@@ -735,7 +735,16 @@ static void inlined_site(const struct callstack *cs, struct callstack_frame *f)
     f->tag.site_caller = below->func;
 }
 
-static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
+/* The frame hooks and what they call run on every enter and exit: inlined
+ * into on_call_event (callstack_enter_with), which is big enough that the
+ * compiler would otherwise keep frame_open out of line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
+static HOT_INLINE void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
 {
     struct thread *t = ctx;
     struct analysis *a = t->run->a;
@@ -754,12 +763,12 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
     t->in_fn += f->tag.target;
     f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
     f->tag.selected = f->tag.in_scope && in_window(a, f->start);
-    for (size_t i = 0; i < a->nsinks; i++)
+    for (size_t i = 1; i < a->nsinks; i++) /* sinks[0], the function table, has no open */
         if (a->sinks[i].open)
             a->sinks[i].open(a->sinks[i].ctx, at, cs, f);
 }
 
-static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
+static HOT_INLINE void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
                         enum callstack_end how, uint64_t incl, uint64_t self)
 {
     struct thread *t = ctx;
@@ -770,7 +779,10 @@ static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
         a->calls++;
         a->calls_selected += f->tag.selected;
     }
-    for (size_t i = 0; i < a->nsinks; i++)
+    /* sinks[0] is the function table (analysis_init): called directly, the
+     * one sink of every call's path with the default report */
+    table_close(a, &a->threads[t->index], f, ts, how, incl, self);
+    for (size_t i = 1; i < a->nsinks; i++)
         if (a->sinks[i].close)
             a->sinks[i].close(a->sinks[i].ctx, &a->threads[t->index], f, ts, how, incl, self);
 }
@@ -2144,9 +2156,9 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     if (ev->kind == TRACE_KIND_ENTER) {
         if (a->nsinks > 1) /* only the sinks read call sites, not the function table (nor a part: jobs.c) */
             call_site(run, t, r, ev->call_site);
-        callstack_enter(&t->cs, id, ns);
+        callstack_enter_with(&t->cs, id, ns, &frame_hooks); /* the hooks as a constant: called directly */
     } else {
-        callstack_exit(&t->cs, id, ns);
+        callstack_exit_with(&t->cs, id, ns, &frame_hooks);
         t->last_exit = id;
         t->have_exit = 1;
     }
