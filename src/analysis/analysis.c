@@ -171,10 +171,19 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Make room for one more element in a doubling array.  0 ok, -1 oom. */
+/* The frame hooks, the function table's sink and what they call run on
+ * every enter and exit: inlined into on_call_event (callstack_enter_with),
+ * which is big enough that the compiler would otherwise keep them out of
+ * line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
 /* The function table's sink, which also counts each thread's calls. */
-static void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
-                        int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
+static HOT_INLINE void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
+                                   int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
 {
     struct analysis *a = ctx;
     (void)ts;
@@ -735,15 +744,6 @@ static void inlined_site(const struct callstack *cs, struct callstack_frame *f)
     f->tag.site_caller = below->func;
 }
 
-/* The frame hooks and what they call run on every enter and exit: inlined
- * into on_call_event (callstack_enter_with), which is big enough that the
- * compiler would otherwise keep frame_open out of line. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HOT_INLINE inline __attribute__((always_inline))
-#else
-#define HOT_INLINE inline
-#endif
-
 static HOT_INLINE void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
 {
     struct thread *t = ctx;
@@ -769,7 +769,7 @@ static HOT_INLINE void frame_open(void *ctx, struct callstack *cs, struct callst
 }
 
 static HOT_INLINE void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
-                        enum callstack_end how, uint64_t incl, uint64_t self)
+                                   enum callstack_end how, uint64_t incl, uint64_t self)
 {
     struct thread *t = ctx;
     struct analysis *a = t->run->a;
