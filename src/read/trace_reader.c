@@ -351,6 +351,8 @@ enum trace_reader_status trace_reader_next_batch(struct trace_reader *r,
     if (st != TRACE_READER_EVENT)
         return st;
     size_t first = r->pos / TRACE_EVENT_SIZE, n = (r->len - r->pos) / TRACE_EVENT_SIZE;
+    if (n > TRACE_READER_HANDOUT)
+        n = TRACE_READER_HANDOUT;
     trace_event_t *ev = r->buf.ev + first;
     r->pos += n * TRACE_EVENT_SIZE;
     if (!r->native)
