@@ -119,6 +119,9 @@ struct analysis_run {
     uint64_t others_dropped; /* the loss table's `other`: threads it had no slot for (tid 0) ... */
     int have_others;         /* ... once said */
     uint64_t untabled_lost;  /* THREAD_LOST counts of threads the table did not name */
+    struct thread *row_t;    /* the thread of the records not counted yet (count_flush) ... */
+    uint64_t row_n;          /* ... how many ... */
+    int64_t row_first, row_last; /* ... and their earliest and latest ns */
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
     uint64_t file_bias;      /* the segment's header load bias */
@@ -2118,6 +2121,69 @@ static void call_site(struct analysis_run *run, struct thread *t, const struct t
     run->site_bin = c->bin;
 }
 
+/* An enter/exit's counts (events, first and last ns) in the analysis, its
+ * process and its thread: a row of records of one thread is counted once
+ * it ends, at the next record of another thread, at any other kind of
+ * record and at the end of read_events (count_flush), which saves the
+ * three tables' look-ups on every record; nothing reads these counts in
+ * between (summary_thread_seen does, at a summary record). */
+static void count_flush(struct analysis_run *run)
+{
+    struct thread *t = run->row_t;
+    if (!t)
+        return;
+    run->row_t = NULL;
+    struct analysis *a = run->a;
+    uint64_t n = run->row_n;
+    int64_t lo = run->row_first, hi = run->row_last;
+    if (!a->events || lo < a->first_ns)
+        a->first_ns = lo;
+    if (!a->events || hi > a->last_ns)
+        a->last_ns = hi;
+    a->events += n;
+    struct analysis_process *p = &a->procs[t->proc];
+    if (!p->events)
+        a->src[p->src].procs_with_events++;
+    p->events += n;
+    struct analysis_thread *at = &a->threads[t->index];
+    if (!t->has_events) {
+        t->has_events = 1;
+        a->threads_with_events += !at->has_events;
+        at->has_events = 1;
+    }
+    if (!at->events || lo < at->first_ns)
+        at->first_ns = lo;
+    if (!at->events || hi > at->last_ns)
+        at->last_ns = hi;
+    at->events += n;
+}
+
+static inline void count_row(struct analysis_run *run, struct thread *t, int64_t ns)
+{
+    if (run->row_t != t) {
+        count_flush(run);
+        run->row_t = t;
+        run->row_n = 0;
+        run->row_first = run->row_last = ns;
+    }
+    run->row_n++;
+    if (ns < run->row_first)
+        run->row_first = ns;
+    if (ns > run->row_last)
+        run->row_last = ns;
+}
+
+/* A record without a thread (or whose function could not be had): the
+ * analysis' counts alone, at once. */
+static void count_alone(struct analysis *a, int64_t ns)
+{
+    a->events++;
+    if (a->events == 1 || ns < a->first_ns)
+        a->first_ns = ns;
+    if (a->events == 1 || ns > a->last_ns)
+        a->last_ns = ns;
+}
+
 static void on_call_event(struct analysis_run *run, const struct trace_reader *r,
                           const trace_event_t *ev, int64_t ns)
 {
@@ -2126,33 +2192,18 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
     struct thread *t;
 
     settle_cut(run);
-    a->events++;
-    if (a->events == 1 || ns < a->first_ns)
-        a->first_ns = ns;
-    if (a->events == 1 || ns > a->last_ns)
-        a->last_ns = ns;
     if (!(t = thread_of(run, ev->tid, 1))) {
+        count_alone(a, ns);
         return;
     }
     if (ev->ts > t->mods_until) /* a closed module's time passed */
         mods_advance(run, t, ev->ts);
     if ((run->part ? part_func(run, t, ev->func, &id) : call_func(run, t, r, ev->func, &id)) < 0) {
+        count_alone(a, ns);
         a->oom = 1;
         return;
     }
-    struct analysis_process *p = &a->procs[t->proc];
-    if (!p->events++)
-        a->src[p->src].procs_with_events++;
-    struct analysis_thread *at = &a->threads[t->index];
-    if (!t->has_events) {
-        t->has_events = 1;
-        a->threads_with_events += !at->has_events;
-        at->has_events = 1;
-    }
-    if (!at->events++ || ns < at->first_ns)
-        at->first_ns = ns;
-    if (at->events == 1 || ns > at->last_ns)
-        at->last_ns = ns;
+    count_row(run, t, ns);
     if (ev->kind == TRACE_KIND_ENTER) {
         if (a->nsinks > 1) /* only the sinks read call sites, not the function table (nor a part: jobs.c) */
             call_site(run, t, r, ev->call_site);
@@ -2203,6 +2254,11 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
                 part_stop(run, b.n - i);
                 break;
             }
+            if (ev->kind <= TRACE_KIND_EXIT && !run->mlists_open) { /* the common case, first */
+                on_call_event(run, r, ev, b.ns[i]);
+                continue;
+            }
+            count_flush(run); /* what follows may read the counts */
             if (ev->kind == TRACE_KIND_MODULE) {
                 on_module(run, ev);
                 continue;
@@ -2219,6 +2275,7 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
                 bad++; /* no kind trace.h defines: damaged, or not ours */
         }
     }
+    count_flush(run);
     run->a->bad_kinds += bad;
     run->seg_bad += bad;
     if (!run->left || run->part_stopped)
