@@ -64,6 +64,8 @@ struct trace_reader {
     double ns_per_tick;
     int64_t t0_ns;   /* hdr.t0_ns, saturated to int64_t */
     int clock_fast;  /* t0_ns leaves room for the fast conversion */
+    int have_near;   /* ticks in [near_lo, near_lo + near_span] convert without the fast one's tests */
+    uint64_t near_lo, near_span;
     size_t pos, len; /* unread bytes are buf.bytes[pos, len); pos is a multiple of 32 */
     union {          /* records are read into bytes and used as ev */
         unsigned char bytes[TRACE_READER_BUF];
