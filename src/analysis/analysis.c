@@ -2058,8 +2058,8 @@ static size_t res_slot(const struct thread *t, uint64_t addr)
 
 /* An enter/exit's function, through the run's cache (see res_slot); its
  * counts are made on every record, hit or miss, as addr_in makes them. */
-static int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr,
-                     uint32_t *id)
+static HOT_INLINE int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r,
+                                uint64_t addr, uint32_t *id)
 {
     if (!run->cache && !(run->cache = calloc(1, sizeof *run->cache)))
         return -1;
@@ -2184,8 +2184,8 @@ static void count_alone(struct analysis *a, int64_t ns)
         a->last_ns = ns;
 }
 
-static void on_call_event(struct analysis_run *run, const struct trace_reader *r,
-                          const trace_event_t *ev, int64_t ns)
+static HOT_INLINE void on_call_event(struct analysis_run *run, const struct trace_reader *r,
+                                     const trace_event_t *ev, int64_t ns)
 {
     struct analysis *a = run->a;
     uint32_t id;
@@ -2213,6 +2213,21 @@ static void on_call_event(struct analysis_run *run, const struct trace_reader *r
         t->last_exit = id;
         t->have_exit = 1;
     }
+}
+
+/* A run of enter/exit records from ev[0] (one at least), the loop's common
+ * case: on_call_event inlined here pays its prologue once per run rather
+ * than once per record.  It stops before a record of another kind (or
+ * when a module list opens, which every record must then see); returns
+ * how many it took.  part_ok holds for every enter and exit. */
+static size_t on_call_events(struct analysis_run *run, const struct trace_reader *r, const trace_event_t *ev,
+                             const int64_t *ns, size_t n)
+{
+    size_t i = 0;
+    do
+        on_call_event(run, r, &ev[i], ns[i]);
+    while (++i < n && ev[i].kind <= TRACE_KIND_EXIT && !run->mlists_open);
+    return i;
 }
 
 /* A part stops before the record `left` records before the end of the
@@ -2250,13 +2265,13 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
         src->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
+            if (ev->kind <= TRACE_KIND_EXIT && !run->mlists_open) { /* the common case, first */
+                i += on_call_events(run, r, ev, &b.ns[i], b.n - i) - 1;
+                continue;
+            }
             if (run->part && !part_ok(ev)) {
                 part_stop(run, b.n - i);
                 break;
-            }
-            if (ev->kind <= TRACE_KIND_EXIT && !run->mlists_open) { /* the common case, first */
-                on_call_event(run, r, ev, b.ns[i]);
-                continue;
             }
             count_flush(run); /* what follows may read the counts */
             if (ev->kind == TRACE_KIND_MODULE) {

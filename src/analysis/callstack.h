@@ -244,11 +244,16 @@ int callstack_stitch(struct callstack *dst, struct callstack *part);
  * s->hooks; callstack_enter and callstack_exit are these with s->hooks.
  * The rest of each path (a push with no room, an exit that is not the top
  * frame's return, a part's bookkeeping) stays out of line in callstack.c. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CALLSTACK_HOT inline __attribute__((always_inline)) /* a plain inline one may be kept out of line */
+#else
+#define CALLSTACK_HOT inline
+#endif
 void callstack_push_full(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder);
 void callstack_exit_other(struct callstack *s, uint64_t func, int64_t ts);
 void callstack_part_done(struct callstack *s, uint64_t func, uint64_t incl);
 
-static inline void callstack_see_time(struct callstack *s, int64_t ts)
+static CALLSTACK_HOT void callstack_see_time(struct callstack *s, int64_t ts)
 {
     if (!s->have_ts || ts > s->last_ts)
         s->last_ts = ts;
@@ -256,7 +261,7 @@ static inline void callstack_see_time(struct callstack *s, int64_t ts)
 }
 
 /* func's bit in a frame's `seen` set. */
-static inline uint64_t callstack_seen_bit(uint64_t func)
+static CALLSTACK_HOT uint64_t callstack_seen_bit(uint64_t func)
 {
     return (uint64_t)1 << ((func * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
 }
@@ -265,7 +270,7 @@ static inline uint64_t callstack_seen_bit(uint64_t func)
  * unknown: a recursion hidden in a hole is not seen, and its time counts
  * as a call's of its own).  Only asked when func's bit is in the set, and
  * most often it is the caller itself (direct recursion): looked at first. */
-static inline int callstack_open_anywhere(const struct callstack *s, uint64_t func)
+static CALLSTACK_HOT int callstack_open_anywhere(const struct callstack *s, uint64_t func)
 {
     for (size_t i = s->n; i-- > 0;)
         if (s->frames[i].func == func && !s->frames[i].placeholder)
@@ -274,8 +279,8 @@ static inline int callstack_open_anywhere(const struct callstack *s, uint64_t fu
 }
 
 /* Fill the next frame, which there is room for, and tell the owner. */
-static inline void callstack_place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder,
-                                   const struct callstack_hooks *h)
+static CALLSTACK_HOT void callstack_place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder,
+                                          const struct callstack_hooks *h)
 {
     uint64_t below = s->n ? s->frames[s->n - 1].seen : 0, bit = placeholder ? 0 : callstack_seen_bit(func);
     int nested = (below & bit) && callstack_open_anywhere(s, func);
@@ -302,7 +307,7 @@ static inline void callstack_place(struct callstack *s, uint64_t func, int64_t t
 }
 
 /* Pop the top frame as a completed call ending at ts. */
-static inline void callstack_complete(struct callstack *s, int64_t ts, const struct callstack_hooks *h)
+static CALLSTACK_HOT void callstack_complete(struct callstack *s, int64_t ts, const struct callstack_hooks *h)
 {
     struct callstack_frame *f = &s->frames[--s->n];
     if (s->hole_n > s->n)
@@ -322,8 +327,8 @@ static inline void callstack_complete(struct callstack *s, int64_t ts, const str
         h->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
 }
 
-static inline void callstack_enter_with(struct callstack *s, uint64_t func, int64_t ts,
-                                        const struct callstack_hooks *h)
+static CALLSTACK_HOT void callstack_enter_with(struct callstack *s, uint64_t func, int64_t ts,
+                                               const struct callstack_hooks *h)
 {
     callstack_see_time(s, ts);
     s->depth++;
@@ -333,8 +338,8 @@ static inline void callstack_enter_with(struct callstack *s, uint64_t func, int6
         callstack_place(s, func, ts, 0, h);
 }
 
-static inline void callstack_exit_with(struct callstack *s, uint64_t func, int64_t ts,
-                                       const struct callstack_hooks *h)
+static CALLSTACK_HOT void callstack_exit_with(struct callstack *s, uint64_t func, int64_t ts,
+                                              const struct callstack_hooks *h)
 {
     callstack_see_time(s, ts);
     s->depth--;
