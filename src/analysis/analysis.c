@@ -758,14 +758,18 @@ static HOT_INLINE void frame_open(void *ctx, struct callstack *cs, struct callst
         f->tag.site_bin = t->run->site_bin;
         inlined_site(cs, f);
     }
-    if (!f->placeholder) {
-        const struct funcstats_entry *e = &a->funcs.v[f->func];
-        f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
-                        (v >> a->bins[e->bin].exe & 1u);
+    if (!a->filtering) /* no target (place left 0), no window: as its thread */
+        f->tag.in_scope = f->tag.selected = !!at->selected;
+    else {
+        if (!f->placeholder) {
+            const struct funcstats_entry *e = &a->funcs.v[f->func];
+            f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
+                            (v >> a->bins[e->bin].exe & 1u);
+        }
+        t->in_fn += f->tag.target;
+        f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
+        f->tag.selected = f->tag.in_scope && in_window(a, f->start);
     }
-    t->in_fn += f->tag.target;
-    f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
-    f->tag.selected = f->tag.in_scope && in_window(a, f->start);
     for (size_t i = 1; i < a->nsinks; i++) /* sinks[0], the function table, has no open */
         if (a->sinks[i].open)
             a->sinks[i].open(a->sinks[i].ctx, at, cs, f);
