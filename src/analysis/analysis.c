@@ -119,6 +119,9 @@ struct analysis_run {
     uint64_t others_dropped; /* the loss table's `other`: threads it had no slot for (tid 0) ... */
     int have_others;         /* ... once said */
     uint64_t untabled_lost;  /* THREAD_LOST counts of threads the table did not name */
+    struct thread *row_t;    /* the thread of the records not counted yet (count_flush) ... */
+    uint64_t row_n;          /* ... how many ... */
+    int64_t row_first, row_last; /* ... and their earliest and latest ns */
     uint64_t site;           /* link-time call site of the enter being pushed ... */
     uint32_t site_bin;       /* ... in this binary */
     uint64_t file_bias;      /* the segment's header load bias */
@@ -171,10 +174,19 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Make room for one more element in a doubling array.  0 ok, -1 oom. */
+/* The frame hooks, the function table's sink and what they call run on
+ * every enter and exit: inlined into on_call_event (callstack_enter_with),
+ * which is big enough that the compiler would otherwise keep them out of
+ * line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
 /* The function table's sink, which also counts each thread's calls. */
-static void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
-                        int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
+static HOT_INLINE void table_close(void *ctx, const struct analysis_thread *t, const struct callstack_frame *f,
+                                   int64_t ts, enum callstack_end how, uint64_t incl, uint64_t self)
 {
     struct analysis *a = ctx;
     (void)ts;
@@ -707,7 +719,7 @@ static int64_t add_ns(int64_t base, int64_t d)
     return base + d;
 }
 
-static int in_window(const struct analysis *a, int64_t ts)
+static inline int in_window(const struct analysis *a, int64_t ts)
 {
     const struct analysis_filter *f = &a->filter;
     if (f->has_since && ts < add_ns(a->start_ns, f->since_ns))
@@ -735,7 +747,7 @@ static void inlined_site(const struct callstack *cs, struct callstack_frame *f)
     f->tag.site_caller = below->func;
 }
 
-static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
+static HOT_INLINE void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *f)
 {
     struct thread *t = ctx;
     struct analysis *a = t->run->a;
@@ -746,21 +758,25 @@ static void frame_open(void *ctx, struct callstack *cs, struct callstack_frame *
         f->tag.site_bin = t->run->site_bin;
         inlined_site(cs, f);
     }
-    if (!f->placeholder) {
-        const struct funcstats_entry *e = &a->funcs.v[f->func];
-        f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
-                        (v >> a->bins[e->bin].exe & 1u);
+    if (!a->filtering) /* no target (place left 0), no window: as its thread */
+        f->tag.in_scope = f->tag.selected = !!at->selected;
+    else {
+        if (!f->placeholder) {
+            const struct funcstats_entry *e = &a->funcs.v[f->func];
+            f->tag.target = a->filter.nfuncs && e->bin < a->nbins && u64map_get(&a->targets, e->addr, &v) &&
+                            (v >> a->bins[e->bin].exe & 1u);
+        }
+        t->in_fn += f->tag.target;
+        f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
+        f->tag.selected = f->tag.in_scope && in_window(a, f->start);
     }
-    t->in_fn += f->tag.target;
-    f->tag.in_scope = at->selected && (!a->filter.nfuncs || t->in_fn);
-    f->tag.selected = f->tag.in_scope && in_window(a, f->start);
-    for (size_t i = 0; i < a->nsinks; i++)
+    for (size_t i = 1; i < a->nsinks; i++) /* sinks[0], the function table, has no open */
         if (a->sinks[i].open)
             a->sinks[i].open(a->sinks[i].ctx, at, cs, f);
 }
 
-static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
-                        enum callstack_end how, uint64_t incl, uint64_t self)
+static HOT_INLINE void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
+                                   enum callstack_end how, uint64_t incl, uint64_t self)
 {
     struct thread *t = ctx;
     struct analysis *a = t->run->a;
@@ -770,7 +786,10 @@ static void frame_close(void *ctx, const struct callstack_frame *f, int64_t ts,
         a->calls++;
         a->calls_selected += f->tag.selected;
     }
-    for (size_t i = 0; i < a->nsinks; i++)
+    /* sinks[0] is the function table (analysis_init): called directly, the
+     * one sink of every call's path with the default report */
+    table_close(a, &a->threads[t->index], f, ts, how, incl, self);
+    for (size_t i = 1; i < a->nsinks; i++)
         if (a->sinks[i].close)
             a->sinks[i].close(a->sinks[i].ctx, &a->threads[t->index], f, ts, how, incl, self);
 }
@@ -2043,8 +2062,8 @@ static size_t res_slot(const struct thread *t, uint64_t addr)
 
 /* An enter/exit's function, through the run's cache (see res_slot); its
  * counts are made on every record, hit or miss, as addr_in makes them. */
-static int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r, uint64_t addr,
-                     uint32_t *id)
+static HOT_INLINE int call_func(struct analysis_run *run, struct thread *t, const struct trace_reader *r,
+                                uint64_t addr, uint32_t *id)
 {
     if (!run->cache && !(run->cache = calloc(1, sizeof *run->cache)))
         return -1;
@@ -2106,50 +2125,113 @@ static void call_site(struct analysis_run *run, struct thread *t, const struct t
     run->site_bin = c->bin;
 }
 
-static void on_call_event(struct analysis_run *run, const struct trace_reader *r,
-                          const trace_event_t *ev, int64_t ns)
+/* An enter/exit's counts (events, first and last ns) in the analysis, its
+ * process and its thread: a row of records of one thread is counted once
+ * it ends, at the next record of another thread, at any other kind of
+ * record and at the end of read_events (count_flush), which saves the
+ * three tables' look-ups on every record; nothing reads these counts in
+ * between (summary_thread_seen does, at a summary record). */
+static void count_flush(struct analysis_run *run)
 {
+    struct thread *t = run->row_t;
+    if (!t)
+        return;
+    run->row_t = NULL;
     struct analysis *a = run->a;
-    uint32_t id;
-    struct thread *t;
-
-    settle_cut(run);
-    a->events++;
-    if (a->events == 1 || ns < a->first_ns)
-        a->first_ns = ns;
-    if (a->events == 1 || ns > a->last_ns)
-        a->last_ns = ns;
-    if (!(t = thread_of(run, ev->tid, 1))) {
-        return;
-    }
-    if (ev->ts > t->mods_until) /* a closed module's time passed */
-        mods_advance(run, t, ev->ts);
-    if ((run->part ? part_func(run, t, ev->func, &id) : call_func(run, t, r, ev->func, &id)) < 0) {
-        a->oom = 1;
-        return;
-    }
+    uint64_t n = run->row_n;
+    int64_t lo = run->row_first, hi = run->row_last;
+    if (!a->events || lo < a->first_ns)
+        a->first_ns = lo;
+    if (!a->events || hi > a->last_ns)
+        a->last_ns = hi;
+    a->events += n;
     struct analysis_process *p = &a->procs[t->proc];
-    if (!p->events++)
+    if (!p->events)
         a->src[p->src].procs_with_events++;
+    p->events += n;
     struct analysis_thread *at = &a->threads[t->index];
     if (!t->has_events) {
         t->has_events = 1;
         a->threads_with_events += !at->has_events;
         at->has_events = 1;
     }
-    if (!at->events++ || ns < at->first_ns)
-        at->first_ns = ns;
-    if (at->events == 1 || ns > at->last_ns)
-        at->last_ns = ns;
+    if (!at->events || lo < at->first_ns)
+        at->first_ns = lo;
+    if (!at->events || hi > at->last_ns)
+        at->last_ns = hi;
+    at->events += n;
+}
+
+static inline void count_row(struct analysis_run *run, struct thread *t, int64_t ns)
+{
+    if (run->row_t != t) {
+        count_flush(run);
+        run->row_t = t;
+        run->row_n = 0;
+        run->row_first = run->row_last = ns;
+    }
+    run->row_n++;
+    if (ns < run->row_first)
+        run->row_first = ns;
+    if (ns > run->row_last)
+        run->row_last = ns;
+}
+
+/* A record without a thread (or whose function could not be had): the
+ * analysis' counts alone, at once. */
+static void count_alone(struct analysis *a, int64_t ns)
+{
+    a->events++;
+    if (a->events == 1 || ns < a->first_ns)
+        a->first_ns = ns;
+    if (a->events == 1 || ns > a->last_ns)
+        a->last_ns = ns;
+}
+
+static HOT_INLINE void on_call_event(struct analysis_run *run, const struct trace_reader *r,
+                                     const trace_event_t *ev, int64_t ns)
+{
+    struct analysis *a = run->a;
+    uint32_t id;
+    struct thread *t;
+
+    settle_cut(run);
+    if (!(t = thread_of(run, ev->tid, 1))) {
+        count_alone(a, ns);
+        return;
+    }
+    if (ev->ts > t->mods_until) /* a closed module's time passed */
+        mods_advance(run, t, ev->ts);
+    if ((run->part ? part_func(run, t, ev->func, &id) : call_func(run, t, r, ev->func, &id)) < 0) {
+        count_alone(a, ns);
+        a->oom = 1;
+        return;
+    }
+    count_row(run, t, ns);
     if (ev->kind == TRACE_KIND_ENTER) {
         if (a->nsinks > 1) /* only the sinks read call sites, not the function table (nor a part: jobs.c) */
             call_site(run, t, r, ev->call_site);
-        callstack_enter(&t->cs, id, ns);
+        callstack_enter_with(&t->cs, id, ns, &frame_hooks); /* the hooks as a constant: called directly */
     } else {
-        callstack_exit(&t->cs, id, ns);
+        callstack_exit_with(&t->cs, id, ns, &frame_hooks);
         t->last_exit = id;
         t->have_exit = 1;
     }
+}
+
+/* A run of enter/exit records from ev[0] (one at least), the loop's common
+ * case: on_call_event inlined here pays its prologue once per run rather
+ * than once per record.  It stops before a record of another kind (or
+ * when a module list opens, which every record must then see); returns
+ * how many it took.  part_ok holds for every enter and exit. */
+static size_t on_call_events(struct analysis_run *run, const struct trace_reader *r, const trace_event_t *ev,
+                             const int64_t *ns, size_t n)
+{
+    size_t i = 0;
+    do
+        on_call_event(run, r, &ev[i], ns[i]);
+    while (++i < n && ev[i].kind <= TRACE_KIND_EXIT && !run->mlists_open);
+    return i;
 }
 
 /* A part stops before the record `left` records before the end of the
@@ -2187,10 +2269,15 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
         src->records += b.n;
         for (size_t i = 0; i < b.n; i++) {
             const trace_event_t *ev = &b.ev[i];
+            if (ev->kind <= TRACE_KIND_EXIT && !run->mlists_open) { /* the common case, first */
+                i += on_call_events(run, r, ev, &b.ns[i], b.n - i) - 1;
+                continue;
+            }
             if (run->part && !part_ok(ev)) {
                 part_stop(run, b.n - i);
                 break;
             }
+            count_flush(run); /* what follows may read the counts */
             if (ev->kind == TRACE_KIND_MODULE) {
                 on_module(run, ev);
                 continue;
@@ -2207,6 +2294,7 @@ static enum trace_reader_status read_events(struct analysis_run *run, const stru
                 bad++; /* no kind trace.h defines: damaged, or not ours */
         }
     }
+    count_flush(run);
     run->a->bad_kinds += bad;
     run->seg_bad += bad;
     if (!run->left || run->part_stopped)

@@ -61,32 +61,6 @@ CALLSTACK_RARE static int grow(struct callstack *s)
     return 1;
 }
 
-static void see_time(struct callstack *s, int64_t ts)
-{
-    if (!s->have_ts || ts > s->last_ts)
-        s->last_ts = ts;
-    s->have_ts = 1;
-}
-
-/* Fill the next frame, which there is room for, and tell the owner. */
-/* func's bit in a frame's `seen` set. */
-static uint64_t seen_bit(uint64_t func)
-{
-    return (uint64_t)1 << ((func * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
-}
-
-/* func is open in frames[0..n), placeholders aside (their function is
- * unknown: a recursion hidden in a hole is not seen, and its time counts
- * as a call's of its own).  Only asked when func's bit is in the set, and
- * most often it is the caller itself (direct recursion): looked at first. */
-static int open_anywhere(const struct callstack *s, uint64_t func)
-{
-    for (size_t i = s->n; i-- > 0;)
-        if (s->frames[i].func == func && !s->frames[i].placeholder)
-            return 1;
-    return 0;
-}
-
 /* A part's call of func, not nested in its frames, returned taking incl
  * (see callstack_part): added to its function's at the current under. */
 CALLSTACK_RARE static void part_done_slow(struct callstack *s, uint64_t func, uint64_t incl)
@@ -120,7 +94,7 @@ CALLSTACK_RARE static void part_done_slow(struct callstack *s, uint64_t func, ui
     p->done[at].incl_ns += incl;
 }
 
-static void part_done(struct callstack *s, uint64_t func, uint64_t incl)
+void callstack_part_done(struct callstack *s, uint64_t func, uint64_t incl)
 {
     struct callstack_part *p = s->part;
     uint64_t at = p->recent[func & 63];
@@ -132,32 +106,11 @@ static void part_done(struct callstack *s, uint64_t func, uint64_t incl)
 
 static void place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
-    uint64_t below = s->n ? s->frames[s->n - 1].seen : 0, bit = placeholder ? 0 : seen_bit(func);
-    int nested = (below & bit) && open_anywhere(s, func);
-    if (s->part && s->n + 1 > s->part->max_n)
-        s->part->max_n = s->n + 1;
-    struct callstack_frame *f = &s->frames[s->n++];
-    /* field by field: a compound literal zeroes the whole frame first with
-     * `rep stos`, which was half of this function's time (docs/performance.md) */
-    f->func = func;
-    f->start = ts;
-    f->child_ns = 0;
-    f->excluded_at = s->excluded;
-    f->depth = s->depth;
-    f->seen = below | bit;
-    f->placeholder = placeholder;
-    f->nested = (uint8_t)nested;
-    f->tag.site = 0;
-    f->tag.site_bin = 0;
-    f->tag.node = 0;
-    f->tag.target = f->tag.in_scope = f->tag.selected = f->tag.site_inlined = 0;
-    f->tag.site_caller = 0;
-    if (s->hooks && s->hooks->open)
-        s->hooks->open(s->ctx, s, f);
+    callstack_place(s, func, ts, placeholder, s->hooks);
 }
 
 /* A push with no room: grow, or count it as over max_depth. */
-CALLSTACK_RARE static void push_full(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
+CALLSTACK_RARE void callstack_push_full(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder)
 {
     /* Once over, stay over until back under: the frames' order must not be
      * broken by a later push that happens to fit. */
@@ -174,7 +127,7 @@ static void push(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeh
 {
     s->depth += placeholder ? placeholder : 1;
     if (s->overflow || s->n == s->cap)
-        push_full(s, func, ts, placeholder);
+        callstack_push_full(s, func, ts, placeholder);
     else
         place(s, func, ts, placeholder);
 }
@@ -201,29 +154,13 @@ void callstack_exclude(struct callstack *s, uint64_t ns)
 
 void callstack_enter(struct callstack *s, uint64_t func, int64_t ts)
 {
-    see_time(s, ts);
-    push(s, func, ts, 0);
+    callstack_enter_with(s, func, ts, s->hooks);
 }
 
 /* Pop the top frame as a completed call ending at ts. */
 static void complete(struct callstack *s, int64_t ts)
 {
-    struct callstack_frame *f = &s->frames[--s->n];
-    if (s->hole_n > s->n)
-        s->hole_n = s->n;
-    uint64_t span = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
-    uint64_t tracer = s->excluded - f->excluded_at;
-    uint64_t incl = span > tracer ? span - tracer : 0;
-    uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
-    if (s->n)
-        s->frames[s->n - 1].child_ns += incl;
-    else if (s->part)
-        s->part->child_ns += incl;
-    if (s->part && !s->part->reset && !f->nested && !f->placeholder)
-        part_done(s, f->func, incl);
-    s->c.calls++;
-    if (s->hooks && s->hooks->close)
-        s->hooks->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
+    callstack_complete(s, ts, s->hooks);
 }
 
 /* Where func is open below the top frame: i such that frames[i - 1] is
@@ -278,7 +215,7 @@ static void part_under(struct callstack *s, uint64_t func, int64_t ts)
 }
 
 /* An exit that is not simply the top frame's return (see callstack_exit). */
-CALLSTACK_RARE static void exit_other(struct callstack *s, uint64_t func, int64_t ts)
+CALLSTACK_RARE void callstack_exit_other(struct callstack *s, uint64_t func, int64_t ts)
 {
     if (s->overflow) {
         s->overflow--; /* pairs with an enter that was only counted */
@@ -322,13 +259,7 @@ CALLSTACK_RARE static void exit_other(struct callstack *s, uint64_t func, int64_
 
 void callstack_exit(struct callstack *s, uint64_t func, int64_t ts)
 {
-    see_time(s, ts);
-    s->depth--;
-    /* The common case: the exit of the top frame, nothing over max_depth. */
-    if (!s->overflow && s->n && !s->frames[s->n - 1].placeholder && s->frames[s->n - 1].func == func)
-        complete(s, ts);
-    else
-        exit_other(s, func, ts);
+    callstack_exit_with(s, func, ts, s->hooks);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -611,7 +542,7 @@ int callstack_stitch(struct callstack *dst, struct callstack *part)
         f.nested |= !f.placeholder && open_in(dst, bottom, f.func); /* a recursion across the cut */
         f.excluded_at += excluded0;
         f.depth += depth0;
-        seen |= f.placeholder ? 0 : seen_bit(f.func); /* of the ids as they are now */
+        seen |= f.placeholder ? 0 : callstack_seen_bit(f.func); /* of the ids as they are now */
         f.seen = seen;
         dst->frames[dst->n++] = f;
     }

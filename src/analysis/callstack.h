@@ -236,4 +236,118 @@ int callstack_part_nested(const struct callstack *dst, const struct callstack *p
  * it was). */
 int callstack_stitch(struct callstack *dst, struct callstack *part);
 
+/* ---- the common enter and exit, inline ----------------------------------
+ * What every enter and exit does, here so that an owner whose hooks are a
+ * `static const` struct can pass them as a constant: the compiler then
+ * calls them directly, and may inline them, instead of through s->hooks
+ * (the analyzer's cost per record: docs/performance.md).  h must be
+ * s->hooks; callstack_enter and callstack_exit are these with s->hooks.
+ * The rest of each path (a push with no room, an exit that is not the top
+ * frame's return, a part's bookkeeping) stays out of line in callstack.c. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CALLSTACK_HOT inline __attribute__((always_inline)) /* a plain inline one may be kept out of line */
+#else
+#define CALLSTACK_HOT inline
+#endif
+void callstack_push_full(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder);
+void callstack_exit_other(struct callstack *s, uint64_t func, int64_t ts);
+void callstack_part_done(struct callstack *s, uint64_t func, uint64_t incl);
+
+static CALLSTACK_HOT void callstack_see_time(struct callstack *s, int64_t ts)
+{
+    if (!s->have_ts || ts > s->last_ts)
+        s->last_ts = ts;
+    s->have_ts = 1;
+}
+
+/* func's bit in a frame's `seen` set. */
+static CALLSTACK_HOT uint64_t callstack_seen_bit(uint64_t func)
+{
+    return (uint64_t)1 << ((func * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+}
+
+/* func is open in frames[0..n), placeholders aside (their function is
+ * unknown: a recursion hidden in a hole is not seen, and its time counts
+ * as a call's of its own).  Only asked when func's bit is in the set, and
+ * most often it is the caller itself (direct recursion): looked at first. */
+static CALLSTACK_HOT int callstack_open_anywhere(const struct callstack *s, uint64_t func)
+{
+    for (size_t i = s->n; i-- > 0;)
+        if (s->frames[i].func == func && !s->frames[i].placeholder)
+            return 1;
+    return 0;
+}
+
+/* Fill the next frame, which there is room for, and tell the owner. */
+static CALLSTACK_HOT void callstack_place(struct callstack *s, uint64_t func, int64_t ts, uint32_t placeholder,
+                                          const struct callstack_hooks *h)
+{
+    uint64_t below = s->n ? s->frames[s->n - 1].seen : 0, bit = placeholder ? 0 : callstack_seen_bit(func);
+    int nested = (below & bit) && callstack_open_anywhere(s, func);
+    if (s->part && s->n + 1 > s->part->max_n)
+        s->part->max_n = s->n + 1;
+    struct callstack_frame *f = &s->frames[s->n++];
+    /* field by field: a compound literal zeroes the whole frame first with
+     * `rep stos`, which was half of this function's time (docs/performance.md) */
+    f->func = func;
+    f->start = ts;
+    f->child_ns = 0;
+    f->excluded_at = s->excluded;
+    f->depth = s->depth;
+    f->seen = below | bit;
+    f->placeholder = placeholder;
+    f->nested = (uint8_t)nested;
+    f->tag.site = 0;
+    f->tag.site_bin = 0;
+    f->tag.node = 0;
+    f->tag.target = f->tag.in_scope = f->tag.selected = f->tag.site_inlined = 0;
+    f->tag.site_caller = 0;
+    if (h && h->open)
+        h->open(s->ctx, s, f);
+}
+
+/* Pop the top frame as a completed call ending at ts. */
+static CALLSTACK_HOT void callstack_complete(struct callstack *s, int64_t ts, const struct callstack_hooks *h)
+{
+    struct callstack_frame *f = &s->frames[--s->n];
+    if (s->hole_n > s->n)
+        s->hole_n = s->n;
+    uint64_t span = ts > f->start ? (uint64_t)ts - (uint64_t)f->start : 0;
+    uint64_t tracer = s->excluded - f->excluded_at;
+    uint64_t incl = span > tracer ? span - tracer : 0;
+    uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
+    if (s->n)
+        s->frames[s->n - 1].child_ns += incl;
+    else if (s->part)
+        s->part->child_ns += incl;
+    if (s->part && !s->part->reset && !f->nested && !f->placeholder)
+        callstack_part_done(s, f->func, incl);
+    s->c.calls++;
+    if (h && h->close)
+        h->close(s->ctx, f, ts > f->start ? ts : f->start, CALLSTACK_RETURNED, incl, self);
+}
+
+static CALLSTACK_HOT void callstack_enter_with(struct callstack *s, uint64_t func, int64_t ts,
+                                               const struct callstack_hooks *h)
+{
+    callstack_see_time(s, ts);
+    s->depth++;
+    if (s->overflow || s->n == s->cap)
+        callstack_push_full(s, func, ts, 0);
+    else
+        callstack_place(s, func, ts, 0, h);
+}
+
+static CALLSTACK_HOT void callstack_exit_with(struct callstack *s, uint64_t func, int64_t ts,
+                                              const struct callstack_hooks *h)
+{
+    callstack_see_time(s, ts);
+    s->depth--;
+    /* The common case: the exit of the top frame, nothing over max_depth. */
+    if (!s->overflow && s->n && !s->frames[s->n - 1].placeholder && s->frames[s->n - 1].func == func)
+        callstack_complete(s, ts, h);
+    else
+        callstack_exit_other(s, func, ts);
+}
+
 #endif

@@ -67,26 +67,8 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Sums saturate: a hostile file can give any call 2^63 ns. */
-int funcstats_entry_add_call(struct funcstats_entry *e, uint64_t incl_ns, uint64_t self_ns, int nested)
-{
-    e->calls++;
-    if (!nested)
-        e->incl_ns = sat_add(e->incl_ns, incl_ns);
-    e->self_ns = sat_add(e->self_ns, self_ns);
-    e->lat_ns = sat_add(e->lat_ns, incl_ns);
-    return hist_add(&e->lat, incl_ns);
-}
+/* funcstats_add_call and funcstats_entry_add_call are inline in funcstats.h. */
 
-void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns, int nested)
-{
-    if (funcstats_entry_add_call(&fs->v[id], incl_ns, self_ns, nested) < 0)
-        fs->oom = 1;
-}
-
-/* Totals from a device's snapshots, untrusted: they saturate.  The
- * device adds every call's inclusive time (trace_summary.c), so its incl
- * is also the sum of latencies. */
 void funcstats_entry_add_summary(struct funcstats_entry *e, uint64_t calls, uint64_t incl_ns, uint64_t self_ns)
 {
     e->calls = sat_add(e->calls, calls);

@@ -23,6 +23,14 @@
 #define FUNCSTATS_MAX ((size_t)1 << 18) /* distinct functions kept by default: about 320 MB of rows */
 #define FUNCSTATS_OTHER_BIN UINT32_MAX  /* the "[other]" row's bin (address 0) */
 
+/* A completed call's bookkeeping is inlined whole into the analyzer's
+ * loop: as a plain inline function the compiler keeps it out of line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUNCSTATS_HOT inline __attribute__((always_inline))
+#else
+#define FUNCSTATS_HOT inline
+#endif
+
 struct funcstats_entry {
     uint64_t addr;    /* link-time address */
     uint32_t bin;     /* the binary it is in (analysis.bins) */
@@ -57,14 +65,16 @@ int funcstats_id(struct funcstats *fs, uint32_t bin, uint64_t addr, uint32_t *id
 /* One completed call of function id, which took incl_ns (its latency);
  * nested: the function was open below it (callstack.h), so that time is
  * already inside an outer call's and is not added to incl_ns again. */
-void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns, int nested);
+static FUNCSTATS_HOT void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns,
+                                             int nested);
 /* A summary snapshot's totals for function id (its histogram goes to
  * fs->v[id].lat bucket by bucket, hist_add_bucket). */
 void funcstats_add_summary(struct funcstats *fs, uint32_t id, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);
 /* The same two on one entry of a table of the caller's (per-thread totals
  * kept beside this one add up the same way); add_call: -1 when the
  * histogram could not grow (the call is counted, its latency not). */
-int funcstats_entry_add_call(struct funcstats_entry *e, uint64_t incl_ns, uint64_t self_ns, int nested);
+static FUNCSTATS_HOT int funcstats_entry_add_call(struct funcstats_entry *e, uint64_t incl_ns, uint64_t self_ns,
+                                                  int nested);
 void funcstats_entry_add_summary(struct funcstats_entry *e, uint64_t calls, uint64_t incl_ns, uint64_t self_ns);
 /* Indexes ordered by self time descending (then calls, binary, address);
  * malloc'ed, fs->n long, NULL when out of memory. */
@@ -79,5 +89,30 @@ uint32_t *funcstats_by(const struct funcstats *fs, enum funcstats_key key);
 /* A function's mean inclusive time per call (lat_ns / calls, to the nearest
  * ns, halves up), 0 without calls. */
 uint64_t funcstats_mean(const struct funcstats_entry *e);
+
+/* The two of every completed call, inline: the analyzer's every exit
+ * comes here (docs/performance.md, issue 33). */
+static inline uint64_t funcstats_sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static FUNCSTATS_HOT int funcstats_entry_add_call(struct funcstats_entry *e, uint64_t incl_ns, uint64_t self_ns,
+                                                  int nested)
+{
+    e->calls++;
+    if (!nested)
+        e->incl_ns = funcstats_sat_add(e->incl_ns, incl_ns);
+    e->self_ns = funcstats_sat_add(e->self_ns, self_ns);
+    e->lat_ns = funcstats_sat_add(e->lat_ns, incl_ns);
+    return hist_add(&e->lat, incl_ns);
+}
+
+static FUNCSTATS_HOT void funcstats_add_call(struct funcstats *fs, uint32_t id, uint64_t incl_ns, uint64_t self_ns,
+                                             int nested)
+{
+    if (funcstats_entry_add_call(&fs->v[id], incl_ns, self_ns, nested) < 0)
+        fs->oom = 1;
+}
 
 #endif

@@ -24,21 +24,7 @@ static unsigned block_len(unsigned b)
     return b ? SUB : EXACT;
 }
 
-/* v's block and slot.  The buckets are the summary format's, by its one
- * function (trace.h), the runtime's too; the format stops at 2^48 ns, and
- * this histogram goes on to 2^64 by the same rule, which is the same at
- * every scale: v >> 16 lies in the same slot 16 blocks down. */
-static void locate(uint64_t v, unsigned *block, unsigned *slot)
-{
-    unsigned up = 0;
-    if (v >> 48) {
-        v >>= 16;
-        up = 16;
-    }
-    uint32_t b, index = trace_summary_bucket(v, &b);
-    *block = b + up;
-    *slot = b ? index % SUB : index;
-}
+/* hist_locate, v's block and slot, is inline in hist.h. */
 
 /* The midpoint of a bucket: the value itself for the exact ones. */
 static uint64_t midpoint(unsigned block, unsigned slot)
@@ -79,7 +65,7 @@ void hist_free(struct hist *h)
     hist_init(h);
 }
 
-/* Kept out of hist_add, so that its fast path needs no stack frame. */
+/* Kept out of hist_add (hist.h), so that its fast path needs no stack frame. */
 #if defined(__GNUC__) || defined(__clang__)
 #define HIST_RARE __attribute__((noinline, cold))
 #else
@@ -87,7 +73,7 @@ void hist_free(struct hist *h)
 #endif
 
 /* The first value, or one whose block is not there yet: allocate. */
-HIST_RARE static int add_slow(struct hist *h, uint64_t v, unsigned b, unsigned s)
+HIST_RARE int hist_add_slow(struct hist *h, uint64_t v, unsigned b, unsigned s)
 {
     if (!h->blocks && !(h->blocks = calloc(HIST_BLOCKS, sizeof *h->blocks)))
         return -1;
@@ -102,18 +88,7 @@ HIST_RARE static int add_slow(struct hist *h, uint64_t v, unsigned b, unsigned s
     return 0;
 }
 
-int hist_add(struct hist *h, uint64_t v)
-{
-    unsigned b, s;
-    locate(v, &b, &s);
-    if (!h->n || !h->blocks[b])
-        return add_slow(h, v, b, s);
-    h->blocks[b][s]++;
-    h->min = v < h->min ? v : h->min;
-    h->max = v > h->max ? v : h->max;
-    h->n++;
-    return 0;
-}
+/* hist_add is inline in hist.h. */
 
 int hist_add_bucket(struct hist *h, uint32_t index, uint64_t count, uint64_t min, uint64_t max)
 {

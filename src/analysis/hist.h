@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include "trace.h" /* trace_summary_bucket: hist_add's buckets */
+
 struct hist {
     uint64_t n;        /* values added */
     uint64_t min, max; /* exact; meaningful when n > 0 */
@@ -29,7 +31,7 @@ struct hist {
 void hist_init(struct hist *h);
 void hist_free(struct hist *h);
 /* 0 ok, -1 out of memory (the value is then not counted at all). */
-int hist_add(struct hist *h, uint64_t v);
+static inline int hist_add(struct hist *h, uint64_t v);
 /* count values in bucket `index` of the same scheme as a summary
  * snapshot's (trace.h: 0..63 exact, then 32 per power of two), whose
  * values lie in [min, max] (exact, kept on the side).  0 ok; -1 out of
@@ -51,5 +53,40 @@ uint64_t hist_percentile(const struct hist *h, unsigned pct);
  * estimate: ranks 1 and n (the exact min and max), a value below 64 ns
  * (counted one by one), or every value the same; else 0. */
 int hist_percentile_exact(const struct hist *h, unsigned pct);
+
+/* ---- hist_add, inline: every completed call comes here ---------------- */
+int hist_add_slow(struct hist *h, uint64_t v, unsigned b, unsigned s);
+
+/* v's block and slot.  The buckets are the summary format's, by its one
+ * function (trace.h), the runtime's too; the format stops at 2^48 ns, and
+ * this histogram goes on to 2^64 by the same rule, which is the same at
+ * every scale: v >> 16 lies in the same slot 16 blocks down (hist.c's
+ * HIST_BLOCKS). */
+static inline void hist_locate(uint64_t v, unsigned *block, unsigned *slot)
+{
+    unsigned up = 0;
+    if (v >> 48) {
+        v >>= 16;
+        up = 16;
+    }
+    uint32_t b, index = trace_summary_bucket(v, &b);
+    *block = b + up;
+    *slot = b ? index % TRACE_SUMMARY_SUB : index;
+}
+
+/* The first value, or one whose block is not there yet, allocates
+ * (hist_add_slow, in hist.c). */
+static inline int hist_add(struct hist *h, uint64_t v)
+{
+    unsigned b, s;
+    hist_locate(v, &b, &s);
+    if (!h->n || !h->blocks[b])
+        return hist_add_slow(h, v, b, s);
+    h->blocks[b][s]++;
+    h->min = v < h->min ? v : h->min;
+    h->max = v > h->max ? v : h->max;
+    h->n++;
+    return 0;
+}
 
 #endif

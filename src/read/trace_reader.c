@@ -82,12 +82,15 @@ static const char *check_header(const unsigned char *p, trace_file_header_t *h, 
  * time instead. */
 #define HOST_LITTLE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
+static void set_near(struct trace_reader *r);
+
 static void set_clock(struct trace_reader *r)
 {
     r->ticks = r->hdr.tick_hz != 0;
     r->ns_per_tick = r->ticks ? 1e9 / (double)r->hdr.tick_hz : 1.0;
     r->t0_ns = r->hdr.t0_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)r->hdr.t0_ns;
     r->clock_fast = r->t0_ns <= INT64_MAX - ((int64_t)1 << 51);
+    set_near(r);
 }
 
 int trace_reader_open(struct trace_reader *r, const char *path, char *msg, size_t msglen)
@@ -252,6 +255,7 @@ int trace_reader_set_anchor(struct trace_reader *r, uint64_t anchor_ticks, uint6
     if (!r->ticks || anchor_ticks <= r->hdr.t0_ticks || anchor_ns <= r->hdr.t0_ns)
         return -1;
     r->ns_per_tick = (double)(anchor_ns - r->hdr.t0_ns) / (double)(anchor_ticks - r->hdr.t0_ticks);
+    set_near(r);
     return 0;
 }
 
@@ -325,6 +329,31 @@ int64_t trace_reader_ns(const struct trace_reader *r, uint64_t ts)
     return ticks_to_ns(r, ts);
 }
 
+/*
+ * The ticks near the start anchor for which fast_ns's two tests cannot
+ * fail, found once per clock so that a batch tests one range instead:
+ * |ts - t0| <= lim keeps the difference in int64_t, and since conversion
+ * and product round monotonically, |(double)diff * ns_per_tick| is at most
+ * (double)lim * ns_per_tick, which is checked here to be below 2^51.  The
+ * result is then fast_ns's, computed the same way.
+ */
+static void set_near(struct trace_reader *r)
+{
+    const double two51 = 2251799813685248.0;
+    r->have_near = 0;
+    if (!r->ticks || !r->clock_fast || !(r->ns_per_tick > 0) || FLT_EVAL_METHOD != 0)
+        return;
+    double x = two51 / r->ns_per_tick / 2;
+    uint64_t lim = !(x < 9.2e18) ? (uint64_t)INT64_MAX : (uint64_t)x;
+    if (!((double)lim * r->ns_per_tick < two51))
+        return;
+    uint64_t t0 = r->hdr.t0_ticks;
+    uint64_t lo = t0 > lim ? t0 - lim : 0, hi = t0 < UINT64_MAX - lim ? t0 + lim : UINT64_MAX;
+    r->near_lo = lo;
+    r->near_span = hi - lo;
+    r->have_near = 1;
+}
+
 /* The ns of every record in ev[0, n), into ns[0, n). */
 static void batch_ns(const struct trace_reader *r, const trace_event_t *ev, int64_t *ns, size_t n)
 {
@@ -338,6 +367,20 @@ static void batch_ns(const struct trace_reader *r, const trace_event_t *ev, int6
     const double per_tick = r->ns_per_tick;
     const int64_t t0_ns = r->t0_ns;
     const int fast = r->clock_fast;
+    if (r->have_near) {
+        const double round_at = 6755399441055744.0; /* 1.5 * 2^52, as in fast_ns */
+        const uint64_t lo = r->near_lo, span = r->near_span;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t ts = ev[i].ts;
+            if (ts - lo <= span) { /* lo <= ts <= lo + span */
+                int64_t diff = ts >= t0 ? (int64_t)(ts - t0) : -(int64_t)(t0 - ts);
+                double d = (double)diff * per_tick;
+                ns[i] = t0_ns + (int64_t)((d + round_at) - round_at);
+            } else if (!fast_ns(t0, per_tick, t0_ns, ts, &ns[i]))
+                ns[i] = ticks_to_ns_slow(r, ts);
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         if (!fast || !fast_ns(t0, per_tick, t0_ns, ev[i].ts, &ns[i]))
             ns[i] = ticks_to_ns_slow(r, ev[i].ts);
@@ -351,6 +394,8 @@ enum trace_reader_status trace_reader_next_batch(struct trace_reader *r,
     if (st != TRACE_READER_EVENT)
         return st;
     size_t first = r->pos / TRACE_EVENT_SIZE, n = (r->len - r->pos) / TRACE_EVENT_SIZE;
+    if (n > TRACE_READER_HANDOUT)
+        n = TRACE_READER_HANDOUT;
     trace_event_t *ev = r->buf.ev + first;
     r->pos += n * TRACE_EVENT_SIZE;
     if (!r->native)

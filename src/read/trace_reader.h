@@ -9,8 +9,8 @@
  * calibration, or from the exit clock anchor when the caller found one.
  *
  * Two ways to take the events: trace_reader_next copies one at a time;
- * trace_reader_next_batch hands out every whole record buffered, decoded in
- * place (nothing to do when the file is in host order, the common case) with
+ * trace_reader_next_batch hands out the whole records buffered (up to
+ * TRACE_READER_HANDOUT at a time), decoded in place (nothing to do when the file is in host order, the common case) with
  * their timestamps already in ns, which is what the analyzer's hot loop
  * wants.  The two may be mixed: each takes the records after the last one
  * the other handed out.
@@ -28,7 +28,11 @@
 #include "trace.h"
 
 #define TRACE_READER_BUF (64u * 1024u) /* bytes read per read(2) */
-#define TRACE_READER_BATCH (TRACE_READER_BUF / TRACE_EVENT_SIZE) /* most events per batch */
+#define TRACE_READER_BATCH (TRACE_READER_BUF / TRACE_EVENT_SIZE) /* most events buffered */
+/* Most events per batch: a batch's records and their ns (10 KB) are read
+ * twice, converted then used, and stay in L1 between the two; a whole
+ * buffer's (80 KB) did not (docs/performance.md). */
+#define TRACE_READER_HANDOUT 256u
 
 enum trace_reader_status {
     TRACE_READER_EVENT = 1,     /* *ev holds the next event */
@@ -60,6 +64,8 @@ struct trace_reader {
     double ns_per_tick;
     int64_t t0_ns;   /* hdr.t0_ns, saturated to int64_t */
     int clock_fast;  /* t0_ns leaves room for the fast conversion */
+    int have_near;   /* ticks in [near_lo, near_lo + near_span] convert without the fast one's tests */
+    uint64_t near_lo, near_span;
     size_t pos, len; /* unread bytes are buf.bytes[pos, len); pos is a multiple of 32 */
     union {          /* records are read into bytes and used as ev */
         unsigned char bytes[TRACE_READER_BUF];
@@ -86,8 +92,8 @@ int trace_reader_seek(struct trace_reader *r, uint64_t off);
 int trace_reader_seek_tail(struct trace_reader *r, uint64_t bytes);
 enum trace_reader_status trace_reader_next(struct trace_reader *r, trace_event_t *ev);
 /*
- * Every whole record now buffered (reading more first if none is): returns
- * TRACE_READER_EVENT with b->n >= 1, or, with b->n == 0, what
+ * The next whole records buffered, at most TRACE_READER_HANDOUT (reading
+ * more first if none is): returns TRACE_READER_EVENT with b->n >= 1, or, with b->n == 0, what
  * trace_reader_next would have returned at that point (END, TRUNCATED or
  * IOERR).
  */

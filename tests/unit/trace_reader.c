@@ -205,10 +205,13 @@ static uint64_t probe_ts(uint64_t t0, double per_tick, unsigned i)
 }
 
 /* Convert `probes` timestamps under one clock (header, and an exit anchor
- * when anchor_ticks is not 0); 1 when every one matches the reference. */
+ * when anchor_ticks is not 0), one by one and then as records read in
+ * batches (whose conversion has a path of its own near t0); 1 when every
+ * one matches the reference. */
 static int clock_matches(uint64_t hz, uint64_t t0_ticks, uint64_t t0_ns, uint64_t anchor_ticks,
                          uint64_t anchor_ns, unsigned probes)
 {
+    static uint64_t probed[20000];
     struct hdr h = default_hdr();
     h.flags = TRACE_FLAG_TICKS;
     h.hz = hz;
@@ -222,7 +225,7 @@ static int clock_matches(uint64_t hz, uint64_t t0_ticks, uint64_t t0_ns, uint64_
     double per_tick = r.ns_per_tick;
     int good = 1;
     for (unsigned i = 0; i < probes; i++) {
-        uint64_t ts = probe_ts(t0_ticks, per_tick, i);
+        uint64_t ts = probed[i] = probe_ts(t0_ticks, per_tick, i);
         int64_t want = reference_ns(t0_ticks, t0_ns, per_tick, ts), got = trace_reader_ns(&r, ts);
         if (got != want && good) {
             printf("# hz %llu t0 %llu/%llu ts %llu: %lld, want %lld\n", (unsigned long long)hz,
@@ -232,7 +235,27 @@ static int clock_matches(uint64_t hz, uint64_t t0_ticks, uint64_t t0_ns, uint64_
         }
     }
     trace_reader_close(&r);
-    return good;
+    begin(&h);
+    for (unsigned i = 0; i < probes; i++)
+        event(probed[i], 1, 2, 3, TRACE_KIND_ENTER);
+    if (trace_reader_open(&r, save("clock.bin"), msg, sizeof msg) < 0)
+        return 0;
+    if (anchor_ticks)
+        trace_reader_set_anchor(&r, anchor_ticks, anchor_ns);
+    struct trace_reader_batch b;
+    unsigned n = 0;
+    while (trace_reader_next_batch(&r, &b) == TRACE_READER_EVENT)
+        for (size_t i = 0; i < b.n && n < probes; i++, n++) {
+            int64_t want = reference_ns(t0_ticks, t0_ns, per_tick, probed[n]);
+            if (b.ns[i] != want && good) {
+                printf("# batch: hz %llu t0 %llu/%llu ts %llu: %lld, want %lld\n", (unsigned long long)hz,
+                       (unsigned long long)t0_ticks, (unsigned long long)t0_ns, (unsigned long long)probed[n],
+                       (long long)b.ns[i], (long long)want);
+                good = 0;
+            }
+        }
+    trace_reader_close(&r);
+    return good && n == probes;
 }
 
 static int conversions_match(void)
@@ -457,7 +480,7 @@ int main(void)
            b ? "10000 big-endian events across buffer refills" : "10000 events across buffer refills");
     }
 
-    ok(conversions_match(), "ticks to ns: the same as the double-precision formula, ties and limits too");
+    ok(conversions_match(), "ticks to ns, one by one and in batches: the same as the double-precision formula, ties and limits too");
 
     for (int b = 0; b < 2; b++) {
         long_ticks_file(b);
